@@ -1,0 +1,20 @@
+"""textcw: fast, confidence-aware online text classification.
+
+The public surface::
+
+    import textcw
+    model = textcw.make_learner("cw-stdev", eta=0.9)
+    feats = textcw.make_featurizer("binary-bow")
+    train = textcw.load_corpus("newsgroups:comp", split="train")
+    textcw.save(pipeline, "model.joblib"); textcw.load("model.joblib")
+
+Plugins implement the hooks of :mod:`textcw.hookspecs` with :data:`textcw.hookimpl`.
+"""
+
+__version__ = "0.1.0"
+
+from textcw.hookspecs import hookimpl  # noqa: E402
+from textcw.persist import load, save  # noqa: E402
+from textcw.pipeline import load_corpus, make_featurizer, make_learner  # noqa: E402
+
+__all__ = ["__version__", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "save"]

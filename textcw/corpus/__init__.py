@@ -1,0 +1,1 @@
+"""Corpora: the data home, sha256-pinned reading and downloading, and one loader per corpus."""

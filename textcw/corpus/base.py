@@ -1,0 +1,62 @@
+"""What a corpus loader returns, and how a ``corpus:task`` name is resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textcw.errors import InputError, UnknownNameError
+
+SPLITS = ("train", "test")
+
+
+@dataclass
+class Dataset:
+    """Documents and their labels for one task and split.
+
+    Attributes
+    ----------
+    data : list
+        Documents (``str`` or ``bytes`` for text corpora; rows of a matrix for vector corpora).
+    target : ndarray of int
+        Label index of each document into ``target_names``.
+    target_names : list of str
+        The label names.
+    name : str
+        ``corpus:task`` as users type it.
+    split : str
+    """
+
+    data: list
+    target: np.ndarray
+    target_names: list[str]
+    name: str = ""
+    split: str = "train"
+    info: dict = field(default_factory=dict)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """The label name of every document (what models are trained on and predict)."""
+        return np.asarray(self.target_names, dtype=object)[self.target]
+
+    def __len__(self) -> int:
+        return len(self.target)
+
+
+def split_task_name(spec: str) -> tuple[str, str | None]:
+    """``"newsgroups:comp"`` -> ``("newsgroups", "comp")``; ``"newsgroups"`` -> ``(…, None)``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise InputError("a corpus name is required, e.g. newsgroups or newsgroups:comp")
+    corpus, _, task = spec.partition(":")
+    return corpus, (task or None)
+
+
+def check_task(corpus: str, task: str | None, tasks: dict) -> None:
+    if task is not None and task not in tasks:
+        raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
+
+
+def check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise UnknownNameError("split", split, SPLITS)

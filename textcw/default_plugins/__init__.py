@@ -1,0 +1,1 @@
+"""The built-in catalogue, registered through the same hooks as any third-party plugin."""

@@ -1,0 +1,48 @@
+"""The errors textcw raises on bad input.
+
+Every error a user can cause derives from :class:`TextcwError`. Messages say what was wrong and
+what to do about it; the CLI prints them on one line without a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class TextcwError(Exception):
+    """Base class of every error textcw reports to a user."""
+
+
+class UnknownNameError(TextcwError, KeyError):
+    """A learner, featurizer, corpus, task or evaluator name that is not registered."""
+
+    def __init__(self, kind: str, name: str, valid: Iterable[str]):
+        self.kind = kind
+        self.name = name
+        self.valid = sorted(valid)
+        super().__init__(
+            f"unknown {kind} {name!r}; valid {kind} names: {', '.join(self.valid) or '(none)'}"
+        )
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class DuplicateNameError(TextcwError):
+    """Two plugins register the same name in one registry."""
+
+
+class ParameterError(TextcwError, ValueError):
+    """A parameter value outside its allowed range, or an unknown parameter."""
+
+
+class DataError(TextcwError):
+    """A corpus file that is missing, corrupt, or in the wrong format."""
+
+
+class InputError(TextcwError, ValueError):
+    """Training or prediction input that cannot be used (shapes, labels, values)."""
+
+
+class ModelFileError(TextcwError):
+    """A model file that is missing, truncated, tampered with, or foreign."""

@@ -1,0 +1,1 @@
+"""Evaluators: experiments that turn learners and data into reports."""

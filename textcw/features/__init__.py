@@ -1,0 +1,1 @@
+"""Featurizers: scikit-learn transformers from documents to sparse feature matrices."""

@@ -1,0 +1,103 @@
+"""Every textcw hook: the reference for plugin authors.
+
+A plugin is a module (or object) with functions decorated by :data:`textcw.hookimpl` whose names
+are the hooks below. Third-party plugins are found through the entry-point group ``textcw``::
+
+    [project.entry-points.textcw]
+    my_plugin = "my_package.plugin"
+
+Each registration hook receives a ``register`` callable::
+
+    register(name, factory, summary="one line for `textcw list`", **extra)
+
+``name`` is what users type; registering a name another plugin already registered is an error
+that names both plugins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pluggy
+
+PROJECT = "textcw"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+Register = Callable[..., None]
+
+
+@hookspec
+def register_learners(register: Register) -> None:
+    """Register learners (online or batch classifiers).
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="")``. ``factory(**params)`` must return an unfitted
+        scikit-learn classifier: ``fit``, ``predict`` and ``get_params``/``set_params``, and
+        ideally ``partial_fit``, ``decision_function`` and ``predict_proba``. Subclassing
+        :class:`textcw.learners.base.OnlineLinearClassifier` gives all of these plus epochs,
+        shuffling and online mistake counting; a subclass supplies only its update.
+
+    Notes
+    -----
+    Parameter values arrive as Python objects (from ``textcw train --param KEY=VALUE`` they are
+    parsed as JSON when possible, else kept as strings). Raise
+    :class:`textcw.errors.ParameterError` naming the parameter and its allowed range for a bad
+    value.
+    """
+
+
+@hookspec
+def register_featurizers(register: Register) -> None:
+    """Register featurizers (documents -> feature matrix).
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="")``. ``factory(**params)`` returns an unfitted
+        scikit-learn transformer whose ``transform`` returns a ``scipy.sparse`` CSR matrix
+        (or a 2-d array) with a fixed number of columns after ``fit``.
+    """
+
+
+@hookspec
+def register_corpora(register: Register) -> None:
+    """Register corpora and their tasks.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="", tasks={task: summary, ...})``.
+        ``factory(task=None, split="train", **options)`` returns a
+        :class:`textcw.corpus.base.Dataset` (``data``, ``target``, ``target_names``).
+        ``task=None`` is the corpus's default task. Users name a task as ``corpus:task``.
+    """
+
+
+@hookspec
+def register_evaluators(register: Register) -> None:
+    """Register evaluators (experiments that turn learners and data into a report).
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="")``. ``factory(**options)`` returns a callable
+        that runs the evaluation and returns an object with ``to_dict()``.
+    """
+
+
+@hookspec
+def register_commands(app: Any) -> None:
+    """Add sub-commands to the ``textcw`` command line.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The root application; add commands with ``@app.command()`` or sub-apps with
+        ``app.add_typer``. Keep command bodies to parsing and printing: put the work in
+        library functions so it can be called from Python too.
+    """

@@ -1,0 +1,1 @@
+"""Learners: one algorithm per module, all on :class:`textcw.learners.base.OnlineLinearClassifier`."""

@@ -1,0 +1,74 @@
+"""Perceptron and Passive-Aggressive (PA, PA-I, PA-II) kernels.
+
+PA step sizes follow Crammer et al., "Online Passive-Aggressive Algorithms", JMLR 2006, eq. (7)
+(see ALGORITHMS.md): with hinge loss ``l = max(0, 1 - m)`` and ``q = ||g||^2``,
+``tau = l / q`` (PA), ``min(C, l / q)`` (PA-I), ``l / (q + 1 / (2C))`` (PA-II).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textcw._jit import kernel
+from textcw.learners._kernels.common import row_dot, row_scores, row_sq_norm, top_competitor
+from textcw.learners._kernels.constants import PA, PA1, PERCEPTRON
+
+
+@kernel
+def step_size(rule, m, q, C):
+    """The multiplier of ``y x`` (binary) or of ``g`` (multi-class) for margin ``m``, ``q = ||g||^2``."""
+    if rule == PERCEPTRON:
+        return 1.0 if m <= 0.0 else 0.0
+    loss = 1.0 - m
+    if loss <= 0.0 or q <= 0.0:
+        return 0.0
+    if rule == PA:
+        return loss / q
+    if rule == PA1:
+        return min(C, loss / q)
+    return loss / (q + 1.0 / (2.0 * C))  # PA2
+
+
+@kernel
+def binary_epoch(indptr, indices, data, y, order, w, rule, C):
+    mistakes = 0
+    updates = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        m = y[i] * row_dot(indptr, indices, data, i, w)
+        if m <= 0.0:
+            mistakes += 1
+        tau = step_size(rule, m, row_sq_norm(indptr, data, i), C)
+        if tau > 0.0 and indptr[i + 1] > indptr[i]:
+            updates += 1
+            step = tau * y[i]
+            for p in range(indptr[i], indptr[i + 1]):
+                w[indices[p]] += step * data[p]
+    return mistakes, updates
+
+
+@kernel
+def multiclass_top1_epoch(indptr, indices, data, y, order, W, rule, C):
+    """Single-constraint top-1 update: the true label against its highest-scoring competitor.
+
+    The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``.
+    """
+    mistakes = 0
+    updates = 0
+    scores = np.empty(W.shape[1])
+    for t in range(order.shape[0]):
+        i = order[t]
+        yi = y[i]
+        row_scores(indptr, indices, data, i, W, scores)
+        r = top_competitor(scores, yi)
+        m = scores[yi] - scores[r]
+        if m <= 0.0:
+            mistakes += 1
+        tau = step_size(rule, m, 2.0 * row_sq_norm(indptr, data, i), C)
+        if tau > 0.0 and indptr[i + 1] > indptr[i]:
+            updates += 1
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                W[j, yi] += tau * data[p]
+                W[j, r] -= tau * data[p]
+    return mistakes, updates

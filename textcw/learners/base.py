@@ -1,0 +1,237 @@
+"""The base class of every online linear learner.
+
+It owns everything but the update rule: input validation, labels (binary or multi-class), epochs,
+seeded shuffling, ``partial_fit``, online mistake counting, ``decision_function`` and ``predict``.
+A learner module declares its parameters, its state arrays and the kernels that update them
+(see :mod:`textcw.learners._kernels` for the kernel conventions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted
+
+from textcw._csr import as_kernel_csr
+from textcw.errors import InputError
+from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
+
+_PROGRESS_CHUNK = 2048
+
+
+class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
+    """Online linear classifier over sparse features; subclasses supply the update.
+
+    Subclasses set ``_binary_kernel`` and ``_multiclass_kernel`` (numba kernels), list their
+    state arrays in ``_state_names``, and implement :meth:`_new_state` and
+    :meth:`_kernel_args`. They extend ``_constraints`` with their own parameters.
+
+    Fitted attributes
+    -----------------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted labels; in binary problems ``classes_[1]`` is the +1 label.
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+        The weights (for Gaussian learners, the mean).
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+        Zero unless ``fit_intercept=True``.
+    n_features_in_ : int
+    mistakes_ : list of int
+        Online mistakes of each epoch (or ``partial_fit`` call), counted before each update;
+        a tie counts as a mistake.
+    n_updates_ : list of int
+        Examples that changed the model, per epoch.
+    """
+
+    _constraints: dict = {
+        "n_epochs": EPOCHS,
+        "shuffle": BOOL,
+        "random_state": SEED,
+        "fit_intercept": BOOL,
+    }
+    _state_names: tuple[str, ...] = ()
+    _binary_kernel = None
+    _multiclass_kernel = None
+
+    # ----------------------------------------------------------------- subclass interface
+    def _new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:
+        """Fresh state arrays: shape ``(n_rows,)`` if binary, ``(n_rows, n_labels)`` otherwise."""
+        raise NotImplementedError
+
+    def _kernel_args(self) -> tuple:
+        """The variant codes and hyperparameters passed after the state arrays."""
+        return ()
+
+    def validate_params(self) -> None:
+        """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
+        check_params(self, self._constraints)
+
+    # ----------------------------------------------------------------- fitting
+    def fit(self, X, y, *, progress=None):
+        """Train from scratch for ``n_epochs`` passes over ``(X, y)``.
+
+        ``progress(done, total)``, if given, is called as documents are processed.
+        """
+        self.validate_params()
+        X, y = self._check_training_input(X, y, reset=True)
+        self._setup_labels(np.unique(y))
+        self._init_model(X.shape[1])
+        rng = np.random.RandomState(self.random_state)
+        yk = self._encode(y)
+        n = X.shape[0]
+        for epoch in range(self.n_epochs):
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            on_chunk = None if progress is None else (lambda done, e=epoch: progress(e * n + done, self.n_epochs * n))
+            self._run_epoch(X, yk, order, on_chunk)
+        return self
+
+    def partial_fit(self, X, y, classes=None):
+        """One pass over ``(X, y)`` in the given order, continuing from the current model.
+
+        ``classes`` (every label the stream will contain) is required on the first call.
+        """
+        first = not hasattr(self, "classes_")
+        if first:
+            self.validate_params()
+            if classes is None:
+                raise InputError(
+                    "the first partial_fit call needs classes=[...] listing every label the "
+                    "stream will contain"
+                )
+        X, y = self._check_training_input(X, y, reset=first)
+        if first:
+            self._setup_labels(self._check_labels(np.asarray(classes), what="classes"))
+            self._init_model(X.shape[1])
+        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
+            raise InputError(
+                f"classes={list(np.unique(classes))} differs from the classes of the first "
+                f"partial_fit call ({list(self.classes_)})"
+            )
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise InputError(
+                f"labels {list(unknown)} are not among the declared classes {list(self.classes_)}; "
+                "declare every label in classes= on the first partial_fit call"
+            )
+        self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))
+        return self
+
+    # ----------------------------------------------------------------- prediction
+    def decision_function(self, X):
+        """Scores: shape (n,) for binary problems (positive means ``classes_[1]``), else (n, K)."""
+        X = self._check_predict_input(X)
+        scores = np.asarray(X @ self.coef_.T) + self.intercept_
+        return scores.ravel() if self._binary else scores
+
+    def predict(self, X):
+        scores = self.decision_function(X)
+        if self._binary:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    # ----------------------------------------------------------------- model views
+    @property
+    def coef_(self) -> np.ndarray:
+        mu = self._fitted_state()["mu"]
+        mu = mu[: self.n_features_in_]
+        return mu.reshape(1, -1) if self._binary else mu.T
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        mu = self._fitted_state()["mu"]
+        if not self.fit_intercept:
+            return np.zeros(1 if self._binary else len(self.classes_))
+        bias = mu[self.n_features_in_]
+        return np.atleast_1d(bias).astype(float).copy()
+
+    # ----------------------------------------------------------------- internals
+    @property
+    def _binary(self) -> bool:
+        return len(self.classes_) == 2
+
+    def _fitted_state(self) -> dict[str, np.ndarray]:
+        if not hasattr(self, "_state"):
+            # AttributeError keeps hasattr(model, "coef_") False before fitting, as sklearn expects.
+            raise AttributeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        return self._state
+
+    def _check_labels(self, y, what="y") -> np.ndarray:
+        if y.ndim != 1:
+            raise InputError(f"{what} must be 1-d (one label per document); got shape {y.shape}")
+        try:
+            labels = np.unique(y)
+        except TypeError:
+            raise InputError(
+                f"{what} mixes label types ({sorted({type(v).__name__ for v in y.tolist()})}); "
+                "use labels of one type, e.g. all strings or all integers"
+            ) from None
+        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+            raise InputError(f"{what} contains NaN or infinite labels")
+        if labels.size < 2:
+            raise InputError(
+                f"{what} has a single class ({labels.tolist()}); a classifier needs at least two"
+            )
+        return labels
+
+    def _check_training_input(self, X, y, *, reset: bool):
+        X = as_kernel_csr(X, None if reset else self.n_features_in_)
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise InputError(f"y must be 1-d (one label per document); got shape {y.shape}")
+        if y.shape[0] != X.shape[0]:
+            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match")
+        if X.shape[0] == 0:
+            raise InputError("no training documents: X has 0 rows")
+        if reset:
+            self._check_labels(y)
+        else:
+            try:
+                np.unique(y)
+            except TypeError:
+                self._check_labels(y)
+        if self.fit_intercept:
+            X = as_kernel_csr(sp.hstack([X, np.ones((X.shape[0], 1))], format="csr"))
+        return X, y
+
+    def _check_predict_input(self, X):
+        check_is_fitted(self, "classes_")
+        return as_kernel_csr(X, self.n_features_in_)
+
+    def _setup_labels(self, classes: np.ndarray) -> None:
+        self.classes_ = classes
+
+    def _init_model(self, n_columns: int) -> None:
+        self.n_features_in_ = n_columns - int(self.fit_intercept)
+        self._state = self._new_state(n_columns, None if self._binary else len(self.classes_))
+        self.mistakes_ = []
+        self.n_updates_ = []
+
+    def _encode(self, y) -> np.ndarray:
+        idx = np.searchsorted(self.classes_, y)
+        if self._binary:
+            return np.where(idx == 1, 1.0, -1.0)
+        return idx.astype(np.int64)
+
+    def _run_epoch(self, X, y, order, on_chunk=None) -> None:
+        cls = type(self)  # class access: a numba dispatcher would otherwise bind like a method
+        kernel = cls._binary_kernel if self._binary else cls._multiclass_kernel
+        state = [self._state[name] for name in self._state_names]
+        args = self._kernel_args()
+        order = order.astype(np.int64)
+        # The kernel updates the state in place, so running it over consecutive slices of the
+        # order is the same epoch; slicing only serves to report progress.
+        step = max(1, order.shape[0]) if on_chunk is None else _PROGRESS_CHUNK
+        mistakes = updates = 0
+        for start in range(0, order.shape[0], step):
+            m, u = kernel(X.indptr, X.indices, X.data, y, order[start:start + step], *state, *args)
+            mistakes += m
+            updates += u
+            if on_chunk is not None:
+                on_chunk(min(start + step, order.shape[0]))
+        self.mistakes_.append(int(mistakes))
+        self.n_updates_.append(int(updates))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

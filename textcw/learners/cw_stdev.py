@@ -1,0 +1,21 @@
+"""CW "stdev": the exact convex confidence constraint (Crammer, Dredze, Pereira, NIPS 2008).
+
+After each update ``y (mu . x) >= phi sqrt(x' Sigma x)`` (JMLR 2012 eq. 31); closed form in
+:func:`textcw.learners._kernels.gaussian_diag.cw_stdev_steps`. Mistakes do not depend on the
+initial scale ``a`` (NIPS 2008, Lemma 3).
+"""
+
+from __future__ import annotations
+
+from textcw.learners._kernels.constants import CW_STDEV
+from textcw.learners.gaussian import ConfidenceWeighted
+
+
+class CWStdev(ConfidenceWeighted):
+    __doc__ = "Confidence-weighted learning, standard-deviation form (NIPS 2008).\n" + ConfidenceWeighted.__doc__
+    _rule = CW_STDEV
+
+    def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
+                 random_state=None, fit_intercept=False):
+        super().__init__(eta=eta, a=a, covariance=covariance, n_epochs=n_epochs, shuffle=shuffle,
+                         random_state=random_state, fit_intercept=fit_intercept)

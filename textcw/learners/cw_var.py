@@ -1,0 +1,20 @@
+"""CW "var": the linearised confidence constraint (Dredze, Crammer, Pereira, ICML 2008).
+
+After each update ``y (mu . x) >= phi x' Sigma x`` (JMLR 2012 eq. 18); closed form in
+:func:`textcw.learners._kernels.gaussian_diag.cw_var_steps`.
+"""
+
+from __future__ import annotations
+
+from textcw.learners._kernels.constants import CW_VAR
+from textcw.learners.gaussian import ConfidenceWeighted
+
+
+class CWVar(ConfidenceWeighted):
+    __doc__ = "Confidence-weighted learning, variance form (ICML 2008).\n" + ConfidenceWeighted.__doc__
+    _rule = CW_VAR
+
+    def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
+                 random_state=None, fit_intercept=False):
+        super().__init__(eta=eta, a=a, covariance=covariance, n_epochs=n_epochs, shuffle=shuffle,
+                         random_state=random_state, fit_intercept=fit_intercept)

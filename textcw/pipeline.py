@@ -1,0 +1,210 @@
+"""Build, train and evaluate: plain library functions (the CLI only calls these).
+
+``make_learner`` / ``make_featurizer`` / ``load_corpus`` turn registered names into objects;
+:func:`train` runs corpus -> featurizer -> learner and returns the fitted scikit-learn
+``Pipeline`` with its test accuracy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from textcw.corpus.base import Dataset, split_task_name
+from textcw.errors import InputError, ParameterError
+from textcw.plugins import default_registries
+from textcw.registry import Entry, Registries
+
+DEFAULT_FEATURIZER = "binary-bow"
+
+
+def _registries(registries: Registries | None) -> Registries:
+    return registries if registries is not None else default_registries()
+
+
+def _instantiate(kind: str, entry: Entry, params: dict):
+    """Call ``entry.factory(**params)`` after checking the parameter names, then validate values."""
+    default = entry.factory()
+    if hasattr(default, "get_params"):
+        valid = sorted(default.get_params(deep=False))
+        unknown = sorted(set(params) - set(valid))
+        if unknown:
+            raise ParameterError(
+                f"unknown parameter {unknown[0]!r} for {kind} {entry.name!r}; valid parameters: "
+                f"{', '.join(valid)}"
+            )
+    try:
+        obj = entry.factory(**params)
+    except TypeError as exc:
+        raise ParameterError(f"bad parameters for {kind} {entry.name!r}: {exc}") from None
+    validate = getattr(obj, "validate_params", None) or getattr(obj, "_validate_params", None)
+    if validate is not None:
+        try:
+            validate()
+        except ParameterError:
+            raise
+        except (ValueError, TypeError) as exc:  # scikit-learn's InvalidParameterError
+            raise ParameterError(f"{kind} {entry.name!r}: {exc}") from None
+    return obj
+
+
+def make_learner(name: str, /, *, registries: Registries | None = None, **params):
+    """An unfitted learner by registered name, e.g. ``make_learner("cw-stdev", eta=0.95)``."""
+    return _instantiate("learner", _registries(registries).learners.get(name), params)
+
+
+def make_featurizer(name: str, /, *, registries: Registries | None = None, **params):
+    """An unfitted featurizer by registered name, e.g. ``make_featurizer("binary-bow")``."""
+    return _instantiate("featurizer", _registries(registries).featurizers.get(name), params)
+
+
+def load_corpus(spec: str, split: str = "train", *, registries: Registries | None = None,
+                **options) -> Dataset:
+    """Load ``corpus[:task]`` (e.g. ``"newsgroups:comp"``) for ``split``."""
+    corpus, task = split_task_name(spec)
+    entry = _registries(registries).corpora.get(corpus)
+    from textcw.corpus.base import check_task
+
+    check_task(corpus, task, entry.extra.get("tasks", {}))
+    return entry.factory(task=task, split=split, **options)
+
+
+def default_featurizer(spec: str, registries: Registries | None = None) -> str:
+    corpus, _ = split_task_name(spec)
+    return _registries(registries).corpora.get(corpus).extra.get("featurizer", DEFAULT_FEATURIZER)
+
+
+@dataclass
+class TrainResult:
+    """A fitted pipeline and how it did on the test split."""
+
+    model: Pipeline
+    corpus: str
+    learner: str
+    featurizer: str
+    params: dict
+    featurizer_params: dict
+    n_train: int
+    n_test: int
+    n_features: int
+    accuracy: float
+    train_seconds: float
+    featurize_seconds: float
+    mistakes: list = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "corpus": self.corpus,
+            "learner": self.learner,
+            "featurizer": self.featurizer,
+            "params": self.params,
+            "featurizer_params": self.featurizer_params,
+            "n_train": self.n_train,
+            "n_test": self.n_test,
+            "n_features": self.n_features,
+            "accuracy": self.accuracy,
+            "train_seconds": self.train_seconds,
+            "featurize_seconds": self.featurize_seconds,
+            "mistakes": self.mistakes,
+        }
+
+
+def component_info(kind: str, name: str, params: dict, registries: Registries | None = None) -> dict:
+    entry = _registries(registries)[kind].get(name)
+    return {"name": name, "params": params, "provider": entry.provider}
+
+
+def train(
+    corpus: str,
+    learner: str,
+    *,
+    featurizer: str | None = None,
+    params: dict | None = None,
+    featurizer_params: dict | None = None,
+    epochs: int | None = None,
+    seed: int | None = 0,
+    registries: Registries | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> TrainResult:
+    """Train ``learner`` on the training split of ``corpus`` and score it on the test split.
+
+    ``epochs`` and ``seed`` set the learner's ``n_epochs`` and ``random_state`` when it has them.
+    ``progress(stage, done, total)`` is called as work advances.
+    """
+    regs = _registries(registries)
+    featurizer = featurizer or default_featurizer(corpus, regs)
+    params = dict(params or {})
+    featurizer_params = dict(featurizer_params or {})
+    est = make_learner(learner, registries=regs, **params)
+    own = est.get_params(deep=False)
+    if epochs is not None:
+        if "n_epochs" not in own:
+            raise ParameterError(f"learner {learner!r} has no epochs; drop --epochs")
+        est.set_params(n_epochs=epochs)
+    if seed is not None and "random_state" in own and "random_state" not in params:
+        est.set_params(random_state=seed)
+    if hasattr(est, "validate_params"):
+        est.validate_params()
+    feat = make_featurizer(featurizer, registries=regs, **featurizer_params)
+
+    report = progress or (lambda stage, done, total: None)
+    train_set = load_corpus(corpus, "train", registries=regs)
+    test_set = load_corpus(corpus, "test", registries=regs)
+    if len(train_set) == 0 or len(test_set) == 0:
+        raise InputError(f"corpus {corpus} has an empty train or test split")
+
+    t0 = time.perf_counter()
+    report("featurizing", 0, 1)
+    Xtr = feat.fit_transform(train_set.data)
+    featurize_seconds = time.perf_counter() - t0
+    report("featurizing", 1, 1)
+
+    t0 = time.perf_counter()
+    fit_kwargs = {}
+    if progress is not None and _accepts_progress(est):
+        fit_kwargs["progress"] = lambda done, total: report("training", done, total)
+    est.fit(Xtr, train_set.labels, **fit_kwargs)
+    train_seconds = time.perf_counter() - t0
+
+    model = Pipeline([("featurizer", feat), ("learner", est)])
+    model.textcw_components_ = {
+        "learner": component_info("learners", learner, est.get_params(deep=False), regs),
+        "featurizer": component_info("featurizers", featurizer, featurizer_params, regs),
+        "corpus": corpus,
+    }
+    report("evaluating", 0, 1)
+    predicted = model.predict(test_set.data)
+    accuracy = float(np.mean(predicted == test_set.labels))
+    report("evaluating", 1, 1)
+    return TrainResult(
+        model=model, corpus=corpus, learner=learner, featurizer=featurizer,
+        params=_jsonable(est.get_params(deep=False)), featurizer_params=_jsonable(featurizer_params),
+        n_train=len(train_set), n_test=len(test_set), n_features=int(Xtr.shape[1]),
+        accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
+        mistakes=list(getattr(est, "mistakes_", [])),
+    )
+
+
+def _accepts_progress(est) -> bool:
+    import inspect
+
+    try:
+        return "progress" in inspect.signature(est.fit).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _jsonable(params: dict) -> dict:
+    out = {}
+    for key, value in params.items():
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            out[key] = value
+        elif isinstance(value, (list, tuple)):
+            out[key] = list(value)
+        else:
+            out[key] = repr(value)
+    return out
