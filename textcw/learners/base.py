@@ -104,13 +104,13 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             self._init_model(X.shape[1])
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise InputError(
-                f"classes={list(np.unique(classes))} differs from the classes of the first "
-                f"partial_fit call ({list(self.classes_)})"
+                f"classes={np.unique(classes).tolist()} differs from the classes of the first "
+                f"partial_fit call ({self.classes_.tolist()})"
             )
         unknown = np.setdiff1d(np.unique(y), self.classes_)
         if unknown.size:
             raise InputError(
-                f"labels {list(unknown)} are not among the declared classes {list(self.classes_)}; "
+                f"labels {unknown.tolist()} are not among the declared classes {self.classes_.tolist()}; "
                 "declare every label in classes= on the first partial_fit call"
             )
         self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))

@@ -19,12 +19,21 @@ from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, DIAG_KL
 
 @kernel
 def cw_var_steps(m, v, phi):
-    """CW-var: ``y (mu . x) >= phi x' Sigma x`` after the update (JMLR eq. 18)."""
-    b = 1.0 + 2.0 * phi * m
-    disc = b * b - 8.0 * phi * (m - phi * v)
-    alpha = (-b + math.sqrt(max(disc, 0.0))) / (4.0 * phi * v)
-    if not alpha > 0.0:
+    """CW-var: ``y (mu . x) >= phi x' Sigma x`` after the update (JMLR eq. 18).
+
+    With ``b = 1 + 2 phi m``, eq. 18 reads ``alpha = (-b + sqrt(b^2 - 8 phi (m - phi v))) / (4 phi v)``.
+    For ``b > 0`` the two terms of the numerator nearly cancel when the constraint is almost met,
+    so we use the equal rationalised form ``2 (phi v - m) / (v (sqrt(...) + b))``, whose sign is
+    exactly that of the constraint violation ``phi v - m``.
+    """
+    if m >= phi * v:
         return 0.0, 0.0, 0.0
+    b = 1.0 + 2.0 * phi * m
+    root = math.sqrt(b * b - 8.0 * phi * (m - phi * v))
+    if b > 0.0:
+        alpha = 2.0 * (phi * v - m) / (v * (root + b))
+    else:
+        alpha = (root - b) / (4.0 * phi * v)
     c = 2.0 * alpha * phi
     return alpha, c / (1.0 + c * v), c
 
@@ -33,14 +42,22 @@ def cw_var_steps(m, v, phi):
 def cw_stdev_steps(m, v, phi):
     """CW-stdev: ``y (mu . x) >= phi sqrt(x' Sigma x)`` after the update (JMLR eq. 31).
 
-    ``sqrt_u`` uses the rationalised form of the papers' expression, which avoids cancellation
-    when ``alpha v phi`` is large (ALGORITHMS.md).
+    Eq. 31: ``alpha = (-m psi + sqrt(D)) / (v xi)`` with ``D = m^2 phi^4 / 4 + v phi^2 xi``. For
+    ``m > 0`` the numerator cancels catastrophically near the constraint boundary; since
+    ``D - m^2 psi^2 = xi (phi^2 v - m^2)`` the equal form ``(phi^2 v - m^2) / (v (sqrt(D) + m psi))``
+    is stable, and positive exactly when the constraint ``m >= phi sqrt(v)`` is violated.
+    ``sqrt_u`` uses the rationalised form of the papers' expression for the same reason
+    (ALGORITHMS.md).
     """
+    if m >= phi * math.sqrt(v):
+        return 0.0, 0.0, 0.0
     psi = 1.0 + phi * phi / 2.0
     xi = 1.0 + phi * phi
-    alpha = (-m * psi + math.sqrt(m * m * phi ** 4 / 4.0 + v * phi * phi * xi)) / (v * xi)
-    if not alpha > 0.0:
-        return 0.0, 0.0, 0.0
+    root = math.sqrt(m * m * phi ** 4 / 4.0 + v * phi * phi * xi)
+    if m > 0.0:
+        alpha = (phi * phi * v - m * m) / (v * (root + m * psi))
+    else:
+        alpha = (root - m * psi) / (v * xi)
     avp = alpha * v * phi
     sqrt_u = 2.0 * v / (avp + math.sqrt(avp * avp + 4.0 * v))
     beta = alpha * phi / (sqrt_u + avp)
