@@ -69,7 +69,7 @@ def load_corpus(spec: str, split: str = "train", *, registries: Registries | Non
     entry = _registries(registries).corpora.get(corpus)
     from textcw.corpus.base import check_task
 
-    check_task(corpus, task, entry.extra.get("tasks", {}))
+    check_task(corpus, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
     return entry.factory(task=task, split=split, **options)
 
 

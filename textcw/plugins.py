@@ -52,10 +52,11 @@ def provider_name(pm: pluggy.PluginManager, plugin: object) -> str:
     for p, dist in pm.list_plugin_distinfo():
         if p is plugin:
             return dist.project_name
-    name = pm.get_name(plugin) or repr(plugin)
-    if name in BUILTIN_PLUGINS:
+    if pm.get_name(plugin) in BUILTIN_PLUGINS:
         return BUILTIN_PROVIDER
-    return name.__name__ if isinstance(name, ModuleType) else str(name)
+    if isinstance(plugin, ModuleType):
+        return plugin.__name__
+    return getattr(plugin, "__name__", None) or type(plugin).__name__
 
 
 def build_registries(pm: pluggy.PluginManager) -> Registries:
@@ -64,7 +65,7 @@ def build_registries(pm: pluggy.PluginManager) -> Registries:
     for kind in KINDS:
         caller = getattr(pm.hook, f"register_{kind}")
         # Call plugin by plugin (not the combined hook) so each name knows its provider.
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in caller.get_hookimpls():  # registration order: built-ins, entry points, extras
             register = registries.register_callable(kind, provider_name(pm, impl.plugin))
             impl.function(register=register)
     return registries
@@ -83,7 +84,8 @@ def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
         elif name in BUILTIN_PLUGINS:
             rows.append({"name": name, "distribution": BUILTIN_PROVIDER, "version": __version__})
         else:
-            rows.append({"name": str(name), "distribution": "(registered in process)", "version": ""})
+            rows.append({"name": provider_name(pm, plugin), "distribution": "(registered in process)",
+                         "version": ""})
     return rows
 
 

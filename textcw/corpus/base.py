@@ -52,9 +52,19 @@ def split_task_name(spec: str) -> tuple[str, str | None]:
     return corpus, (task or None)
 
 
-def check_task(corpus: str, task: str | None, tasks: dict) -> None:
-    if task is not None and task not in tasks:
-        raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
+def check_task(corpus: str, task: str | None, tasks: dict, task_check=None) -> None:
+    """Accept ``task`` if it is ``None``, a listed task, or passes ``task_check``.
+
+    ``task_check(task)``, registered by corpora whose task names are patterns (``usps:3v8``,
+    ``folder:PATH``), raises :class:`UnknownNameError` (or another textcw error) for a name it
+    does not accept.
+    """
+    if task is None or task in tasks:
+        return
+    if task_check is not None:
+        task_check(task)
+        return
+    raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
 
 
 def check_split(split: str) -> None:

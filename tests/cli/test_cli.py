@@ -1,0 +1,134 @@
+"""The command line: contract, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from textcw.cli import main
+from textcw.corpus import newsgroups
+
+
+def run(capsys, *argv, stdin: bytes | None = None, monkeypatch=None):
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_list_learners_json(capsys):
+    code, out, _ = run(capsys, "list", "learners", "--json")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert code == 0
+    assert rows["cw-stdev"]["provider"] == "textcw" and "NIPS 2008" in rows["cw-stdev"]["summary"]
+
+
+def test_list_corpora_and_plugins(capsys):
+    code, out, _ = run(capsys, "list", "corpora", "--json")
+    assert code == 0 and "newsgroups:comp" in json.dumps(json.loads(out))
+    code, out, _ = run(capsys, "plugins", "--json")
+    assert code == 0 and any(r["distribution"] == "textcw" for r in json.loads(out))
+
+
+def test_list_unknown_kind(capsys):
+    code, _, err = run(capsys, "list", "models")
+    assert code == 2 and "valid kind names: corpora, evaluators, featurizers, learners" in one_line_error(err)
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["--corpus", "nope", "--learner", "cw-var"], "unknown corpus 'nope'; valid corpus names:"),
+        (["--corpus", "newsgroups:nope", "--learner", "cw-var"], "newsgroups:comp, newsgroups:sci"),
+        (["--corpus", "newsgroups", "--learner", "cw"], "unknown learner 'cw'; valid learner names: "),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--featurizer", "tfidf"], "unknown featurizer 'tfidf'; valid"),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--param", "nope=1"], "unknown parameter 'nope' for learner 'cw-var'"),
+        (["--corpus", "newsgroups", "--learner", "cw-stdev", "--param", "eta=0.5"], "eta=0.5 is invalid; eta must be a number in (0.5, 1)"),
+        (["--corpus", "newsgroups", "--learner", "pa1", "--param", "C=0"], "C=0 is invalid; C must be a number > 0"),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--param", "a=-1"], "a=-1 is invalid; a must be a number > 0"),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--param", "eta"], "--param 'eta' is not KEY=VALUE"),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--epochs", "0"], "n_epochs=0 is invalid"),
+    ],
+)
+def test_bad_names_and_parameters_exit_2_with_one_line(capsys, argv, fragment):
+    code, out, err = run(capsys, "train", *argv)
+    assert code == 2 and out == ""
+    assert fragment in one_line_error(err)
+
+
+def test_missing_data_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTCW_DATA", str(tmp_path))
+    monkeypatch.setattr(newsgroups, "ARCHIVE", newsgroups.ARCHIVE.__class__(
+        "newsgroups", "20news-bydate.tar.gz", "http://127.0.0.1:9/20news-bydate.tar.gz",
+        newsgroups.ARCHIVE.sha256))
+    code, _, err = run(capsys, "train", "--corpus", "newsgroups:comp", "--learner", "cw-var")
+    line = one_line_error(err)
+    assert code == 1 and "20news-bydate.tar.gz" in line and "TEXTCW_DATA" in line
+
+
+@pytest.mark.corpus
+def test_train_save_predict(capsys, data_home, tmp_path, monkeypatch):
+    model = tmp_path / "comp.joblib"
+    code, out, _ = run(capsys, "train", "--corpus", "newsgroups:comp", "--learner", "cw-stdev",
+                       "--param", "eta=0.95", "--epochs", "2", "--seed", "3", "--out", str(model), "--json")
+    result = json.loads(out)
+    assert code == 0
+    assert {"accuracy", "n_train", "n_test", "n_features", "train_seconds", "learner", "params"} <= set(result)
+    assert (result["n_train"], result["n_test"], result["learner"]) == (1168, 777, "cw-stdev")
+    assert result["params"]["eta"] == 0.95 and result["params"]["n_epochs"] == 2
+    assert result["params"]["random_state"] == 3 and result["accuracy"] > 0.85
+    assert model.exists() and (tmp_path / "comp.joblib.json").exists()
+
+    mac = tmp_path / "mac.txt"
+    mac.write_text("My Macintosh Quadra with a NuBus video card and Apple monitor, System 7")
+    pc = tmp_path / "pc.txt"
+    pc.write_bytes(b"IDE controller jumper on my 486 motherboard, BIOS settings for the \xff drive")
+    code, out, _ = run(capsys, "predict", str(model), str(mac), str(pc))
+    assert code == 0 and out.split() == ["comp.sys.mac.hardware", "comp.sys.ibm.pc.hardware"]
+
+    code, out, _ = run(capsys, "predict", str(model), "--proba",
+                       stdin=b"apple powerbook duo\nvesa local bus and isa cards\n", monkeypatch=monkeypatch)
+    rows = [line.split("\t") for line in out.splitlines()]
+    assert code == 0 and [r[0] for r in rows] == ["comp.sys.mac.hardware", "comp.sys.ibm.pc.hardware"]
+    assert all(0.5 <= float(r[1]) <= 1.0 for r in rows)
+
+    tampered = tmp_path / "tampered.joblib"
+    shutil.copyfile(model, tampered)
+    shutil.copyfile(tmp_path / "comp.joblib.json", tmp_path / "tampered.joblib.json")
+    with open(tampered, "r+b") as fh:
+        fh.seek(200)
+        fh.write(b"\x00\x01\x02")
+    code, _, err = run(capsys, "predict", str(tampered), str(mac))
+    assert code == 1 and "does not match the sha256" in one_line_error(err)
+
+
+def test_predict_missing_model(capsys, tmp_path):
+    code, _, err = run(capsys, "predict", str(tmp_path / "none.joblib"))
+    assert code == 1 and "does not exist" in one_line_error(err)
+
+
+def test_console_script_prints_no_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-c", "from textcw.cli import main; main()", "train", "--corpus", "nope",
+         "--learner", "cw-var"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: unknown corpus 'nope'") and "Traceback" not in proc.stderr

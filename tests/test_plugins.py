@@ -1,0 +1,102 @@
+"""The plugin manager and registries: isolation, providers, duplicates, hook documentation."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+
+import pytest
+
+import textcw
+from textcw import hookspecs
+from textcw.errors import DuplicateNameError, UnknownNameError
+from textcw.learners.perceptron import Perceptron
+from textcw.plugins import build_registries, get_plugin_manager, installed_plugins
+
+
+class ExtraLearners:
+    """A plugin defined in-process, as a test would."""
+
+    @staticmethod
+    @textcw.hookimpl
+    def register_learners(register):
+        register("my-perceptron", Perceptron, summary="A perceptron under another name\nsecond line")
+
+
+class Clash:
+    @staticmethod
+    @textcw.hookimpl
+    def register_learners(register):
+        register("my-perceptron", Perceptron)
+
+
+class ShadowsBuiltin:
+    @staticmethod
+    @textcw.hookimpl
+    def register_learners(register):
+        register("cw-var", Perceptron)
+
+
+def registries(*plugins):
+    return build_registries(get_plugin_manager(entry_points=False, extra=plugins))
+
+
+def test_builtins_are_registered_by_textcw():
+    regs = registries()
+    assert {"perceptron", "pa", "pa1", "pa2", "cw-var", "cw-stdev"} <= set(regs.learners.names())
+    assert {"binary-bow", "bigram-counts"} <= set(regs.featurizers.names())
+    assert "newsgroups" in regs.corpora and "holdout" in regs.evaluators
+    assert regs.learners.get("cw-stdev").provider == "textcw"
+    assert set(regs.corpora.get("newsgroups").extra["tasks"]) == {"all", "comp", "sci", "talk"}
+
+
+def test_extra_plugin_is_isolated_to_its_manager():
+    with_extra = registries(ExtraLearners)
+    entry = with_extra.learners.get("my-perceptron")
+    assert entry.provider == "ExtraLearners"
+    assert entry.summary == "A perceptron under another name"  # first line only
+    assert "my-perceptron" not in registries().learners
+    model = textcw.make_learner("my-perceptron", registries=with_extra, n_epochs=2)
+    assert isinstance(model, Perceptron) and model.n_epochs == 2
+
+
+def test_duplicate_names_are_an_error_naming_both_providers():
+    with pytest.raises(DuplicateNameError, match="learner 'my-perceptron' is registered twice: by ExtraLearners and by Clash"):
+        registries(ExtraLearners, Clash)
+    with pytest.raises(DuplicateNameError, match="learner 'cw-var' is registered twice: by textcw and by ShadowsBuiltin"):
+        registries(ShadowsBuiltin)
+
+
+def test_unknown_names_list_the_valid_ones():
+    regs = registries()
+    with pytest.raises(UnknownNameError, match="unknown learner 'cw'; valid learner names: .*cw-stdev, cw-var"):
+        regs.learners.get("cw")
+    with pytest.raises(UnknownNameError, match="unknown task of corpus 'newsgroups' 'politics'; valid .*newsgroups:comp"):
+        textcw.load_corpus("newsgroups:politics", registries=regs)
+    with pytest.raises(UnknownNameError, match="unknown corpus 'reuter'"):
+        textcw.load_corpus("reuter", registries=regs)
+
+
+def test_installed_plugins_lists_builtins_with_version():
+    rows = installed_plugins(get_plugin_manager(entry_points=False, extra=[ExtraLearners]))
+    builtin = [r for r in rows if r["distribution"] == "textcw"]
+    assert len(builtin) == 4 and all(r["version"] == textcw.__version__ for r in builtin)
+    assert {"name": "ExtraLearners", "distribution": "(registered in process)", "version": ""} in rows
+
+
+def test_every_hook_is_documented_with_numpydoc():
+    specs = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
+    assert {f.__name__ for f in specs} == {
+        "register_learners", "register_featurizers", "register_corpora", "register_evaluators", "register_commands"}
+    for f in specs:
+        doc = inspect.getdoc(f)
+        assert "Parameters\n----------" in doc, f.__name__
+
+
+def test_importing_textcw_builds_no_plugin_manager():
+    code = ("import textcw, textcw.plugins as p; "
+            "assert p.default_plugin_manager.cache_info().currsize == 0; "
+            "assert p.default_registries.cache_info().currsize == 0; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ok"

@@ -1,0 +1,180 @@
+"""Bring your own vectors: ``--corpus svmlight:PATH[,TEST_PATH]``.
+
+The svmlight / libsvm format (Joachims 1999; Chang and Lin, LIBSVM): one document per line,
+``label index:value index:value ...`` with increasing indices, an optional ``qid:N`` after the
+label, and ``#`` comments. Files ending in ``.gz`` or ``.bz2`` are decompressed. scikit-learn's
+``load_svmlight_files`` does the reading; when it rejects a file we scan the file ourselves to
+say which line is wrong, since its parser reports neither file nor line.
+
+Indices are zero-based if any file uses index 0, else one-based (scikit-learn's ``"auto"``).
+With one file the documents are split 80/20 by class with a seed; with two, the second file is
+the test split. Labels keep their written value (``-1``, ``1``, ``3``); each distinct value is a
+class. The rows come as a CSR matrix for the ``precomputed`` featurizer.
+"""
+
+from __future__ import annotations
+
+import bz2
+import functools
+import gzip
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import load_svmlight_files
+
+from textcw.corpus.base import check_split
+from textcw.corpus.sampling import make_dataset, seeded_split, take
+from textcw.errors import DataError, InputError
+
+TASKS: dict = {}
+TASK_PATTERNS = {"PATH[,TEST_PATH]": "an svmlight/libsvm file, optionally with a test file"}
+
+
+def check_task(task: str) -> None:
+    """Any non-empty ``PATH[,TEST_PATH]`` is a task; the loader checks that the files exist."""
+    split_paths(task)
+
+
+def split_paths(task: str | None) -> list[str]:
+    """``"a.svm,b.svm"`` -> ``["a.svm", "b.svm"]``; a path that exists is taken whole."""
+    if not task or not task.strip():
+        raise InputError("svmlight needs a file: --corpus svmlight:PATH or svmlight:TRAIN,TEST")
+    if os.path.exists(task):
+        return [task]
+    paths = [p.strip() for p in task.split(",")]
+    if len(paths) > 2 or not all(paths):
+        raise InputError(
+            f"svmlight:{task} is not PATH or PATH,TEST_PATH (one comma between two file names)"
+        )
+    return paths
+
+
+def _open(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    if path.suffix == ".bz2":
+        return bz2.open(path, "rb")
+    return open(path, "rb")
+
+
+def _line_problem(line: bytes, zero_based: bool | str) -> str | None:
+    """What is wrong with one line, or ``None`` (the rules of scikit-learn's parser)."""
+    text = line.split(b"#", 1)[0].strip()
+    if not text:
+        return None
+    tokens = text.split()
+    try:
+        float(tokens[0])
+    except ValueError:
+        return f"the label {tokens[0].decode('latin-1')!r} is not a number"
+    previous = -1
+    for k, token in enumerate(tokens[1:]):
+        name, sep, value = token.partition(b":")
+        shown = token.decode("latin-1")
+        if not sep:
+            return f"{shown!r} is not index:value"
+        if k == 0 and name == b"qid":
+            continue
+        try:
+            index = int(name)
+        except ValueError:
+            return f"the index in {shown!r} is not an integer"
+        if index < 0 or (index == 0 and zero_based is False):
+            return f"the index in {shown!r} is out of range"
+        if index <= previous:
+            return f"indices must increase along a line; {shown!r} comes after index {previous}"
+        previous = index
+        try:
+            number = float(value)
+        except ValueError:
+            return f"the value in {shown!r} is not a number"
+        if not math.isfinite(number):
+            return f"the value in {shown!r} is not finite"
+    return None
+
+
+def find_bad_line(path: Path, zero_based: bool | str = "auto") -> tuple[int, str, str] | None:
+    """``(line number, line, problem)`` of the first malformed line of ``path``, or ``None``."""
+    with _open(path) as fh:
+        for number, line in enumerate(fh, start=1):
+            problem = _line_problem(line, zero_based)
+            if problem is not None:
+                shown = line.decode("latin-1").rstrip("\r\n")
+                return number, (shown[:80] + "…" if len(shown) > 80 else shown), problem
+    return None
+
+
+def read_svmlight(paths: list[str | Path], *, zero_based: bool | str = "auto"
+                  ) -> list[tuple[sp.csr_matrix, np.ndarray]]:
+    """Read svmlight files into ``(X, y)`` pairs of one width, or raise a clear error."""
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        if not path.is_file():
+            raise DataError(f"svmlight file {path} not found")
+    try:
+        loaded = load_svmlight_files([str(p) for p in paths], zero_based=zero_based,
+                                     dtype=np.float64)
+    except (ValueError, UnicodeDecodeError, EOFError, OSError) as exc:
+        raise _explain(paths, zero_based, exc) from None
+    pairs = [(sp.csr_matrix(loaded[i]), np.asarray(loaded[i + 1])) for i in range(0, len(loaded), 2)]
+    for path, (X, y) in zip(paths, pairs):
+        if X.shape[0] == 0:
+            raise DataError(f"svmlight file {path} holds no documents")
+        if not np.all(np.isfinite(X.data)):  # scikit-learn accepts nan/inf values
+            raise _explain([path], zero_based, ValueError("a value is not finite"))
+    return pairs
+
+
+def _explain(paths: list[Path], zero_based, exc: Exception) -> DataError:
+    for path in paths:
+        try:
+            bad = find_bad_line(path, zero_based)
+        except (OSError, EOFError) as err:
+            return DataError(f"cannot read svmlight file {path}: {err}")
+        if bad is not None:
+            number, line, problem = bad
+            return DataError(
+                f"{path}, line {number}: {problem} (line: {line!r}); each line must be "
+                "'label index:value index:value ...' with increasing indices"
+            )
+    return DataError(f"cannot read svmlight file(s) {', '.join(map(str, paths))}: {exc}")
+
+
+@functools.lru_cache(maxsize=4)
+def _read_cached(paths: tuple[str, ...], stamps: tuple) -> list:
+    return read_svmlight(list(paths))
+
+
+def load(task: str | None = None, split: str = "train", *, seed: int = 0, order_seed: int = 0,
+         test_size: float = 0.2, download: bool = True):
+    """Load ``svmlight:PATH[,TEST_PATH]`` (``download`` is accepted and ignored: local files)."""
+    check_split(split)
+    paths = split_paths(task)
+    stamps = tuple(_stamp(p) for p in paths)
+    pairs = _read_cached(tuple(str(Path(p).resolve()) for p in paths), stamps)
+    y_all = np.concatenate([y for _, y in pairs])
+    values = np.unique(y_all)
+    names = [f"{v:g}" for v in values]
+    if len(values) < 2:
+        raise DataError(f"svmlight:{task} has a single label ({names[0]}); a task needs two or more")
+    if len(pairs) == 2:
+        X, y = pairs[0 if split == "train" else 1]
+        target = np.searchsorted(values, y)
+    else:
+        X, y = pairs[0]
+        target = np.searchsorted(values, y)
+        chosen = seeded_split(target, split, seed, test_size, names)
+        X, target = take(X, chosen), target[chosen]
+    return make_dataset(X, target, names, name=f"svmlight:{task}", split=split,
+                        order_seed=order_seed, info={"files": [str(p) for p in paths]})
+
+
+def _stamp(path: str) -> tuple:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        raise DataError(f"svmlight file {path} not found") from None
+    return stat.st_size, stat.st_mtime_ns

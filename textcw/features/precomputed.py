@@ -1,0 +1,131 @@
+"""``precomputed``: corpora that ship as feature vectors, passed through as CSR.
+
+Some corpora were distributed already featurized: the Amazon "processed_acl" reviews as
+``feature:count`` tokens (Blitzer et al. 2007), the ECML/PKDD 2006 spam inboxes and any
+svmlight file as ``index:value`` vectors. Their own vocabulary is the representation the papers
+used, so this featurizer does not re-tokenize; it only fixes the columns at ``fit``:
+
+- a sequence of mappings ``feature -> value`` goes through scikit-learn's ``DictVectorizer``:
+  the vocabulary is the features seen in ``fit``; unseen features are ignored by ``transform``;
+- a matrix (scipy.sparse or a 2-d array) keeps its columns; ``transform`` drops columns beyond
+  the fitted width (features never seen in training) and pads a narrower matrix with zeros.
+
+``binary=True`` replaces every non-zero value by 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction import DictVectorizer
+from sklearn.utils.validation import check_is_fitted
+
+from textcw.errors import InputError
+
+MAPPINGS = "mappings"
+MATRIX = "matrix"
+
+
+def _kind(X) -> str:
+    if sp.issparse(X):
+        return MATRIX
+    if isinstance(X, np.ndarray):
+        if X.ndim != 2:
+            raise InputError(f"precomputed expects a 2-d matrix; got an array of shape {X.shape}")
+        return MATRIX
+    try:
+        first = next(iter(X))
+    except (TypeError, StopIteration):
+        raise InputError("precomputed expects a non-empty sequence of feature vectors") from None
+    if isinstance(first, Mapping):
+        if not all(isinstance(row, Mapping) for row in X):
+            raise InputError("precomputed got a mix of feature mappings and other rows")
+        return MAPPINGS
+    if isinstance(first, (str, bytes)):
+        raise InputError(
+            "precomputed expects feature vectors (mappings feature -> value, or a matrix) but got "
+            "text; featurize text with binary-bow, bigram-counts or hashing"
+        )
+    return MATRIX
+
+
+class Precomputed(TransformerMixin, BaseEstimator):
+    """Pass precomputed feature vectors through as CSR with the columns fixed at ``fit``.
+
+    Parameters
+    ----------
+    binary : bool
+        Replace every non-zero value by 1.
+
+    Attributes
+    ----------
+    input_kind_ : {"mappings", "matrix"}
+    n_features_out_ : int
+        Number of output columns.
+    vectorizer_ : DictVectorizer
+        The vocabulary (mapping input only).
+    """
+
+    def __init__(self, binary: bool = False):
+        self.binary = binary
+
+    def fit(self, X, y=None):
+        self.input_kind_ = _kind(X)
+        if self.input_kind_ == MAPPINGS:
+            self.vectorizer_ = DictVectorizer(dtype=np.float64).fit(X)
+            self.n_features_out_ = len(self.vectorizer_.feature_names_)
+        else:
+            self.n_features_out_ = int(_as_matrix(X).shape[1])
+        return self
+
+    def transform(self, X) -> sp.csr_matrix:
+        check_is_fitted(self, "input_kind_")
+        kind = _kind(X)
+        if kind != self.input_kind_:
+            raise InputError(
+                f"precomputed was fitted on {self.input_kind_} and cannot transform {kind}; "
+                "give it rows in the form it was trained on"
+            )
+        if kind == MAPPINGS:
+            out = sp.csr_matrix(self.vectorizer_.transform(X))  # unseen features are dropped
+        else:
+            out = _fit_width(_as_matrix(X), self.n_features_out_)
+        if self.binary:
+            out.eliminate_zeros()
+            out.data[:] = 1.0
+        return out
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        check_is_fitted(self, "input_kind_")
+        if self.input_kind_ == MAPPINGS:
+            return np.asarray([str(f) for f in self.vectorizer_.feature_names_], dtype=object)
+        return np.asarray([f"x{i}" for i in range(self.n_features_out_)], dtype=object)
+
+
+def _as_matrix(X) -> sp.csr_matrix:
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"precomputed expects numeric rows: {exc}") from None
+    if arr.ndim != 2:
+        raise InputError(f"precomputed expects a 2-d matrix; got shape {arr.shape}")
+    return sp.csr_matrix(arr)
+
+
+def _fit_width(X: sp.csr_matrix, width: int) -> sp.csr_matrix:
+    """``X`` with exactly ``width`` columns: later columns dropped, missing ones zero."""
+    if X.shape[1] > width:
+        return sp.csr_matrix(X[:, :width])
+    if X.shape[1] < width:
+        return sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
+    return X.copy()
+
+
+def precomputed(**params) -> Precomputed:
+    """The ``precomputed`` featurizer."""
+    return Precomputed(**params)
