@@ -1,21 +1,36 @@
 """Plain-numpy twins of every kernel update rule, written from ALGORITHMS.md.
 
 They operate on dense copies of one example at a time, so they are slow and obviously
-correct; the kernel tests check that the numba kernels agree with them to 1e-12.
+correct; the kernel tests check that the numba kernels agree with them to 1e-12. Where the
+kernels keep a different representation (the full-covariance kernels keep the Cholesky factor of
+the precision, SGD keeps scaled weights), the twins use the papers' plain one (``Sigma`` itself,
+explicit weight decay), so the tests also check that the representations agree.
+
+The numerical guards of the kernels (a floor on variances, a cap on the full-covariance
+precision increment) are repeated here in their plain form; on the well-conditioned data of the
+agreement tests they never fire.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.special import ndtri
 
 PERCEPTRON, PA, PA1, PA2 = "perceptron", "pa", "pa1", "pa2"
+VAR, STDEV, AROW, AROW_HINGE, SCW1, SCW2 = "var", "stdev", "arow", "arow-hinge", "scw1", "scw2"
 
 
 def dense_row(X, i):
     return np.asarray(X[i].todense()).ravel()
 
 
+def competitor(scores, y):
+    masked = np.where(np.arange(len(scores)) == y, -np.inf, scores)
+    return int(np.argmax(masked))  # argmax returns the first (lowest) index on ties
+
+
+# --------------------------------------------------------------------------- first order
 def pa_tau(rule, m, q, C):
     if rule == PERCEPTRON:
         return 1.0 if m <= 0 else 0.0
@@ -38,11 +53,6 @@ def first_order_binary(X, y, order, w, rule, C=1.0):
     return mistakes, updates
 
 
-def competitor(scores, y):
-    masked = np.where(np.arange(len(scores)) == y, -np.inf, scores)
-    return int(np.argmax(masked))  # argmax returns the first (lowest) index on ties
-
-
 def first_order_multiclass(X, y, order, W, rule, C=1.0):
     """``W`` is (d, K); top-1 update on the difference vector, ``||g||^2 = 2 ||x||^2``."""
     mistakes = updates = 0
@@ -60,6 +70,140 @@ def first_order_multiclass(X, y, order, W, rule, C=1.0):
     return mistakes, updates
 
 
+# --------------------------------------------------------------------------- averaged perceptron
+def averaged_perceptron_binary(X, y, order, history):
+    """``history`` is a list holding the weight vector after every example seen so far (the
+    first entry is the starting vector, excluded from the average); returns the counts and
+    the average of the vectors after each example."""
+    mistakes = updates = 0
+    w = history[-1].copy()
+    for i in order:
+        x = dense_row(X, i)
+        if y[i] * (w @ x) <= 0:
+            mistakes += 1
+            if np.any(x):
+                updates += 1
+                w = w + y[i] * x
+        history.append(w.copy())
+    return (mistakes, updates), np.mean(history[1:], axis=0)
+
+
+def averaged_perceptron_multiclass(X, y, order, history):
+    mistakes = updates = 0
+    W = history[-1].copy()
+    for i in order:
+        x = dense_row(X, i)
+        scores = x @ W
+        r = competitor(scores, y[i])
+        if scores[y[i]] - scores[r] <= 0:
+            mistakes += 1
+            if np.any(x):
+                updates += 1
+                W = W.copy()
+                W[:, y[i]] += x
+                W[:, r] -= x
+        history.append(W.copy())
+    return (mistakes, updates), np.mean(history[1:], axis=0)
+
+
+# --------------------------------------------------------------------------- SGD
+def sgd_slope(loss, m):
+    """``-dloss/dm``."""
+    if loss == "hinge":
+        return 1.0 if m < 1 else 0.0
+    if loss == "log":
+        return 1.0 / (1.0 + np.exp(m)) if m <= 0 else np.exp(-m) / (1.0 + np.exp(-m))
+    if m >= 1:
+        return 0.0
+    return 2.0 * (1.0 - m) if m >= -1 else 4.0
+
+
+def sgd_rate(schedule, t, alpha, eta0, power_t):
+    return {"decay": eta0 / (1 + eta0 * alpha * t), "constant": eta0,
+            "invscaling": eta0 / t**power_t}[schedule]
+
+
+def sgd_binary(X, y, order, w, count, loss, schedule, alpha, eta0, power_t):
+    """Explicit decay of every weight, then the gradient step (with the margin before both)."""
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        count[0] += 1
+        eta = sgd_rate(schedule, count[0], alpha, eta0, power_t)
+        m = y[i] * (w @ x)
+        mistakes += m <= 0
+        g = sgd_slope(loss, m)
+        w *= 1 - eta * alpha
+        if g > 0 and np.any(x):
+            updates += 1
+            w += eta * g * y[i] * x
+    return mistakes, updates
+
+
+def sgd_multiclass(X, y, order, W, count, loss, schedule, alpha, eta0, power_t):
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        count[0] += 1
+        eta = sgd_rate(schedule, count[0], alpha, eta0, power_t)
+        scores = x @ W
+        r = competitor(scores, y[i])
+        m = scores[y[i]] - scores[r]
+        mistakes += m <= 0
+        g = sgd_slope(loss, m)
+        W *= 1 - eta * alpha
+        if g > 0 and np.any(x):
+            updates += 1
+            W[:, y[i]] += eta * g * x
+            W[:, r] -= eta * g * x
+    return mistakes, updates
+
+
+# --------------------------------------------------------------------------- second-order perceptron
+def sop_binary(X, y, order, vsum, A, full):
+    """``A`` is the full correlation matrix or its diagonal; returns counts, updates in place."""
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        if full:
+            score = vsum @ np.linalg.solve(A + np.outer(x, x), x)
+        else:
+            score = np.sum(vsum * x / (A + x * x))
+        if y[i] * score <= 0:
+            mistakes += 1
+            if np.any(x):
+                updates += 1
+                vsum += y[i] * x
+                A += np.outer(x, x) if full else x * x
+    return mistakes, updates
+
+
+def sop_multiclass(X, y, order, vsum, A, full):
+    """``vsum`` is (d, K); ``A`` is (K, d, d) (full) or (d, K) (diag)."""
+    mistakes = updates = 0
+    K = vsum.shape[1]
+    for i in order:
+        x = dense_row(X, i)
+        if full:
+            scores = np.array([vsum[:, k] @ np.linalg.solve(A[k] + np.outer(x, x), x) for k in range(K)])
+        else:
+            scores = np.array([np.sum(vsum[:, k] * x / (A[:, k] + x * x)) for k in range(K)])
+        r = competitor(scores, y[i])
+        if scores[y[i]] - scores[r] <= 0:
+            mistakes += 1
+            if np.any(x):
+                updates += 1
+                vsum[:, y[i]] += x
+                vsum[:, r] -= x
+                for k in (y[i], r):
+                    if full:
+                        A[k] += np.outer(x, x)
+                    else:
+                        A[:, k] += x * x
+    return mistakes, updates
+
+
+# --------------------------------------------------------------------------- Gaussian step sizes
 def cw_steps(rule, m, v, phi):
     """(alpha, beta, c) of ALGORITHMS.md for CW var / stdev.
 
@@ -68,7 +212,7 @@ def cw_steps(rule, m, v, phi):
     """
     if v <= 0:
         return 0.0, 0.0, 0.0
-    if rule == "var":
+    if rule == VAR:
         if m >= phi * v:
             return 0.0, 0.0, 0.0
         b = 1 + 2 * phi * m
@@ -80,31 +224,69 @@ def cw_steps(rule, m, v, phi):
     psi, xi = 1 + phi**2 / 2, 1 + phi**2
     root = np.sqrt(m**2 * phi**4 / 4 + v * phi**2 * xi)
     alpha = (phi**2 * v - m * m) / (v * (root + m * psi)) if m > 0 else (root - m * psi) / (v * xi)
+    return (alpha, *stdev_covariance(alpha, v, phi))
+
+
+def stdev_covariance(alpha, v, phi):
+    """(beta, c) from sqrt_u = sqrt(x' Sigma_new x), in the rationalised form of ALGORITHMS.md."""
     avp = alpha * v * phi  # formed first: alpha**2 * v**2 alone can overflow when v is tiny
-    sqrt_u = 2 * v / (avp + np.sqrt(avp * avp + 4 * v))
-    return alpha, alpha * phi / (sqrt_u + avp), alpha * phi / sqrt_u
+    sqrt_u = 2 * v / (avp + np.hypot(avp, 2 * np.sqrt(v)))
+    return alpha * phi / (sqrt_u + avp), alpha * phi / sqrt_u
 
 
 def cw_steps_textbook(rule, m, v, phi):
     """alpha exactly as printed (JMLR eqs. 18 and 31), for checking the stable forms."""
-    if rule == "var":
+    if rule == VAR:
         b = 1 + 2 * phi * m
         return max(0.0, (-b + np.sqrt(b * b - 8 * phi * (m - phi * v))) / (4 * phi * v))
     psi, xi = 1 + phi**2 / 2, 1 + phi**2
     return max(0.0, (-m * psi + np.sqrt(m**2 * phi**4 / 4 + v * phi**2 * xi)) / (v * xi))
 
 
-def diag_update(s, x, beta, c, covariance):
+def scw2_alpha_textbook(m, v, phi, C):
+    """SCW-II's alpha as published (Wang, Zhao, Hoi 2012): the squares are v**2 and phi**2."""
+    n = v + 1 / (2 * C)
+    gamma = phi * np.sqrt(phi**2 * m**2 * v**2 + 4 * n * v * (n + v * phi**2))
+    return max(0.0, (-(2 * m * n + phi**2 * m * v) + gamma) / (2 * (n**2 + n * v * phi**2)))
+
+
+def gaussian_steps(rule, m, v, phi=1.0, C=1.0, r=1.0):
+    """(alpha, beta, c) for every Gaussian rule: ``mu += alpha y Sigma x``,
+    ``Sigma^{-1} += c x x'``, ``Sigma -= beta (Sigma x)(Sigma x)'``."""
+    if v <= 0:
+        return 0.0, 0.0, 0.0
+    if rule in (VAR, STDEV):
+        return cw_steps(rule, m, v, phi)
+    if rule in (AROW, AROW_HINGE):
+        if m >= 1:
+            return 0.0, 0.0, 0.0
+        beta = 1 / (v + r)
+        alpha = (1 - m) * beta if rule == AROW else min(1 / (2 * r), (1 - m) / v)
+        return alpha, beta, 1 / r
+    if m >= phi * np.sqrt(v):
+        return 0.0, 0.0, 0.0
+    if rule == SCW1:
+        alpha = min(C, cw_steps(STDEV, m, v, phi)[0])
+    else:
+        alpha = scw2_alpha_textbook(m, v, phi, C)
+    if alpha <= 0:
+        return 0.0, 0.0, 0.0
+    return (alpha, *stdev_covariance(alpha, v, phi))
+
+
+# --------------------------------------------------------------------------- diagonal covariance
+def diag_update(s, x, beta, c, covariance, floor=0.0):
     nz = x != 0
     out = s.copy()
     if covariance == "diag-kl":
         out[nz] = 1 / (1 / s[nz] + c * x[nz] ** 2)
     else:
         out[nz] = s[nz] - beta * (s[nz] * x[nz]) ** 2
+    out[nz] = np.maximum(out[nz], floor)  # the kernels' variance floor
     return out
 
 
-def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta):
+def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0):
     phi = ndtri(eta)
     mistakes = updates = 0
     for i in order:
@@ -112,15 +294,15 @@ def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta):
         m = y[i] * (mu @ x)
         v = s @ (x * x)
         mistakes += m <= 0
-        alpha, beta, c = cw_steps(rule, m, v, phi)
+        alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
         if alpha > 0:
             updates += 1
             mu += alpha * y[i] * s * x
-            s[:] = diag_update(s, x, beta, c, covariance)
+            s[:] = diag_update(s, x, beta, c, covariance, floor)
     return mistakes, updates
 
 
-def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta):
+def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0):
     """``mu`` and ``s`` are (d, K); top-1 update on the two blocks y and r."""
     phi = ndtri(eta)
     mistakes = updates = 0
@@ -128,15 +310,168 @@ def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta):
         x = dense_row(X, i)
         scores = x @ mu
         yi = y[i]
-        r = competitor(scores, yi)
-        m = scores[yi] - scores[r]
-        v = (s[:, yi] + s[:, r]) @ (x * x)
+        rc = competitor(scores, yi)
+        m = scores[yi] - scores[rc]
+        v = (s[:, yi] + s[:, rc]) @ (x * x)
         mistakes += m <= 0
-        alpha, beta, c = cw_steps(rule, m, v, phi)
+        alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
         if alpha > 0:
             updates += 1
             mu[:, yi] += alpha * s[:, yi] * x
-            mu[:, r] -= alpha * s[:, r] * x
-            s[:, yi] = diag_update(s[:, yi], x, beta, c, covariance)
-            s[:, r] = diag_update(s[:, r], x, beta, c, covariance)
+            mu[:, rc] -= alpha * s[:, rc] * x
+            s[:, yi] = diag_update(s[:, yi], x, beta, c, covariance, floor)
+            s[:, rc] = diag_update(s[:, rc], x, beta, c, covariance, floor)
     return mistakes, updates
+
+
+# --------------------------------------------------------------------------- full covariance
+def guarded_increment(c, v, gg, floor):
+    """The kernels' cap: the margin variance after the update, v / (1 + c v), stays >= floor gg."""
+    if floor <= 0:
+        return c
+    lowest = floor * gg
+    if v <= lowest:
+        return 0.0
+    return min(c, (v - lowest) / (lowest * v))
+
+
+def gaussian_full_binary(X, y, order, mu, Sigma, rule, eta=0.9, C=1.0, r=1.0, floor=0.0):
+    """The papers' form: ``Sigma -= beta (Sigma x)(Sigma x)'`` with ``beta = c / (1 + c v)``."""
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        m = y[i] * (mu @ x)
+        mistakes += m <= 0
+        if not np.any(x):
+            continue
+        sx = Sigma @ x
+        v = x @ sx
+        alpha, _, c = gaussian_steps(rule, m, v, phi, C, r)
+        if alpha > 0:
+            updates += 1
+            mu += alpha * y[i] * sx
+            c = guarded_increment(c, v, x @ x, floor)
+            Sigma -= c / (1 + c * v) * np.outer(sx, sx)
+    return mistakes, updates
+
+
+def gaussian_full_multiclass(X, y, order, mu, Sigma, rule, eta=0.9, C=1.0, r=1.0, floor=0.0):
+    """``mu`` is (d, K), ``Sigma`` is (K, d, d)."""
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        scores = x @ mu
+        yi = y[i]
+        rc = competitor(scores, yi)
+        m = scores[yi] - scores[rc]
+        mistakes += m <= 0
+        if not np.any(x):
+            continue
+        sy, sr = Sigma[yi] @ x, Sigma[rc] @ x
+        v = x @ sy + x @ sr
+        alpha, _, c = gaussian_steps(rule, m, v, phi, C, r)
+        if alpha > 0:
+            updates += 1
+            mu[:, yi] += alpha * sy
+            mu[:, rc] -= alpha * sr
+            c = guarded_increment(c, v, 2 * (x @ x), floor)
+            beta = c / (1 + c * v)
+            Sigma[yi] -= beta * np.outer(sy, sy)
+            Sigma[rc] -= beta * np.outer(sr, sr)
+    return mistakes, updates
+
+
+# --------------------------------------------------------------------------- exact diagonal
+def exact_alpha(rule, m, w, phi):
+    """The root alpha > L = max(0, -m/v) of ALGORITHMS.md's f (var) or g (stdev), by Brent's
+    method in alpha itself (the kernel uses Newton in t = m + alpha v: an independent check)."""
+    v = w.sum()
+    if rule == VAR:
+        f = lambda a: m + a * v - np.sum(phi * w / (1 + 2 * a * phi * w))  # noqa: E731
+        hi = (phi * v - m) / v
+    else:
+        f = lambda a: m + a * v - np.sum(phi**2 * w / (m + a * v + a * phi**2 * w))  # noqa: E731
+        hi = (phi * np.sqrt(v) - m) / v
+    lo = max(0.0, -m / v)
+    if f(hi) == 0:
+        return hi
+    if rule == STDEV and m == 0:
+        lo = 1e-300  # g(0) = -inf; brentq needs finite values
+    return brentq(f, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+
+
+def exact_violated(rule, m, v, phi):
+    if v <= 0:
+        return False
+    return m < phi * v if rule == VAR else m < phi * np.sqrt(v)
+
+
+def exact_update(rule, s, x2, alpha, t, phi, floor):
+    """Variances after the exact update, for the entries with x_j != 0."""
+    w = s * x2
+    new = s / (1 + 2 * alpha * phi * w) if rule == VAR else s * t / (t + alpha * phi**2 * w)
+    return np.maximum(new, floor)
+
+
+def gaussian_exact_binary(X, y, order, mu, s, rule, eta=0.9, floor=0.0):
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        nz = x != 0
+        m = y[i] * (mu @ x)
+        w = s[nz] * x[nz] ** 2
+        mistakes += m <= 0
+        if not exact_violated(rule, m, w.sum(), phi):
+            continue
+        alpha = exact_alpha(rule, m, w, phi)
+        updates += 1
+        t = m + alpha * w.sum()
+        mu += alpha * y[i] * s * x
+        s[nz] = exact_update(rule, s[nz], x[nz] ** 2, alpha, t, phi, floor)
+    return mistakes, updates
+
+
+def gaussian_exact_multiclass(X, y, order, mu, s, rule, eta=0.9, floor=0.0):
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        nz = x != 0
+        scores = x @ mu
+        yi = y[i]
+        rc = competitor(scores, yi)
+        m = scores[yi] - scores[rc]
+        mistakes += m <= 0
+        w = np.concatenate([s[nz, yi] * x[nz] ** 2, s[nz, rc] * x[nz] ** 2])
+        if not exact_violated(rule, m, w.sum(), phi):
+            continue
+        alpha = exact_alpha(rule, m, w, phi)
+        updates += 1
+        t = m + alpha * w.sum()
+        mu[:, yi] += alpha * s[:, yi] * x
+        mu[:, rc] -= alpha * s[:, rc] * x
+        s[nz, yi] = exact_update(rule, s[nz, yi], x[nz] ** 2, alpha, t, phi, floor)
+        s[nz, rc] = exact_update(rule, s[nz, rc], x[nz] ** 2, alpha, t, phi, floor)
+    return mistakes, updates
+
+
+# --------------------------------------------------------------------------- building blocks
+def kernel_ready(indptr, indices, data, n_columns):
+    """The kernel input contract, checked with numpy."""
+    if len(indptr) < 1 or indptr[0] != 0 or indptr[-1] != len(data) or len(indices) != len(data):
+        return False
+    if np.any(np.diff(indptr) < 0) or np.any(data == 0) or not np.all(np.isfinite(data)):
+        return False
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_columns):
+        return False
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    same_row = rows[1:] == rows[:-1]
+    return not np.any(same_row & (np.diff(indices) <= 0))
+
+
+def cholesky_update(R, w):
+    """Upper factor of R'R + ww', from numpy's Cholesky of the explicit matrix."""
+    return np.linalg.cholesky(R.T @ R + np.outer(w, w)).T

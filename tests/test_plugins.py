@@ -12,7 +12,7 @@ import textcw
 from textcw import hookspecs
 from textcw.errors import DuplicateNameError, UnknownNameError
 from textcw.learners.perceptron import Perceptron
-from textcw.plugins import build_registries, get_plugin_manager, installed_plugins
+from textcw.plugins import BUILTIN_PLUGINS, build_registries, get_plugin_manager, installed_plugins
 
 
 class ExtraLearners:
@@ -81,7 +81,8 @@ def test_unknown_names_list_the_valid_ones():
 def test_installed_plugins_lists_builtins_with_version():
     rows = installed_plugins(get_plugin_manager(entry_points=False, extra=[ExtraLearners]))
     builtin = [r for r in rows if r["distribution"] == "textcw"]
-    assert len(builtin) == 4 and all(r["version"] == textcw.__version__ for r in builtin)
+    assert [r["name"] for r in builtin] == list(BUILTIN_PLUGINS)
+    assert all(r["version"] == textcw.__version__ for r in builtin)
     assert {"name": "ExtraLearners", "distribution": "(registered in process)", "version": ""} in rows
 
 

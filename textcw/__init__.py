@@ -7,6 +7,7 @@ The public surface::
     feats = textcw.make_featurizer("binary-bow")
     train = textcw.load_corpus("newsgroups:comp", split="train")
     textcw.save(pipeline, "model.joblib"); textcw.load("model.joblib")
+    combined = textcw.combine(shard_models, method="kl")
 
 Plugins implement the hooks of :mod:`textcw.hookspecs` with :data:`textcw.hookimpl`.
 """
@@ -17,4 +18,14 @@ from textcw.hookspecs import hookimpl  # noqa: E402
 from textcw.persist import load, save  # noqa: E402
 from textcw.pipeline import load_corpus, make_featurizer, make_learner  # noqa: E402
 
-__all__ = ["__version__", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "save"]
+__all__ = ["__version__", "combine", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "save"]
+
+
+def __getattr__(name):
+    # textcw.combine is imported on first use: it needs the learners (and numba), which a bare
+    # ``import textcw`` should not load.
+    if name == "combine":
+        from textcw.scale.combine import combine
+
+        return combine
+    raise AttributeError(f"module 'textcw' has no attribute {name!r}")

@@ -1,8 +1,9 @@
 """Canonical CSR input for the kernels, checked once per call.
 
-Kernels read ``(indptr, indices, data)`` directly, so they rely on: float64 data, int64 index
-arrays, C-contiguous storage, sorted and de-duplicated column indices, finite values, and a known
-number of columns. :func:`as_kernel_csr` establishes all of that or raises a clear error.
+Kernels read ``(indptr, indices, data)`` directly, so they rely on: float64 data, int32 or int64
+index arrays (both of one dtype; the kernels are compiled for either), C-contiguous storage,
+sorted and de-duplicated column indices, finite non-zero values, and a known number of columns.
+:func:`as_kernel_csr` establishes all of that or raises a clear error.
 """
 
 from __future__ import annotations
@@ -12,12 +13,16 @@ import scipy.sparse as sp
 
 from textcw.errors import InputError
 
-INDEX_DTYPE = np.int64
 VALUE_DTYPE = np.float64
+_INDEX_DTYPES = (np.int32, np.int64)
 
 
 def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.csr_matrix:
-    """Return ``X`` as a canonical CSR matrix for the kernels.
+    """Return ``X`` as a CSR matrix that meets the kernel contract, copying only when it must.
+
+    A CSR matrix that already meets the contract is returned as it is: checking that takes one
+    pass over the non-zeros, whereas canonicalising copies every array. Anything else is
+    canonicalised into a new matrix (the caller's matrix is never modified).
 
     Parameters
     ----------
@@ -27,8 +32,11 @@ def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.cs
     what : str
         How to name the input in error messages.
     """
+    if _meets_contract(X):
+        _check_width(X, n_features, what)
+        return X
     if sp.issparse(X):
-        X = sp.csr_matrix(X, dtype=VALUE_DTYPE, copy=False)
+        X = sp.csr_matrix(X, dtype=VALUE_DTYPE, copy=True)
     else:
         try:
             arr = np.asarray(X, dtype=VALUE_DTYPE)
@@ -37,13 +45,11 @@ def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.cs
                 f"{what} must be numeric (a 2-d array or a scipy.sparse matrix); got values that "
                 f"cannot be converted to numbers ({exc}); featurize text with a featurizer first"
             ) from None
-        if arr.ndim == 1:
-            raise InputError(
-                f"{what} is 1-d with shape {arr.shape}; pass a 2-d matrix with one row per "
-                "document (reshape a single example with X.reshape(1, -1))"
-            )
         if arr.ndim != 2:
-            raise InputError(f"{what} must be 2-d; got {arr.ndim} dimensions (shape {arr.shape})")
+            raise InputError(
+                f"{what} must be 2-d with one row per document; got shape {arr.shape} (reshape "
+                "a single example with X.reshape(1, -1))"
+            )
         X = sp.csr_matrix(arr)
     if not np.all(np.isfinite(X.data)):
         bad = int(np.count_nonzero(~np.isfinite(X.data)))
@@ -51,25 +57,31 @@ def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.cs
             f"{what} contains {bad} NaN or infinite value(s); remove or impute them before training "
             "or predicting"
         )
+    _check_width(X, n_features, what)
+    X.sum_duplicates()  # sorts indices and adds up duplicates (on our own copy)
+    X.eliminate_zeros()
+    if X.indices.dtype != X.indptr.dtype or X.indices.dtype not in _INDEX_DTYPES:
+        X.indices = X.indices.astype(np.int64)
+        X.indptr = X.indptr.astype(np.int64)
+    X.data = np.ascontiguousarray(X.data)
+    X.indices = np.ascontiguousarray(X.indices)
+    X.indptr = np.ascontiguousarray(X.indptr)
+    return X
+
+
+def _meets_contract(X) -> bool:
+    from textcw.learners._kernels.common import kernel_ready  # numba loads only when needed
+
+    return (sp.issparse(X) and X.format == "csr" and X.dtype == VALUE_DTYPE
+            and X.indices.dtype == X.indptr.dtype and X.indices.dtype in _INDEX_DTYPES
+            and X.data.flags.c_contiguous and X.indices.flags.c_contiguous
+            and X.indptr.flags.c_contiguous
+            and kernel_ready(X.indptr, X.indices, X.data, X.shape[1]))
+
+
+def _check_width(X, n_features: int | None, what: str) -> None:
     if n_features is not None and X.shape[1] != n_features:
         raise InputError(
             f"{what} has {X.shape[1]} features but the model was fitted with {n_features}; "
             "use the same featurizer (or the saved pipeline) for training and prediction"
         )
-    if not X.has_canonical_format:
-        X = X.copy()
-        X.sum_duplicates()  # sorts indices and adds up duplicates
-    X.eliminate_zeros()
-    out = sp.csr_matrix(
-        (
-            np.ascontiguousarray(X.data, dtype=VALUE_DTYPE),
-            np.ascontiguousarray(X.indices, dtype=INDEX_DTYPE),
-            np.ascontiguousarray(X.indptr, dtype=INDEX_DTYPE),
-        ),
-        shape=X.shape,
-        copy=False,
-    )
-    # scipy may downcast index arrays on construction; the kernels are compiled for int64.
-    out.indices = np.ascontiguousarray(out.indices, dtype=INDEX_DTYPE)
-    out.indptr = np.ascontiguousarray(out.indptr, dtype=INDEX_DTYPE)
-    return out

@@ -71,10 +71,21 @@ def register_corpora(register: Register) -> None:
     Parameters
     ----------
     register : callable
-        ``register(name, factory, summary="", tasks={task: summary, ...})``.
+        ``register(name, factory, summary="", tasks={task: summary, ...}, **extra)``.
         ``factory(task=None, split="train", **options)`` returns a
         :class:`textcw.corpus.base.Dataset` (``data``, ``target``, ``target_names``).
         ``task=None`` is the corpus's default task. Users name a task as ``corpus:task``.
+
+    Other Parameters
+    ----------------
+    featurizer : str, optional
+        The featurizer used when the user names none (default ``binary-bow``); corpora that
+        ship feature vectors name ``precomputed``.
+    task_check : callable, optional
+        ``task_check(task) -> bool`` for corpora whose task names are patterns (``usps:AvB``,
+        ``folder:PATH``); names outside ``tasks`` are accepted when it returns True.
+    task_patterns : dict, optional
+        ``{pattern: summary}`` describing those names for ``textcw list corpora``.
     """
 
 

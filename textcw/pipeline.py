@@ -41,7 +41,9 @@ def _instantiate(kind: str, entry: Entry, params: dict):
         obj = entry.factory(**params)
     except TypeError as exc:
         raise ParameterError(f"bad parameters for {kind} {entry.name!r}: {exc}") from None
-    validate = getattr(obj, "validate_params", None) or getattr(obj, "_validate_params", None)
+    validate = getattr(obj, "validate_params", None)
+    if validate is None and hasattr(obj, "_parameter_constraints"):
+        validate = obj._validate_params  # scikit-learn estimators declare their constraints
     if validate is not None:
         try:
             validate()
@@ -159,7 +161,15 @@ def train(
 
     t0 = time.perf_counter()
     report("featurizing", 0, 1)
-    Xtr = feat.fit_transform(train_set.data)
+    try:
+        Xtr = feat.fit_transform(train_set.data)
+    except (AttributeError, TypeError) as exc:
+        # e.g. a text featurizer handed the feature dicts of a vector corpus
+        raise InputError(
+            f"featurizer {featurizer!r} cannot read the documents of {corpus} ({exc}); use the "
+            f"corpus's own featurizer ({default_featurizer(corpus, regs)!r}) or another that "
+            "accepts its documents"
+        ) from None
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
 

@@ -22,6 +22,8 @@ BUILTIN_PLUGINS = (
     "textcw.default_plugins.featurizers",
     "textcw.default_plugins.corpora",
     "textcw.default_plugins.evaluators",
+    "textcw.default_plugins.baselines",
+    "textcw.default_plugins.scale",
 )
 BUILTIN_PROVIDER = "textcw"
 

@@ -132,3 +132,12 @@ def test_console_script_prints_no_traceback():
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: unknown corpus 'nope'") and "Traceback" not in proc.stderr
+
+
+@pytest.mark.corpus
+def test_text_featurizer_on_a_vector_corpus_is_a_clear_error(capsys, data_home):
+    code, _, err = run(capsys, "train", "--corpus", "amazon:books", "--learner", "cw-var",
+                       "--featurizer", "binary-bow")
+    line = one_line_error(err)
+    assert code == 1 and "featurizer 'binary-bow' cannot read the documents of amazon:books" in line
+    assert "'precomputed'" in line

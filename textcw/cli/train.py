@@ -1,4 +1,9 @@
-"""``textcw train``: corpus -> featurizer -> learner, accuracy on the test split."""
+"""``textcw train``: corpus -> featurizer -> learner, accuracy on the test split.
+
+``--shards N`` trains on ``N`` disjoint shards in parallel and combines the models
+(:func:`textcw.scale.train_sharded`); ``--stream`` reads the training data in chunks into
+``partial_fit`` (:func:`textcw.scale.train_stream`). Both can be used together.
+"""
 
 from __future__ import annotations
 
@@ -34,24 +39,45 @@ def register(app: typer.Typer) -> None:
     def train(
         corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
         learner: Annotated[str, typer.Option("--learner", help="Learner name (see `textcw list learners`)")],
-        featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's)")] = None,
+        featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
         param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
         featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
-        epochs: Annotated[int | None, typer.Option("--epochs", help="Passes over the training data")] = None,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling")] = 0,
+        epochs: Annotated[int | None, typer.Option("--epochs", help="Passes over the training data (with --stream: 1 unless given)")] = None,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling (and of every shard's seed)")] = 0,
+        shards: Annotated[int | None, typer.Option("--shards", help="Train one model per disjoint shard, in parallel, and combine them")] = None,
+        combine: Annotated[str | None, typer.Option("--combine", help="With --shards: kl (precision-weighted, default) or uniform")] = None,
+        backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
+        scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
+        workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
+        stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
+        chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
         out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline here (joblib + .json manifest)")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
     ) -> None:
         """Train a learner on a corpus's training split and report test accuracy."""
         from textcw.persist import save
-        from textcw.pipeline import train as run_train
 
+        check_scale_options(shards=shards, combine=combine, backend=backend, scheduler=scheduler,
+                            workers=workers, chunk_size=chunk_size)
+        common = dict(featurizer=featurizer, params=parse_params(param),
+                      featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
+                      epochs=epochs, seed=seed)
         with progress_bar() as report:
-            result = run_train(
-                corpus, learner, featurizer=featurizer, params=parse_params(param),
-                featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
-                epochs=epochs, seed=seed, progress=report,
-            )
+            if shards is not None:
+                from textcw.scale import train_sharded
+
+                result = train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
+                                       backend=backend or "local", scheduler=scheduler,
+                                       workers=workers, stream=stream, chunk_size=chunk_size,
+                                       progress=report, **common)
+            elif stream:
+                from textcw.scale import train_stream
+
+                result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, **common)
+            else:
+                from textcw.pipeline import train as run_train
+
+                result = run_train(corpus, learner, progress=report, **common)
         summary = result.to_dict()
         if out is not None:
             save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
@@ -64,5 +90,33 @@ def register(app: typer.Typer) -> None:
             f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
             f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
         )
+        if shards is not None or stream:
+            typer.echo(scale_line(result))
         if out is not None:
             typer.echo(f"saved {out} and {out}.json")
+
+
+def check_scale_options(*, shards, combine, backend, scheduler, workers, chunk_size) -> None:
+    """Options that only make sense together fail with one line before any work."""
+    if shards is None:
+        for name, value in (("--combine", combine), ("--backend", backend), ("--scheduler", scheduler),
+                            ("--workers", workers)):
+            if value is not None:
+                raise ParameterError(f"{name} applies to shard training; add --shards N")
+    elif shards < 1:
+        raise ParameterError(f"--shards {shards} is invalid; give at least 1 shard")
+    if scheduler is not None and backend != "dask":
+        raise ParameterError("--scheduler is the address of a Dask scheduler; add --backend dask")
+    if chunk_size < 1:
+        raise ParameterError(f"--chunk-size {chunk_size} is invalid; give at least 1 document")
+
+
+def scale_line(result) -> str:
+    """How the model was trained: shards and backend, or the stream; throughput."""
+    rate = f"{result.documents_per_second:,.0f} docs/s"
+    if result.mode == "shards":
+        where = f"{result.backend}, {result.workers} worker{'s' if result.workers != 1 else ''}"
+        read = ", streamed" if result.chunk_size else ""
+        return f"{result.shards} shards combined by {result.combine} ({where}{read}); {rate}"
+    passes = f"{result.passes} pass{'es' if result.passes != 1 else ''}"
+    return f"streamed in chunks of {result.chunk_size}, {passes}; {rate}"

@@ -34,6 +34,18 @@ from textcw.errors import DataError
 DOMAINS = ("books", "dvd", "electronics", "kitchen")
 SENTIMENTS = ("negative", "positive")
 
+# sha256 of the labeled review files, the members that hold the data
+_REVIEW_DIGESTS = {
+    ("books", "negative"): "42e4d7e63f429e396de0db87b814f8c6a4b4948d34c94524725b0fe2944a0ff4",
+    ("books", "positive"): "d27a35a59e99b2c2d56731cad8d63870f8a3b9063a70bf8c18862e0a107cdd02",
+    ("dvd", "negative"): "9f0c977cf863f361f1f9961dc9e8c2b88630902da3eb5fd880146445144c355d",
+    ("dvd", "positive"): "7e3a2655f9afd141bba569d0df6a4444f6bfa3c28daf243f21125c757940b563",
+    ("electronics", "negative"): "497d95c1ce079d2db672f9d2efa9cc02ba4ebd2a525f7b2495233305def11616",
+    ("electronics", "positive"): "38d0ee5fd4147cfaff427b7f8c1ea9aacbb1fd383d51676288b7af5947fe039f",
+    ("kitchen", "negative"): "674510d22f8f0b27790d323ef8633408777e92c122e801ee4ba02bb001d1d798",
+    ("kitchen", "positive"): "30fd84894433ee9dd7f7aa3da6f858811104e364528719be2d77372295c7d3b3",
+}
+
 ARCHIVE = RemoteFile(
     corpus="amazon",
     filename="processed_acl.tar.gz",
@@ -43,16 +55,8 @@ ARCHIVE = RemoteFile(
         "0e54ad7c2bba6210bcb20eb0027f1390e282e498d467be43a47a2e040a8979b3",
     ),
     # The canonical archive's own digest was never recorded; it is accepted by its members.
-    members=tuple({
-        "processed_acl/books/negative.review": "42e4d7e63f429e396de0db87b814f8c6a4b4948d34c94524725b0fe2944a0ff4",
-        "processed_acl/books/positive.review": "d27a35a59e99b2c2d56731cad8d63870f8a3b9063a70bf8c18862e0a107cdd02",
-        "processed_acl/dvd/negative.review": "9f0c977cf863f361f1f9961dc9e8c2b88630902da3eb5fd880146445144c355d",
-        "processed_acl/dvd/positive.review": "7e3a2655f9afd141bba569d0df6a4444f6bfa3c28daf243f21125c757940b563",
-        "processed_acl/electronics/negative.review": "497d95c1ce079d2db672f9d2efa9cc02ba4ebd2a525f7b2495233305def11616",
-        "processed_acl/electronics/positive.review": "38d0ee5fd4147cfaff427b7f8c1ea9aacbb1fd383d51676288b7af5947fe039f",
-        "processed_acl/kitchen/negative.review": "674510d22f8f0b27790d323ef8633408777e92c122e801ee4ba02bb001d1d798",
-        "processed_acl/kitchen/positive.review": "30fd84894433ee9dd7f7aa3da6f858811104e364528719be2d77372295c7d3b3",
-    }.items()),
+    members=tuple((f"processed_acl/{domain}/{sentiment}.review", digest)
+                  for (domain, sentiment), digest in _REVIEW_DIGESTS.items()),
 )
 
 PAIRS = {f"{a}-vs-{b}": (a, b) for a, b in itertools.combinations(DOMAINS, 2)}

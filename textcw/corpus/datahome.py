@@ -170,10 +170,17 @@ def _download(remote: RemoteFile) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{remote.filename}.", suffix=".part", dir=folder)
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(remote.url, timeout=30) as resp:
+            promised = resp.headers.get("Content-Length")
+            received = 0
             while chunk := resp.read(_CHUNK):
                 out.write(chunk)
+                received += len(chunk)
             out.flush()
             os.fsync(out.fileno())
+        # read(n) returns what arrived when a connection closes early; say so plainly
+        if promised and promised.isdigit() and received != int(promised):
+            raise DataError(_missing_message(
+                remote, f"the download stopped after {received} of {promised} bytes"))
         _verify(remote, Path(tmp), what=f"the download from {remote.url}",
                 advice="nothing was saved; try again later or put the file there by hand")
         os.replace(tmp, remote.path)

@@ -16,7 +16,6 @@ words and nothing is lost or rejected; the names of such files are listed in
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +42,8 @@ def decode(raw: bytes) -> tuple[str, bool]:
         return raw.decode("latin-1"), True
 
 
-def _visible(path: Path) -> bool:
-    return not path.name.startswith(".")
+def _visible(name: str) -> bool:
+    return not name.startswith(".")
 
 
 def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]]:
@@ -52,7 +51,7 @@ def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]
     if not root.is_dir():
         raise DataError(f"folder {root} not found (or not a folder); --corpus folder:PATH needs "
                         "a folder with one sub-folder of text files per class")
-    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and _visible(p))
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and _visible(p.name))
     if len(classes) < 2:
         raise DataError(
             f"folder {root} has {len(classes)} class sub-folder(s); a task needs at least two: "
@@ -84,7 +83,7 @@ def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]
 @functools.lru_cache(maxsize=2)
 def _read_cached(root: str, stamp: tuple) -> dict:
     path = Path(root)
-    subdirs = {p.name for p in path.iterdir() if p.is_dir() and _visible(p)} if path.is_dir() else set()
+    subdirs = {p.name for p in path.iterdir() if p.is_dir() and _visible(p.name)} if path.is_dir() else set()
     if subdirs == {"train", "test"}:
         parts = {split: read_classes(path / split) for split in ("train", "test")}
         if parts["train"][0] != parts["test"][0]:

@@ -6,8 +6,9 @@ Reuters collection is, and has the same kind of documents and topic codes. The l
 ``<REUTERS TOPICS=.. LEWISSPLIT=..>`` with ``<TOPICS><D>code</D>...</TOPICS>`` and a
 ``<TEXT>`` holding ``<TITLE>`` and ``<BODY>``. The ModApte split keeps ``TOPICS="YES"``
 documents, with ``LEWISSPLIT="TRAIN"`` (9,603) or ``"TEST"`` (3,299). A document's text is its
-title and body (short "brief" items have only a title); SGML entities are decoded and the files
-are read as Latin-1 (one file has a byte that is not UTF-8).
+title and body (short "brief" items have only a title; "unprocessed" items, mostly tables, give
+their raw text); SGML entities are decoded and the files are read as Latin-1 (one file has a
+byte that is not UTF-8).
 
 Tasks (see corpora/reuters/CARD.md for why these):
 
@@ -93,6 +94,7 @@ _TOPICS = re.compile(r"<TOPICS>(.*?)</TOPICS>", re.S)
 _D = re.compile(r"<D>(.*?)</D>", re.S)
 _TITLE = re.compile(r"<TITLE>(.*?)</TITLE>", re.S)
 _BODY = re.compile(r"<BODY>(.*?)</BODY>", re.S)
+_TEXT = re.compile(r"<TEXT[^>]*>(.*?)</TEXT>", re.S)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # &#3; and friends: wire-service controls
 
 
@@ -107,6 +109,9 @@ def parse_sgml(text: str) -> list[tuple[str, list[str], str]]:
         topics_block = _TOPICS.search(body)
         topics = _D.findall(topics_block.group(1)) if topics_block else []
         parts = [m.group(1) for m in (_TITLE.search(body), _BODY.search(body)) if m]
+        if not parts:  # TYPE="UNPROC": tables and the like, with no TITLE or BODY markup
+            unprocessed = _TEXT.search(body)
+            parts = [unprocessed.group(1)] if unprocessed else []
         clean = _CONTROL.sub(" ", html.unescape("\n".join(parts))).strip()
         docs.append((split, topics, clean))
     return docs

@@ -157,7 +157,7 @@ def load(task: str | None = None, split: str = "train", *, seed: int = 0, order_
     pairs = _read_cached(tuple(str(Path(p).resolve()) for p in paths), stamps)
     y_all = np.concatenate([y for _, y in pairs])
     values = np.unique(y_all)
-    names = [f"{v:g}" for v in values]
+    names = [str(int(v)) if float(v).is_integer() else repr(float(v)) for v in values]
     if len(values) < 2:
         raise DataError(f"svmlight:{task} has a single label ({names[0]}); a task needs two or more")
     if len(pairs) == 2:

@@ -16,8 +16,13 @@ should not be. Any ``HashingVectorizer`` parameter can be overridden (``n_featur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
+
+from textcw.errors import InputError
 
 DEFAULTS = {
     "n_features": 2**20,
@@ -29,6 +34,36 @@ DEFAULTS = {
 }
 
 
-def hashing(**params) -> HashingVectorizer:
-    """A ``HashingVectorizer`` with the defaults above."""
-    return HashingVectorizer(**{**DEFAULTS, **params})
+class Hashing(HashingVectorizer):
+    """scikit-learn's ``HashingVectorizer`` that refuses non-text documents with a clear error.
+
+    A featurizer of precomputed vectors or images would otherwise fail deep inside
+    scikit-learn (``'dict' object has no attribute 'lower'``). Only sequences are checked, so
+    that a generator of documents streams through untouched.
+    """
+
+    def fit(self, X, y=None):
+        _check_text(X)
+        return super().fit(X, y)
+
+    def transform(self, X):
+        _check_text(X)
+        return super().transform(X)
+
+
+def _check_text(X) -> None:
+    if isinstance(X, (str, bytes)):
+        raise InputError("hashing expects a list of documents, not a single string")
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc"):
+        raise InputError("hashing featurizes text; these documents are already numeric vectors: "
+                         "use the corpus's default featurizer (e.g. precomputed or pixels)")
+    if isinstance(X, Sequence) and len(X) and not isinstance(X[0], (str, bytes)):
+        raise InputError(
+            f"hashing featurizes text (str or bytes documents), not {type(X[0]).__name__}: use "
+            "the corpus's default featurizer (e.g. precomputed for feature vectors)"
+        )
+
+
+def hashing(**params) -> Hashing:
+    """The ``hashing`` featurizer: a ``HashingVectorizer`` with the defaults above."""
+    return Hashing(**{**DEFAULTS, **params})

@@ -7,8 +7,9 @@ used, so this featurizer does not re-tokenize; it only fixes the columns at ``fi
 
 - a sequence of mappings ``feature -> value`` goes through scikit-learn's ``DictVectorizer``:
   the vocabulary is the features seen in ``fit``; unseen features are ignored by ``transform``;
-- a matrix (scipy.sparse or a 2-d array) keeps its columns; ``transform`` drops columns beyond
-  the fitted width (features never seen in training) and pads a narrower matrix with zeros.
+- a matrix (scipy.sparse, a 2-d array, or a list of sparse rows) keeps its columns;
+  ``transform`` drops columns beyond the fitted width (features never seen in training) and
+  pads a narrower matrix with zeros.
 
 ``binary=True`` replaces every non-zero value by 1.
 """
@@ -69,6 +70,8 @@ class Precomputed(TransformerMixin, BaseEstimator):
         The vocabulary (mapping input only).
     """
 
+    _parameter_constraints = {"binary": ["boolean"]}
+
     def __init__(self, binary: bool = False):
         self.binary = binary
 
@@ -108,6 +111,8 @@ class Precomputed(TransformerMixin, BaseEstimator):
 def _as_matrix(X) -> sp.csr_matrix:
     if sp.issparse(X):
         return sp.csr_matrix(X, dtype=np.float64)
+    if isinstance(X, (list, tuple)) and X and all(sp.issparse(row) for row in X):
+        return sp.csr_matrix(sp.vstack(X, format="csr"), dtype=np.float64)  # rows taken one by one
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -16,11 +16,16 @@ from sklearn.feature_extraction.text import CountVectorizer
 _COMMON = {"dtype": np.float64, "decode_error": "replace"}
 
 
+def _tuples(params: dict) -> dict:
+    # Parameters given on the command line arrive as JSON lists; scikit-learn wants tuples.
+    return {k: tuple(v) if k == "ngram_range" and isinstance(v, list) else v for k, v in params.items()}
+
+
 def binary_bow(**params) -> CountVectorizer:
     """Binary bag of words."""
-    return CountVectorizer(**{**_COMMON, "binary": True, **params})
+    return CountVectorizer(**{**_COMMON, "binary": True, **_tuples(params)})
 
 
 def bigram_counts(**params) -> CountVectorizer:
     """Unigram and bigram counts."""
-    return CountVectorizer(**{**_COMMON, "ngram_range": (1, 2), **params})
+    return CountVectorizer(**{**_COMMON, "ngram_range": (1, 2), **_tuples(params)})

@@ -8,9 +8,13 @@ A learner module declares its parameters, its state arrays and the kernels that 
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from textcw._csr import as_kernel_csr
@@ -20,12 +24,31 @@ from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 _PROGRESS_CHUNK = 2048
 
 
+def _ndim(X) -> int | None:
+    try:
+        return np.ndim(X)
+    except (ValueError, TypeError):  # ragged rows: as_kernel_csr reports them
+        return None
+
+
+def _dtype_kind(X) -> str | None:
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(X).dtype
+        except (ValueError, TypeError):
+            return None
+    return dtype.kind
+
+
 class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     """Online linear classifier over sparse features; subclasses supply the update.
 
     Subclasses set ``_binary_kernel`` and ``_multiclass_kernel`` (numba kernels), list their
     state arrays in ``_state_names``, and implement :meth:`_new_state` and
-    :meth:`_kernel_args`. They extend ``_constraints`` with their own parameters.
+    :meth:`_kernel_args`. They extend ``_constraints`` with their own parameters. A learner whose
+    kernel or state depends on a parameter (e.g. ``covariance``) overrides :meth:`_kernel` and
+    makes ``_state_names`` a property.
 
     Fitted attributes
     -----------------
@@ -62,6 +85,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         """The variant codes and hyperparameters passed after the state arrays."""
         return ()
 
+    def _kernel(self, binary: bool):
+        """The numba kernel that runs one epoch."""
+        cls = type(self)  # class access: a numba dispatcher would otherwise bind like a method
+        return cls._binary_kernel if binary else cls._multiclass_kernel
+
     def validate_params(self) -> None:
         """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
         check_params(self, self._constraints)
@@ -73,8 +101,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         ``progress(done, total)``, if given, is called as documents are processed.
         """
         self.validate_params()
-        X, y = self._check_training_input(X, y, reset=True)
-        self._setup_labels(np.unique(y))
+        X, y, labels = self._check_training_input(X, y, reset=True)
+        self._setup_labels(labels)
         self._init_model(X.shape[1])
         rng = np.random.RandomState(self.random_state)
         yk = self._encode(y)
@@ -98,7 +126,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                     "the first partial_fit call needs classes=[...] listing every label the "
                     "stream will contain"
                 )
-        X, y = self._check_training_input(X, y, reset=first)
+        # A first mini-batch may hold a single class: classes= declares the others.
+        X, y, labels = self._check_training_input(X, y, reset=first, min_classes=1)
         if first:
             self._setup_labels(self._check_labels(np.asarray(classes), what="classes"))
             self._init_model(X.shape[1])
@@ -107,7 +136,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 f"classes={np.unique(classes).tolist()} differs from the classes of the first "
                 f"partial_fit call ({self.classes_.tolist()})"
             )
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        unknown = np.setdiff1d(labels, self.classes_)
         if unknown.size:
             raise InputError(
                 f"labels {unknown.tolist()} are not among the declared classes {self.classes_.tolist()}; "
@@ -155,7 +184,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             raise AttributeError(f"{type(self).__name__} is not fitted yet; call fit first")
         return self._state
 
-    def _check_labels(self, y, what="y") -> np.ndarray:
+    def _check_labels(self, y, what="y", min_classes=2) -> np.ndarray:
         if y.ndim != 1:
             raise InputError(f"{what} must be 1-d (one label per document); got shape {y.shape}")
         try:
@@ -167,15 +196,62 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             ) from None
         if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
             raise InputError(f"{what} contains NaN or infinite labels")
-        if labels.size < 2:
+        if labels.dtype.kind == "f" and type_of_target(labels) == "continuous":
+            # scikit-learn's wording, so that code catching its errors recognises this one
             raise InputError(
-                f"{what} has a single class ({labels.tolist()}); a classifier needs at least two"
+                f"Unknown label type: continuous. {what} holds real-valued targets (e.g. "
+                f"{labels[~np.equal(np.mod(labels, 1), 0)][0]!r}), a regression target; a classifier "
+                "needs class labels such as strings or integers"
+            )
+        if labels.size < min_classes:
+            raise InputError(
+                f"{what} has only one class ({labels.tolist()}); a classifier needs at least two"
             )
         return labels
 
-    def _check_training_input(self, X, y, *, reset: bool):
-        X = as_kernel_csr(X, None if reset else self.n_features_in_)
+    def _check_X(self, X, *, reset: bool):
+        """Canonical CSR for the kernels; errors use scikit-learn's wording where it has one."""
+        if not sp.issparse(X) and _ndim(X) == 1:
+            raise InputError(
+                f"X is 1-d with shape {np.shape(X)}; Reshape your data: pass a 2-d matrix with one "
+                "row per document (a single document: X.reshape(1, -1))"
+            )
+        if _dtype_kind(X) == "c":
+            raise InputError(
+                "Complex data not supported: X contains complex values; textcw learns from "
+                "real-valued features"
+            )
+        X = as_kernel_csr(X)
+        if X.shape[1] == 0:
+            raise InputError(
+                f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; every "
+                "document needs a feature vector (featurize the documents first)"
+            )
+        if not reset and X.shape[1] != self.n_features_in_:
+            raise InputError(
+                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (it was fitted with "
+                f"{self.n_features_in_}); use the same featurizer (or the saved pipeline) for "
+                "training and prediction"
+            )
+        return X
+
+    def _check_training_input(self, X, y, *, reset: bool, min_classes: int = 2):
+        if y is None:
+            raise InputError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None; give "
+                "one label per document"
+            )
+        X = self._check_X(X, reset=reset)
         y = np.asarray(y)
+        if y.ndim == 2 and y.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected: y of shape "
+                f"{y.shape} was flattened to one label per document; pass a 1-d array of labels "
+                "to avoid this warning",
+                DataConversionWarning, stacklevel=3,
+            )
+            y = y.ravel()
         if y.ndim != 1:
             raise InputError(f"y must be 1-d (one label per document); got shape {y.shape}")
         if y.shape[0] != X.shape[0]:
@@ -183,19 +259,19 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         if X.shape[0] == 0:
             raise InputError("no training documents: X has 0 rows")
         if reset:
-            self._check_labels(y)
+            labels = self._check_labels(y, min_classes=min_classes)
         else:
             try:
-                np.unique(y)
+                labels = np.unique(y)
             except TypeError:
-                self._check_labels(y)
+                labels = self._check_labels(y)  # raises: mixed label types
         if self.fit_intercept:
             X = as_kernel_csr(sp.hstack([X, np.ones((X.shape[0], 1))], format="csr"))
-        return X, y
+        return X, y, labels
 
     def _check_predict_input(self, X):
         check_is_fitted(self, "classes_")
-        return as_kernel_csr(X, self.n_features_in_)
+        return self._check_X(X, reset=False)
 
     def _setup_labels(self, classes: np.ndarray) -> None:
         self.classes_ = classes
@@ -213,8 +289,14 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return idx.astype(np.int64)
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
-        cls = type(self)  # class access: a numba dispatcher would otherwise bind like a method
-        kernel = cls._binary_kernel if self._binary else cls._multiclass_kernel
+        kernel = self._kernel(self._binary)
+        missing = [name for name in self._state_names if name not in self._state]
+        if missing:
+            # e.g. covariance changed by set_params between partial_fit calls
+            raise InputError(
+                f"{type(self).__name__}: the fitted model has no {missing[0]!r} state for the "
+                "current parameters (were they changed after fitting?); call fit to start over"
+            )
         state = [self._state[name] for name in self._state_names]
         args = self._kernel_args()
         order = order.astype(np.int64)

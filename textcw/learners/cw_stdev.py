@@ -1,8 +1,9 @@
 """CW "stdev": the exact convex confidence constraint (Crammer, Dredze, Pereira, NIPS 2008).
 
 After each update ``y (mu . x) >= phi sqrt(x' Sigma x)`` (JMLR 2012 eq. 31); closed form in
-:func:`textcw.learners._kernels.gaussian_diag.cw_stdev_steps`. Mistakes do not depend on the
-initial scale ``a`` (NIPS 2008, Lemma 3).
+:func:`textcw.learners._kernels.gaussian_rules.cw_stdev_alpha`, exact diagonal form (root
+finding) in :mod:`textcw.learners._kernels.gaussian_exact`. Mistakes do not depend on the initial
+scale ``a`` (NIPS 2008, Lemma 3).
 """
 
 from __future__ import annotations

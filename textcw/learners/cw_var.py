@@ -1,7 +1,8 @@
 """CW "var": the linearised confidence constraint (Dredze, Crammer, Pereira, ICML 2008).
 
 After each update ``y (mu . x) >= phi x' Sigma x`` (JMLR 2012 eq. 18); closed form in
-:func:`textcw.learners._kernels.gaussian_diag.cw_var_steps`.
+:func:`textcw.learners._kernels.gaussian_rules.cw_var_steps`, exact diagonal form (root finding)
+in :mod:`textcw.learners._kernels.gaussian_exact`.
 """
 
 from __future__ import annotations

@@ -1,60 +1,186 @@
 """The shared base of learners that keep a Gaussian over weights, ``w ~ N(mu, Sigma)``.
 
-CW var, CW stdev (and later AROW and SCW) differ only in how one example's margin ``m`` and
-margin variance ``v`` set the step sizes; the state (mean and variances), the covariance forms
-and the label probabilities are common and live here.
+CW var and stdev, AROW and SCW differ only in how one example's margin ``m`` and margin variance
+``v`` set the step sizes (:mod:`textcw.learners._kernels.gaussian_rules`); the state, the
+covariance forms and the label probabilities are common and live here.
+
+Covariance forms (``covariance=``):
+
+- ``"diag-kl"``: one variance per feature; the precision update is diagonalised ("project",
+  ICML 2008): ``1/s_j += c x_j^2``.
+- ``"diag-l2"``: one variance per feature; the covariance update is diagonalised ("drop"):
+  ``s_j -= beta (s_j x_j)^2``.
+- ``"exact"`` (CW only): the constraint is solved exactly over diagonal covariances
+  (JMLR 2012, section 6.2).
+- ``"full"``: the full ``d x d`` matrix (one per label in multi-class problems), kept as the
+  Cholesky factor of its inverse. For small ``d`` only: a ``d`` whose matrices would not fit in
+  memory is refused with an error suggesting a diagonal form.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
-from textcw.learners._kernels import gaussian_diag
-from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2
+from textcw.errors import ParameterError
+from textcw.learners._kernels import gaussian_diag, gaussian_exact, gaussian_full
+from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, VARIANCE_FLOOR
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.params import POSITIVE, Interval, Options
 from textcw.learners.probability import label_probabilities_quadrature
 
-COVARIANCE_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
+DIAGONAL_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
+_CHUNK = 4096
+
+
+def full_matrix_budget() -> int:
+    """Bytes the full-covariance matrices may take: half the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: assume 16 GB of memory
+        return 8 * 2**30
+
+
+def check_full_fits(learner, n_rows: int, n_blocks: int, diagonal: str) -> None:
+    """Refuse ``covariance="full"`` when ``n_blocks`` matrices of ``n_rows^2`` floats do not fit."""
+    need = n_blocks * n_rows * n_rows * 8
+    budget = full_matrix_budget()
+    if need > budget:
+        what = (f"a {n_rows} x {n_rows} matrix" if n_blocks == 1
+                else f"{n_blocks} matrices of {n_rows} x {n_rows}, one per label,")
+        raise ParameterError(
+            f"{type(learner).__name__}: covariance='full' needs {what} ({need / 1e9:.1f} GB), more "
+            f"than the {budget / 1e9:.1f} GB available (half of this machine's memory); use "
+            f"covariance={diagonal!r}, which keeps one value per feature, or reduce the number of "
+            "features"
+        )
+
+
+def with_intercept_column(X, fit_intercept: bool):
+    return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr") if fit_intercept else X
+
+
+def quadratic_forms(X, R) -> np.ndarray:
+    """``x' (R' R)^{-1} x = ||R^{-T} x||^2`` for every row of ``X`` (``R`` upper triangular)."""
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], _CHUNK):
+        block = X[start:start + _CHUNK]
+        dense = block.toarray().T if sp.issparse(block) else np.asarray(block).T
+        z = scipy.linalg.solve_triangular(R, dense, trans="T", lower=False, check_finite=False)
+        out[start:start + _CHUNK] = np.einsum("ij,ij->j", z, z)
+    return out
+
+
+def covariance_from_factor(R) -> np.ndarray:
+    """``Sigma = (R' R)^{-1}``, symmetrised (it is symmetric in exact arithmetic)."""
+    inv = scipy.linalg.solve_triangular(R, np.eye(R.shape[0]), lower=False, check_finite=False)
+    sigma = inv @ inv.T
+    return (sigma + sigma.T) / 2.0
 
 
 class GaussianLinearClassifier(OnlineLinearClassifier):
-    """Mean ``mu`` and diagonal covariance ``s`` (``Sigma_1 = a I``), updated by a kernel rule.
+    """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
+
+    Subclasses set ``_rule`` (or override :meth:`_rule_code`), ``_covariances`` and
+    :meth:`_rule_args` (``phi``, ``C``, ``r``).
 
     Fitted attributes, beyond those of :class:`OnlineLinearClassifier`:
 
     sigma_ : ndarray, same shape as ``coef_``
-        The diagonal of the covariance of every weight.
+        The variance of every weight (the diagonal of ``Sigma``).
+    covariance_ : ndarray of shape (n_features, n_features), or (n_classes, ...) per label
+        Only for ``covariance="full"``: the covariance matrix itself (with ``fit_intercept``,
+        the intercept is the last row and column).
     """
 
     _rule: int
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
-        "a": POSITIVE,
-        "covariance": Options(tuple(COVARIANCE_CODES)),
-    }
-    _state_names = ("mu", "s")
-    _binary_kernel = gaussian_diag.binary_epoch
-    _multiclass_kernel = gaussian_diag.multiclass_top1_epoch
+    _covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")
+    _diagonal_suggestion = "diag-kl"
+
+    # ----------------------------------------------------------------- subclass interface
+    def _rule_code(self) -> int:
+        return self._rule
+
+    def _rule_args(self) -> tuple[float, float, float]:
+        """``(phi, C, r)``; a rule ignores those it does not use."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------- kernels and state
+    @property
+    def _state_names(self):
+        return ("mu", "R") if self.covariance == "full" else ("mu", "s")
+
+    @property
+    def _floor(self) -> float:
+        return float(self.a) * VARIANCE_FLOOR
+
+    def _kernel(self, binary):
+        module = {"full": gaussian_full, "exact": gaussian_exact}.get(self.covariance, gaussian_diag)
+        return module.binary_epoch if binary else module.multiclass_top1_epoch
+
+    def _kernel_args(self):
+        phi, C, r = self._rule_args()
+        if self.covariance == "full":
+            return (self._rule_code(), phi, C, r, self._floor)
+        if self.covariance == "exact":
+            return (self._rule_code(), phi, self._floor)
+        return (self._rule_code(), DIAGONAL_CODES[self.covariance], phi, C, r, self._floor)
 
     def _new_state(self, n_rows, n_labels):
         shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
-        return {"mu": np.zeros(shape), "s": np.full(shape, float(self.a))}
+        mu = np.zeros(shape)
+        if self.covariance != "full":
+            return {"mu": mu, "s": np.full(shape, float(self.a))}
+        blocks = 1 if n_labels is None else n_labels
+        check_full_fits(self, n_rows, blocks, self._diagonal_suggestion)
+        # Precision a^{-1} I, whose upper Cholesky factor is a^{-1/2} I.
+        factor = np.eye(n_rows) / np.sqrt(float(self.a))
+        R = factor if n_labels is None else np.repeat(factor[None], n_labels, axis=0)
+        return {"mu": mu, "R": R}
+
+    # ----------------------------------------------------------------- model views
+    def _blocks(self):
+        """The Cholesky factor of each label block's precision (full covariance only)."""
+        R = self._fitted_state()["R"]
+        return [R] if R.ndim == 2 else list(R)
 
     @property
     def sigma_(self) -> np.ndarray:
-        s = self._fitted_state()["s"][: self.n_features_in_]
-        return s.reshape(1, -1) if self._binary else s.T
+        state = self._fitted_state()
+        if "s" in state:
+            s = state["s"][: self.n_features_in_]
+            return s.reshape(1, -1) if self._binary else s.T
+        diag = np.stack([np.diag(covariance_from_factor(R)) for R in self._blocks()])
+        return diag[:, : self.n_features_in_]
+
+    @property
+    def covariance_(self) -> np.ndarray:
+        state = self._fitted_state()
+        if "R" not in state:
+            raise AttributeError(
+                f"covariance_ exists only for covariance='full' (this model has "
+                f"covariance={self.covariance!r}); the diagonal is sigma_"
+            )
+        mats = [covariance_from_factor(R) for R in self._blocks()]
+        return mats[0] if self._binary else np.stack(mats)
 
     def margin_variance(self, X) -> np.ndarray:
         """``x' Sigma x`` for every row (binary: shape (n,); multi-class: (n, K) per label block)."""
         X = self._check_predict_input(X)
-        s = self._fitted_state()["s"]
-        var = np.asarray(X.multiply(X) @ s[: self.n_features_in_])
-        if self.fit_intercept:
-            var = var + s[self.n_features_in_]
-        return var
+        state = self._fitted_state()
+        if "s" in state:
+            s = state["s"]
+            var = np.asarray(X.multiply(X) @ s[: self.n_features_in_])
+            if self.fit_intercept:
+                var = var + s[self.n_features_in_]
+            return var
+        Xa = with_intercept_column(X, self.fit_intercept)
+        var = np.column_stack([quadratic_forms(Xa, R) for R in self._blocks()])
+        return var[:, 0] if self._binary else var
 
     def predict_proba(self, X):
         """Probability of each label under ``w ~ N(mu, Sigma)``.
@@ -68,10 +194,14 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         if self._binary:
             with np.errstate(divide="ignore", invalid="ignore"):
                 z = scores / np.sqrt(var)
-            z = np.where(var > 0, z, np.sign(scores) * np.inf)  # no uncertainty left: a step
+                z = np.where(var > 0, z, np.sign(scores) * np.inf)  # no uncertainty left: a step
             p = np.where(scores == 0, 0.5, ndtr(z))
             return np.column_stack([1.0 - p, p])
         return label_probabilities_quadrature(scores, var)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
 
 class ConfidenceWeighted(GaussianLinearClassifier):
@@ -84,10 +214,11 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         at least ``eta`` under ``N(mu, Sigma)``; ``phi = Phi^{-1}(eta)``.
     a : float > 0, default 1.0
         Initial variance, ``Sigma_1 = a I``.
-    covariance : {"diag-kl", "diag-l2"}, default "diag-kl"
-        How the covariance is kept diagonal: ``diag-kl`` diagonalises the precision update
-        (KL projection, "Project" in ICML 2008), ``diag-l2`` drops the off-diagonal part of the
-        covariance update ("Drop").
+    covariance : {"diag-kl", "diag-l2", "exact", "full"}, default "diag-kl"
+        ``diag-kl`` diagonalises the precision update (KL projection, "Project" in ICML 2008),
+        ``diag-l2`` drops the off-diagonal part of the covariance update ("Drop"), ``exact``
+        solves the constraint exactly over diagonal covariances (JMLR 2012, section 6.2) and
+        ``full`` keeps the whole matrix (small ``d`` only).
     n_epochs : int, default 5
         Passes over the training data.
     shuffle, random_state, fit_intercept
@@ -97,9 +228,12 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     against ``m >= phi sqrt(v)``); both defaults were chosen on the 20 Newsgroups training split.
     """
 
+    _covariances = ("diag-kl", "diag-l2", "exact", "full")
     _constraints = {
-        **GaussianLinearClassifier._constraints,
+        **OnlineLinearClassifier._constraints,
         "eta": Interval(0.5, 1.0, closed="neither"),
+        "a": POSITIVE,
+        "covariance": Options(_covariances),
     }
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
@@ -117,5 +251,5 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         """``Phi^{-1}(eta)``, the confidence in standard deviations."""
         return float(ndtri(self.eta))
 
-    def _kernel_args(self):
-        return (self._rule, COVARIANCE_CODES[self.covariance], self.phi)
+    def _rule_args(self):
+        return (self.phi, 0.0, 0.0)

@@ -41,12 +41,13 @@ __all__ = ["SKLEARN_CONTRACT_CHECKS", "check_featurizer", "check_learner", "chec
 # The scikit-learn estimator checks about the estimator *contract* (parameters, cloning,
 # fitting, pickling, sparse input, consistency of the prediction methods). The other checks in
 # scikit-learn's suite mostly pin the wording of error messages, which textcw deliberately
-# words its own way, so they are not applied. Names missing from an installed scikit-learn
-# version are simply not run.
+# words its own way, so they are not applied. check_decision_proba_consistency is left out
+# too: a Gaussian (CW) model's label probability depends on the margin's variance as well as on
+# its mean, so it need not rank documents as decision_function does. Names missing from an
+# installed scikit-learn version are simply not run.
 SKLEARN_CONTRACT_CHECKS = frozenset({
     "check_classifiers_classes",
     "check_classifiers_one_label",
-    "check_decision_proba_consistency",
     "check_dict_unchanged",
     "check_do_not_raise_errors_in_init_or_set_params",
     "check_dont_overwrite_parameters",
@@ -91,27 +92,55 @@ class _Failed(AssertionError):
     """One sub-check's failure; the public check adds which component and which property."""
 
 
+class _UsageError(ValueError):
+    """A check called with arguments that make no sense; passed through unchanged."""
+
+
 def _fail(message: str) -> None:
     raise _Failed(message)
 
 
-def _run(component: str, checks: Sequence[Callable[[], None]]) -> None:
-    """Run ``checks`` in order; re-raise the first failure with the component and check named."""
-    for check in checks:
-        name = getattr(check, "__name__", "check").lstrip("_")
+def _run(component: str, checks: Sequence[Callable[[], None]],
+         expected_failures: dict[str, str] | None = None) -> None:
+    """Run ``checks`` in order; re-raise the first failure with the component and check named.
+
+    ``expected_failures`` maps check names to the reason they are known to fail: those must
+    fail (a check that starts passing has to be taken off the list), like a strict xfail.
+    """
+    expected = dict(expected_failures or {})
+    names = [getattr(check, "__name__", "check").lstrip("_") for check in checks]
+    unknown = sorted(set(expected) - set(names))
+    if unknown:
+        raise _UsageError(f"expected_failures names unknown checks {unknown}; the checks of "
+                         f"{component} are: {', '.join(names)}")
+    for name, check in zip(names, checks):
         try:
             with warnings.catch_warnings():
                 # A component's own warnings (convergence, deprecation) are not failures here.
                 warnings.simplefilter("ignore")
                 check()
         except _Failed as exc:
+            if name in expected:
+                continue
             raise AssertionError(f"{component} fails {name}: {exc}") from None
+        except _UsageError:
+            raise
         except AssertionError as exc:  # e.g. a nested check_learner from check_plugin
+            if name in expected:
+                continue
             raise AssertionError(f"{component} fails {name}: {exc}") from exc
         except Exception as exc:
+            if name in expected:
+                continue
             raise AssertionError(
                 f"{component} fails {name}: it raised {type(exc).__name__}: {exc}"
             ) from exc
+        else:
+            if name in expected:
+                raise AssertionError(
+                    f"{component} now passes {name}, listed as an expected failure "
+                    f"({expected[name]}); remove it from expected_failures"
+                )
 
 
 def _describe(factory) -> str:
@@ -202,8 +231,8 @@ def _check_predictions(est, X, y_known, what: str) -> np.ndarray:
     classes = np.asarray(est.classes_)
     outside = sorted({str(p) for p in pred} - {str(c) for c in classes})
     if outside or not np.isin(pred, classes).all():
-        _fail(f"{what}: predict returned labels {outside or list(np.unique(pred))} outside "
-              f"classes_={list(classes)}; predict must return the training labels themselves")
+        _fail(f"{what}: predict returned labels {outside or np.unique(pred).tolist()} outside "
+              f"classes_={classes.tolist()}; predict must return the training labels themselves")
     k = len(classes)
     if hasattr(est, "decision_function"):
         scores = np.asarray(est.decision_function(X), dtype=float)
@@ -248,7 +277,11 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
     def params_round_trip():
         est = make()
         params = est.get_params(deep=False)
-        copy = clone(est)
+        try:
+            copy = clone(est)
+        except RuntimeError as exc:  # scikit-learn's own verdict on a mangled parameter
+            _fail(f"clone() failed: {exc}; __init__ must store each argument unchanged under "
+                  "its own name and do nothing else")
         if copy is est or not _same_params(copy.get_params(deep=False), params):
             _fail(f"clone() changed the parameters: {params} became {copy.get_params(deep=False)}; "
                   "__init__ must store each argument unchanged under its own name")
@@ -264,8 +297,8 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
             if est.fit(X, y) is not est:
                 _fail(f"{what}: fit must return the estimator itself (so fit(...).predict works)")
             if not np.array_equal(np.asarray(est.classes_), np.unique(y)):
-                _fail(f"{what}: classes_={list(est.classes_)}; expected the sorted training labels "
-                      f"{list(np.unique(y))}")
+                _fail(f"{what}: classes_={np.asarray(est.classes_).tolist()}; expected the sorted "
+                      f"training labels {np.unique(y).tolist()}")
             if getattr(est, "n_features_in_", None) != X.shape[1]:
                 _fail(f"{what}: n_features_in_={getattr(est, 'n_features_in_', None)!r}; expected "
                       f"{X.shape[1]}, the number of training columns")
@@ -346,7 +379,10 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
                 more = _cycle_labels(est.classes_, 30)
                 a = est.partial_fit(Xt[:30], more)
                 b = loaded.partial_fit(Xt[:30], more)
-                if not np.array_equal(a.predict(Xt), b.predict(Xt)):
+                same = np.array_equal(a.predict(Xt), b.predict(Xt))
+                if same and hasattr(a, "decision_function"):
+                    same = np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
+                if not same:
                     _fail(f"{what}: partial_fit after a joblib round trip continues differently "
                           "from the original model; some training state is not pickled")
 
@@ -388,8 +424,8 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
             est = make()
             est.partial_fit(X[first], y[first], classes=classes)
             if not np.array_equal(np.asarray(est.classes_), classes):
-                _fail(f"{what}: after partial_fit(..., classes={list(classes)}) on a one-label "
-                      f"chunk, classes_={list(est.classes_)}")
+                _fail(f"{what}: after partial_fit(..., classes={classes.tolist()}) on a one-label "
+                      f"chunk, classes_={np.asarray(est.classes_).tolist()}")
             for start in range(0, rest.size, 40):
                 chunk = rest[start:start + 40]
                 est.partial_fit(X[chunk], y[chunk])
@@ -398,15 +434,20 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
             if accuracy < min_accuracy:
                 _fail(f"{what}: held-out accuracy {accuracy:.2f} < {min_accuracy} after one "
                       "partial_fit pass over a separable problem")
-            unknown = np.full(3, "never-declared", dtype=object)
-            if _raises(lambda: est.partial_fit(X[:3], unknown), (TextcwError, ValueError)) is None:
-                _fail(f"{what}: partial_fit accepted a label missing from classes=")
+            # One undeclared label among declared ones: it must not be dropped silently.
+            mixed = np.array([classes[0], "never-declared", classes[-1]], dtype=object)
+            if _raises(lambda: est.partial_fit(X[:3], mixed), (TextcwError, ValueError)) is None:
+                _fail(f"{what}: partial_fit accepted a label missing from classes= (it must raise "
+                      "rather than skip or invent a class)")
             if isinstance(est, OnlineLinearClassifier):
                 # textcw's online learners process a stream in order: chunking must not matter.
+                # Up to rounding: a learner may legitimately renormalise its state at the end of
+                # a call (e.g. SGD folding its lazy weight scale back into the weights).
                 whole = make()
                 whole.partial_fit(X[np.concatenate([first, rest])],
                                   y[np.concatenate([first, rest])], classes=classes)
-                if not np.array_equal(whole.decision_function(Xt), est.decision_function(Xt)):
+                if not np.allclose(whole.decision_function(Xt), est.decision_function(Xt),
+                                   rtol=1e-9, atol=1e-12):
                     _fail(f"{what}: partial_fit over chunks differs from one partial_fit call over "
                           "the same rows in the same order; carry all state between calls")
 
@@ -426,8 +467,9 @@ def _learner_checks(make, min_accuracy: float, sklearn_checks: bool) -> list[Cal
                               for r in failed)
             _fail(f"scikit-learn estimator checks failed: {lines}")
 
-    return [builds_unfitted, params_round_trip, fits_and_predicts, sparse_and_dense_agree,
-            is_deterministic, handles_empty_rows, refuses_bad_input, survives_joblib,
+    # Determinism comes before the CSR/dense comparison, which assumes two fits can agree.
+    return [builds_unfitted, params_round_trip, fits_and_predicts, is_deterministic,
+            sparse_and_dense_agree, handles_empty_rows, refuses_bad_input, survives_joblib,
             clone_after_fit_is_unfitted, reports_mistakes, partial_fit_streams,
             passes_sklearn_contract]
 
@@ -439,7 +481,7 @@ def _cycle_labels(classes, n: int) -> np.ndarray:
 
 
 def check_learner(factory, *, name: str | None = None, min_accuracy: float = 0.8,
-                  sklearn_checks: bool = True) -> None:
+                  sklearn_checks: bool = True, expected_failures: dict[str, str] | None = None) -> None:
     """Check that a learner behaves as textcw (and scikit-learn) expect.
 
     The learner is built with its default parameters (``random_state`` set to 0 if it is
@@ -475,6 +517,10 @@ def check_learner(factory, *, name: str | None = None, min_accuracy: float = 0.8
         Held-out accuracy required on the separable test problems.
     sklearn_checks : bool, default True
         Also run the scikit-learn contract checks.
+    expected_failures : dict, optional
+        ``{check name: reason}`` for known deviations (check names as in the failure message,
+        e.g. ``"partial_fit_streams"``). Listed checks must fail: one that passes is reported,
+        so the list cannot go stale.
 
     Raises
     ------
@@ -482,7 +528,8 @@ def check_learner(factory, *, name: str | None = None, min_accuracy: float = 0.8
         Naming the learner, the property that failed and how to fix it.
     """
     component = f"learner {name or _describe(factory)}"
-    _run(component, _learner_checks(_maker(factory, "learner"), min_accuracy, sklearn_checks))
+    _run(component, _learner_checks(_maker(factory, "learner"), min_accuracy, sklearn_checks),
+         expected_failures)
 
 
 # ====================================================================================== featurizers
@@ -530,10 +577,13 @@ def _featurizer_checks(make, documents, labels, unseen, text_mode: bool,
                                        if text_mode else "")
         output_ok(X, len(fit_docs), what)
         if hasattr(feat, "fit_transform"):
-            X2 = make().fit_transform(fit_docs)
+            other = make()
+            X2 = other.fit_transform(fit_docs)
             output_ok(X2, len(fit_docs), "fit_transform")
-            if X2.shape != X.shape or not np.array_equal(_dense(X2), _dense(X)):
-                _fail("fit_transform(docs) differs from fit(docs).transform(docs)")
+            X3 = other.transform(fit_docs)
+            if X2.shape != X3.shape or not np.array_equal(_dense(X2), _dense(X3)):
+                _fail("fit_transform(docs) differs from transform(docs) of the featurizer it "
+                      "fitted; the pipeline uses the first to train and the second to predict")
 
     def transforms_unseen_documents():
         feat = make().fit(list(train_docs))
@@ -584,7 +634,8 @@ def _featurizer_checks(make, documents, labels, unseen, text_mode: bool,
 
 
 def check_featurizer(factory, documents: Sequence | None = None, labels: Sequence | None = None,
-                     *, name: str | None = None, min_accuracy: float = 0.8) -> None:
+                     *, name: str | None = None, min_accuracy: float = 0.8,
+                     expected_failures: dict[str, str] | None = None) -> None:
     """Check that a featurizer turns documents into a fixed-width numeric matrix, robustly.
 
     By default the documents are text: short documents on two topics from
@@ -613,6 +664,8 @@ def check_featurizer(factory, documents: Sequence | None = None, labels: Sequenc
     name : str, optional
         How to name the featurizer in failure messages.
     min_accuracy : float, default 0.8
+    expected_failures : dict, optional
+        ``{check name: reason}`` for known deviations; as for :func:`check_learner`.
 
     Raises
     ------
@@ -639,7 +692,8 @@ def check_featurizer(factory, documents: Sequence | None = None, labels: Sequenc
         text_mode = False
     component = f"featurizer {name or _describe(factory)}"
     _run(component, _featurizer_checks(_maker(factory, "featurizer"), (train_docs, test_docs),
-                                       (train_labels, test_labels), unseen, text_mode, min_accuracy))
+                                       (train_labels, test_labels), unseen, text_mode, min_accuracy),
+         expected_failures)
 
 
 # ====================================================================================== plugins
@@ -659,7 +713,8 @@ def _canonical(dist_name: str) -> str:
 
 
 def check_plugin(plugin, *, distribution: str | None = None, check_components: bool = True,
-                 featurizer_data: dict | None = None, min_accuracy: float = 0.8) -> None:
+                 featurizer_data: dict | None = None, min_accuracy: float = 0.8,
+                 expected_failures: dict[str, dict[str, str]] | None = None) -> None:
     """Check a plugin: it registers cleanly beside the built-ins and everything it adds works.
 
     The plugin is registered into an isolated plugin manager (the built-ins plus this plugin,
@@ -691,6 +746,8 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         ``{featurizer name: (documents, labels)}`` for featurizers of non-text documents.
     min_accuracy : float, default 0.8
         Passed on to the component checks.
+    expected_failures : dict, optional
+        ``{component name: {check name: reason}}``, passed on to the component checks.
 
     Raises
     ------
@@ -719,7 +776,8 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         try:
             pm.check_pending()
         except pluggy.PluginValidationError as exc:
-            hooks = sorted(n for n in dir(pm.hook) if not n.startswith("_"))
+            hooks = sorted(n for n in dir(pm.hook) if not n.startswith("_")
+                           and getattr(getattr(pm.hook, n), "spec", None) is not None)
             _fail(f"{exc}; textcw's hooks are: {', '.join(hooks)}")
         state.update(pm=pm, base_pm=base_pm)
 
@@ -775,13 +833,18 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         from textcw.pipeline import make_featurizer
 
         regs, own = state["regs"], state["own"]
+        expected = dict(expected_failures or {})
+        stray = sorted(set(expected) - set(own["learners"]) - set(own["featurizers"]))
+        if stray:
+            raise _UsageError(f"expected_failures names {stray}, which the plugin does not register")
         for n in own["learners"]:
             check_learner(lambda n=n: make_learner(n, registries=regs), name=repr(n),
-                          min_accuracy=min_accuracy)
+                          min_accuracy=min_accuracy, expected_failures=expected.get(n))
         for n in own["featurizers"]:
             docs, labels = (featurizer_data or {}).get(n, (None, None))
             check_featurizer(lambda n=n: make_featurizer(n, registries=regs), docs, labels,
-                             name=repr(n), min_accuracy=min_accuracy)
+                             name=repr(n), min_accuracy=min_accuracy,
+                             expected_failures=expected.get(n))
 
     def is_installed_as_distribution():
         if distribution is None:

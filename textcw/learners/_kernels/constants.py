@@ -6,10 +6,28 @@ PA = 1
 PA1 = 2
 PA2 = 3
 
-# Gaussian (mean + covariance) update rules.
+# Gaussian (mean + covariance) update rules: each turns an example's margin ``m`` and margin
+# variance ``v`` into a mean step ``alpha`` and a precision increment ``c`` (ALGORITHMS.md).
 CW_VAR = 0
 CW_STDEV = 1
+AROW_SQUARED_HINGE = 2
+AROW_HINGE = 3
+SCW1 = 4
+SCW2 = 5
 
 # Diagonal covariance forms.
 DIAG_KL = 0  # project: diagonalise the inverse (precision) update
 DIAG_L2 = 1  # drop: diagonalise the covariance update
+
+# SGD losses.
+HINGE = 0
+LOG = 1
+MODIFIED_HUBER = 2
+
+# SGD learning-rate schedules.
+DECAY = 0  # eta_t = eta0 / (1 + eta0 alpha t)
+CONSTANT = 1  # eta_t = eta0
+INVSCALING = 2  # eta_t = eta0 / t^power_t
+
+# Floor on every variance, relative to the initial variance ``a`` (see gaussian_diag.floor_variance).
+VARIANCE_FLOOR = 1e-12

@@ -1,116 +1,100 @@
-"""Confidence-weighted kernels with a diagonal covariance (mean ``mu``, variances ``s``).
+"""Gaussian learners with a diagonal covariance (mean ``mu``, variances ``s``).
 
-Closed forms are those of ALGORITHMS.md: CW "var" (ICML 2008; JMLR eq. 18) and CW "stdev"
-(NIPS 2008; JMLR eq. 31). Each example yields three numbers from its margin ``m`` and margin
-variance ``v``: the mean step ``alpha``, the covariance step ``beta`` (diag-l2) and the precision
-increment ``c`` (diag-kl: ``1/s_j += c x_j^2``).
+One kernel serves every rule of :mod:`.gaussian_rules` (CW var and stdev, AROW, SCW-I/II) and both
+diagonalisations of ALGORITHMS.md:
+
+- ``diag-kl`` ("project", ICML 2008): ``1/s_j += c x_j^2``;
+- ``diag-l2`` ("drop"): ``s_j -= beta (s_j x_j)^2``.
+
+The mean moves with the variances from before the update: ``mu_j += alpha y s_j x_j``.
+
+Numerical guard (with its counterparts in :mod:`.gaussian_full` and :mod:`.gaussian_exact`, the
+only place the kernels leave the papers' formulas): after each update a variance is kept at or
+above ``floor = a * VARIANCE_FLOOR`` (``a`` the initial variance, so the guard scales with ``a``
+and CW-stdev's invariance to ``a``, NIPS 2008 Lemma 3, is kept). In exact arithmetic both forms
+keep ``s_j > 0``, but on a confident mistake (``m < 0``, small margin variance ``v``) CW-stdev's
+increment grows like ``c ~ (m phi / v)^2`` (eq. 31 with ``alpha ~ |m| / v``), so the margin
+variance drops from ``v`` to about ``v^2 / (m phi)^2`` in one update, and diag-kl hands the
+whole increment to every active feature: on noisy data variances underflow to exactly 0 within a
+few hundred updates, after which ``alpha ~ |m| / v`` overflows. The floor sits twelve orders of
+magnitude below ``a``. On text it never fires (on 20 Newsgroups the smallest variance after 5
+epochs is about ``1e-3 a``), so the kernels equal the papers' updates there; on dense
+low-dimensional data CW-stdev's diagonal forms at ``eta = 0.99`` do reach it, and it then
+stands in for the underflow.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import row_scores, top_competitor
-from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, DIAG_KL
+from textcw.learners._kernels.common import column, row_scores, top_competitor
+from textcw.learners._kernels.constants import DIAG_KL
+from textcw.learners._kernels.gaussian_rules import steps
 
 
 @kernel
-def cw_var_steps(m, v, phi):
-    """CW-var: ``y (mu . x) >= phi x' Sigma x`` after the update (JMLR eq. 18).
+def update_variance(s_j, x_j, beta, c, covariance, floor):
+    """One variance after the update, kept at or above ``floor`` (see the module docstring).
 
-    With ``b = 1 + 2 phi m``, eq. 18 reads ``alpha = (-b + sqrt(b^2 - 8 phi (m - phi v))) / (4 phi v)``.
-    For ``b > 0`` the two terms of the numerator nearly cancel when the constraint is almost met,
-    so we use the equal rationalised form ``2 (phi v - m) / (v (sqrt(...) + b))``, whose sign is
-    exactly that of the constraint violation ``phi v - m``.
+    diag-kl's ``1/s_j += c x_j^2`` is computed as ``s_j / (1 + c s_j x_j^2)``: the same value with
+    one division instead of two, which is a tenth of the epoch on text-sized data.
     """
-    if m >= phi * v:
-        return 0.0, 0.0, 0.0
-    b = 1.0 + 2.0 * phi * m
-    root = math.sqrt(b * b - 8.0 * phi * (m - phi * v))
-    if b > 0.0:
-        alpha = 2.0 * (phi * v - m) / (v * (root + b))
-    else:
-        alpha = (root - b) / (4.0 * phi * v)
-    c = 2.0 * alpha * phi
-    return alpha, c / (1.0 + c * v), c
-
-
-@kernel
-def cw_stdev_steps(m, v, phi):
-    """CW-stdev: ``y (mu . x) >= phi sqrt(x' Sigma x)`` after the update (JMLR eq. 31).
-
-    Eq. 31: ``alpha = (-m psi + sqrt(D)) / (v xi)`` with ``D = m^2 phi^4 / 4 + v phi^2 xi``. For
-    ``m > 0`` the numerator cancels catastrophically near the constraint boundary; since
-    ``D - m^2 psi^2 = xi (phi^2 v - m^2)`` the equal form ``(phi^2 v - m^2) / (v (sqrt(D) + m psi))``
-    is stable, and positive exactly when the constraint ``m >= phi sqrt(v)`` is violated.
-    ``sqrt_u`` uses the rationalised form of the papers' expression for the same reason
-    (ALGORITHMS.md).
-    """
-    if m >= phi * math.sqrt(v):
-        return 0.0, 0.0, 0.0
-    psi = 1.0 + phi * phi / 2.0
-    xi = 1.0 + phi * phi
-    root = math.sqrt(m * m * phi ** 4 / 4.0 + v * phi * phi * xi)
-    if m > 0.0:
-        alpha = (phi * phi * v - m * m) / (v * (root + m * psi))
-    else:
-        alpha = (root - m * psi) / (v * xi)
-    avp = alpha * v * phi
-    sqrt_u = 2.0 * v / (avp + math.sqrt(avp * avp + 4.0 * v))
-    beta = alpha * phi / (sqrt_u + avp)
-    return alpha, beta, alpha * phi / sqrt_u
-
-
-@kernel
-def steps(rule, m, v, phi):
-    if v <= 0.0:  # empty document, or every variance it touches has collapsed
-        return 0.0, 0.0, 0.0
-    if rule == CW_VAR:
-        return cw_var_steps(m, v, phi)
-    return cw_stdev_steps(m, v, phi)
-
-
-@kernel
-def update_variance(s_j, x_j, beta, c, covariance):
     if covariance == DIAG_KL:
-        return 1.0 / (1.0 / s_j + c * x_j * x_j)
-    return s_j - beta * (s_j * x_j) ** 2
+        new = s_j / (1.0 + c * s_j * x_j * x_j)
+    else:
+        sx = s_j * x_j
+        new = s_j - beta * sx * sx
+    return new if new > floor else floor
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi):
+def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor):
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
         i = order[t]
         score = 0.0
         v = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            score += mu[j] * data[p]
-            v += s[j] * data[p] * data[p]
+        for p in range(column(indptr[i]), column(indptr[i + 1])):
+            j = column(indices[p])
+            xj = data[p]
+            score += mu[j] * xj
+            v += s[j] * xj * xj
         m = y[i] * score
         if m <= 0.0:
             mistakes += 1
-        alpha, beta, c = steps(rule, m, v, phi)
+        alpha, beta, c = steps(rule, m, v, phi, C, r)
         if alpha > 0.0:
             updates += 1
             ay = alpha * y[i]
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
-                mu[j] += ay * s[j] * data[p]  # uses Sigma before the update
-                s[j] = update_variance(s[j], data[p], beta, c, covariance)
+            # One loop per form, so the hot loop has no branch on the form (update_variance
+            # inlined by hand); the mean uses Sigma from before the update.
+            if covariance == DIAG_KL:
+                for p in range(column(indptr[i]), column(indptr[i + 1])):
+                    j = column(indices[p])
+                    xj = data[p]
+                    sj = s[j]
+                    mu[j] += ay * sj * xj
+                    new = sj / (1.0 + c * sj * xj * xj)
+                    s[j] = new if new > floor else floor
+            else:
+                for p in range(column(indptr[i]), column(indptr[i + 1])):
+                    j = column(indices[p])
+                    xj = data[p]
+                    sj = s[j]
+                    mu[j] += ay * sj * xj
+                    sx = sj * xj
+                    new = sj - beta * sx * sx
+                    s[j] = new if new > floor else floor
     return mistakes, updates
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi):
-    """Top-1 multi-class update (EMNLP 2009): one binary update on ``f(x, y) - f(x, r)``.
-
-    ``m = mu_y . x - mu_r . x`` and ``v = x' Sigma_y x + x' Sigma_r x``; both blocks move.
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor):
+    """Top-1 multi-class update (EMNLP 2009; MLJ 2013 section 3.3): one binary update on
+    ``f(x, y) - f(x, r)``: ``m = mu_y . x - mu_r . x``, ``v = x' Sigma_y x + x' Sigma_r x``;
+    both blocks move and both get the binary covariance update with ``x``.
     """
     mistakes = 0
     updates = 0
@@ -119,22 +103,22 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
         i = order[t]
         yi = y[i]
         row_scores(indptr, indices, data, i, mu, scores)
-        r = top_competitor(scores, yi)
-        m = scores[yi] - scores[r]
+        rc = top_competitor(scores, yi)
+        m = scores[yi] - scores[rc]
         if m <= 0.0:
             mistakes += 1
         v = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            j = indices[p]
-            v += (s[j, yi] + s[j, r]) * data[p] * data[p]
-        alpha, beta, c = steps(rule, m, v, phi)
+        for p in range(column(indptr[i]), column(indptr[i + 1])):
+            j = column(indices[p])
+            v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
+        alpha, beta, c = steps(rule, m, v, phi, C, r)
         if alpha > 0.0:
             updates += 1
-            for p in range(indptr[i], indptr[i + 1]):
-                j = indices[p]
+            for p in range(column(indptr[i]), column(indptr[i + 1])):
+                j = column(indices[p])
                 xj = data[p]
                 mu[j, yi] += alpha * s[j, yi] * xj
-                mu[j, r] -= alpha * s[j, r] * xj
-                s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance)
-                s[j, r] = update_variance(s[j, r], xj, beta, c, covariance)
+                mu[j, rc] -= alpha * s[j, rc] * xj
+                s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
+                s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
     return mistakes, updates

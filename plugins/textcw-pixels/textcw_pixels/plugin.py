@@ -1,0 +1,20 @@
+"""The registrations textcw finds through the ``textcw`` entry point."""
+
+import textcw
+
+from textcw_pixels import usps
+from textcw_pixels.features import PixelPairs, Pixels
+
+
+@textcw.hookimpl
+def register_corpora(register):
+    register("usps", usps.load, summary="USPS handwritten digits, ESL train/test split (Hull 1994)",
+             tasks=usps.TASKS, task_check=usps.check_task, task_patterns=usps.TASK_PATTERNS,
+             featurizer="pixels")
+
+
+@textcw.hookimpl
+def register_featurizers(register):
+    register("pixels", Pixels, summary="Grey values of the pixels, rescaled to [0, 1]")
+    register("pixel-pairs", PixelPairs,
+             summary="Pixels plus the product of every pair of pixels (JMLR 2012 USPS features)")

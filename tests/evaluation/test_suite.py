@@ -1,0 +1,134 @@
+"""A whole evaluation on the toy corpus: cells, McNemar against the baseline, ranks, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from textcw.errors import ParameterError, UnknownNameError
+from textcw.evaluation.cv import cv
+from textcw.evaluation.suite import SuiteReport, run_suite
+from textcw.evaluation.table import error_table, markdown, noise_table, tuning_table
+
+
+@pytest.fixture(scope="module")
+def report(regs):
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    warnings.simplefilter("ignore", ConvergenceWarning)  # liblinear on 160 random documents
+    return run_suite(["toy:binary", "toy:multi"], ["perceptron", "cw-var", "svm"], folds=3, tune=True, quick=True,
+                     noise=[0.0, 0.2], baseline="perceptron", curves=True, probabilities=True, registries=regs)
+
+
+def test_cells_and_spread(report):
+    assert len(report.cells) == 2 * 3 * 2 and not report.interrupted
+    cell = report.cell("toy:binary", "cw-var")
+    assert cell.complete and len(cell.fold_errors) == 3 and "." not in cell.outcomes
+    assert cell.mean_error == pytest.approx(sum(cell.fold_errors) / 3)
+    assert cell.std_error is not None and cell.passes is not None and "eta" in cell.params
+    assert len(cell.curve) == 10                      # test error after each of 10 passes
+    assert report.cell("toy:binary", "svm").curve == []  # no passes, no curve
+    assert all(c is not None for c in cell.confidence)   # cw-var has predict_proba
+
+
+def test_mcnemar_against_the_baseline(report):
+    learners = {c.learner for c in report.comparisons}
+    assert learners == {"cw-var", "svm"} and all(c.baseline == "perceptron" for c in report.comparisons)
+    comp = report.comparison("toy:binary", "cw-var")
+    a, b = report.cell("toy:binary", "cw-var").outcomes, report.cell("toy:binary", "perceptron").outcomes
+    assert comp.result.b == sum(x == "1" and y == "0" for x, y in zip(a, b))
+    assert comp.result.c == sum(x == "0" and y == "1" for x, y in zip(a, b))
+
+
+def test_ranks_per_noise_rate(report):
+    ranks = report.ranks["0.0"]
+    assert ranks.tasks == ["toy:binary", "toy:multi"]
+    assert sorted(ranks.ranks["toy:binary"].values())[0] == 1.0
+    assert set(report.ranks) == {"0.0", "0.2"}
+
+
+def test_error_table_marks_best_and_ranks(report):
+    columns, rows = error_table(report, 0.0)
+    assert columns == ["task", "perceptron", "cw-var", "svm"]
+    assert rows[-1][0] == "mean rank" and len(rows) == 3
+    for row, task in zip(rows, ("toy:binary", "toy:multi")):
+        errors = {name: report.cell(task, name).mean_error for name in columns[1:]}
+        best = min(round(e, 2) for e in errors.values())
+        for name, text in zip(columns[1:], row[1:]):
+            assert text.startswith("•") == (round(errors[name], 2) == best)
+    assert "[bold]" in " ".join(error_table(report, 0.0, markup=True)[1][0] + error_table(report, 0.0, markup=True)[1][1])
+    assert len(tuning_table(report)[1]) == 4 and len(noise_table(report)[1]) == 2
+    assert markdown(columns, rows).count("\n") == len(rows) + 1
+
+
+def test_json_round_trip(report, tmp_path):
+    path = tmp_path / "report.json"
+    report.to_json(path)
+    again = SuiteReport.from_json(path)
+    assert again == report
+    assert json.loads(path.read_text())["cells"][0]["outcomes"]
+
+
+def test_interrupt_keeps_finished_folds(regs, monkeypatch):
+    import textcw.evaluation.cv as cv_module
+
+    calls = {"n": 0}
+    real = cv_module.fit_timed
+
+    def flaky(est, X, y):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(est, X, y)
+
+    monkeypatch.setattr(cv_module, "fit_timed", flaky)
+    report = run_suite(["toy:binary", "toy:multi"], ["perceptron"], folds=5, registries=regs)
+    assert report.interrupted
+    cell = report.cell("toy:binary", "perceptron")
+    assert len(cell.fold_errors) == 3 and not cell.complete and "." in cell.outcomes
+    assert report.cell("toy:multi", "perceptron") is None
+    assert "(3/5 folds)" in error_table(report)[1][0][1]
+
+
+def test_bad_specs_fail_before_any_work(regs):
+    with pytest.raises(UnknownNameError, match="unknown learner 'nope'"):
+        run_suite(["toy:binary"], ["nope"], registries=regs)
+    with pytest.raises(UnknownNameError, match="toy:binary"):
+        run_suite(["toy:nope"], ["perceptron"], registries=regs)
+    with pytest.raises(ParameterError, match="baseline 'svm' is not among"):
+        run_suite(["toy:binary"], ["perceptron"], baseline="svm", registries=regs)
+    with pytest.raises(ParameterError, match="listed twice"):
+        run_suite(["toy:binary"], ["perceptron", "perceptron"], registries=regs)
+
+
+def test_cv_evaluator_factory(regs):
+    report = cv(folds=2, registries=regs)(["toy:binary"], ["pa"])
+    assert report.cell("toy:binary", "pa").complete and report.folds == 2
+
+
+def test_probabilities_belong_to_the_chosen_pass(report):
+    # the curve trains past the chosen pass; the recorded confidence must be the chosen model's
+    for cell in report.cells:
+        if cell.confidence and cell.noise == 0.0 and cell.task == "toy:binary":
+            assert all(c is None or c >= 0.5 for c in cell.confidence), cell.learner
+
+
+def test_registered_evaluators_build_and_report(regs):
+    names = regs.evaluators.names()
+    assert set(names) >= {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing"}
+    factory = {name: regs.evaluators.get(name).factory for name in names}
+    noisy = factory["noise"](levels=(0, 0.2), folds=2, tune=False, registries=regs)(["toy:binary"], ["pa"])
+    assert noisy.noise == [0.0, 0.2] and noisy.cell("toy:binary", "pa", 0.2).complete
+    tuned = factory["tune"](quick=True, registries=regs)("toy:binary", ["cw-var", "pa1"])
+    assert [r.learner for r in tuned.results] == ["cw-var", "pa1"] and tuned.to_dict()["task"] == "toy:binary"
+    curve = factory["curve"](max_passes=3, folds=2, registries=regs)("toy:binary", ["perceptron"])
+    assert curve.passes == [1, 2, 3] and len(curve.accuracy["perceptron"]) == 3
+    timed = factory["timing"](repeats=2, folds=2, registries=regs)("toy:binary", ["perceptron", "svm"])
+    assert [len(r.seconds) for r in timed.results] == [2, 2] and timed.results[0].passes == 5
+    for report in (noisy, tuned, curve, timed):
+        assert type(report).from_json(report.to_json()) == report
+    with pytest.raises(ParameterError, match="no passes"):
+        factory["curve"](registries=regs)("toy:binary", ["svm"])

@@ -1,0 +1,89 @@
+"""``textcw train --shards/--combine/--backend/--scheduler/--stream`` from the command line."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from textcw.cli import main
+
+
+def run(capsys, *argv):
+    try:
+        main(list(argv))
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+SMALL = ["--featurizer-param", "n_features=16384"]
+
+
+@pytest.mark.parametrize("argv,code,fragment", [
+    (["--combine", "kl"], 2, "--combine applies to shard training; add --shards N"),
+    (["--backend", "dask"], 2, "--backend applies to shard training"),
+    (["--shards", "2", "--scheduler", "127.0.0.1:8786"], 2, "add --backend dask"),
+    (["--shards", "2", "--combine", "average"], 2, "valid combination method names: kl, uniform"),
+    (["--shards", "2", "--backend", "spark"], 2, "valid backend names: dask, local"),
+    (["--shards", "0"], 2, "give at least 1 shard"),
+    (["--stream", "--featurizer", "binary-bow"], 2, "use --featurizer hashing"),
+    (["--stream", "--chunk-size", "0"], 2, "--chunk-size 0 is invalid"),
+    (["--shards", "2", "--learner", "perceptron"], 2, "use method='uniform'"),
+    (["--shards", "2001"], 1, "use at most 2000 shards"),
+    (["--corpus", "synthetic-text:lots", "--stream"], 1, "synthetic-text:N"),
+])
+def test_bad_scale_options_exit_with_one_line(capsys, argv, code, fragment):
+    base = {"--corpus": "synthetic-text:2000", "--learner": "cw-var"}
+    for key in list(base):
+        if key in argv:
+            base.pop(key)
+    args = [x for pair in base.items() for x in pair] + argv
+    got, out, err = run(capsys, "train", *args)
+    assert (got, out) == (code, "")
+    assert fragment in one_line_error(err)
+
+
+def test_unreachable_scheduler(capsys):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    code, _, err = run(capsys, "train", "--corpus", "synthetic-text:1000", "--learner", "cw-var",
+                       "--shards", "2", "--backend", "dask", "--scheduler", f"127.0.0.1:{port}")
+    assert code == 1 and f"cannot reach the Dask scheduler at 127.0.0.1:{port}" in one_line_error(err)
+
+
+def test_stream_json(capsys):
+    code, out, _ = run(capsys, "train", "--corpus", "synthetic-text:3000", "--learner", "cw-var",
+                       "--stream", "--chunk-size", "1000", "--json", *SMALL)
+    result = json.loads(out)
+    assert code == 0 and result["mode"] == "stream" and result["featurizer"] == "hashing"
+    assert (result["n_train"], result["n_test"], result["passes"]) == (3000, 600, 1)
+    assert 0.5 < result["accuracy"] < 1.0 and result["documents_per_second"] > 0
+
+
+def test_shards_on_a_local_dask_cluster_save_and_predict(capsys, tmp_path):
+    model = tmp_path / "sharded.joblib"
+    code, out, _ = run(capsys, "train", "--corpus", "synthetic-text:3000", "--learner", "arow",
+                       "--shards", "3", "--combine", "uniform", "--backend", "dask", "--workers", "2",
+                       "--epochs", "2", "--out", str(model), *SMALL)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("synthetic-text:3000  arow  accuracy")
+    assert lines[1].startswith("3 shards combined by uniform (dask, 2 workers)")
+    manifest = json.loads((tmp_path / "sharded.joblib.json").read_text())
+    assert manifest["components"]["training"] == {"mode": "shards", "shards": 3, "combine": "uniform",
+                                                  "stream": False}
+    doc = tmp_path / "doc.txt"
+    doc.write_text("bebu bebe reyu caba beso lawi")
+    code, out, _ = run(capsys, "predict", str(model), str(doc))
+    assert code == 0 and out.strip() in ("neg", "pos")

@@ -1,0 +1,54 @@
+"""The ``combination`` evaluator: JMLR 2012 Figure 6 on a small synthetic stream."""
+
+from __future__ import annotations
+
+import pytest
+
+import textcw
+from textcw.errors import ParameterError
+from textcw.evaluation.combination import CombinationReport, combination
+from textcw.plugins import default_registries
+from textcw.scale import train_sharded
+
+SMALL_HASH = {"n_features": 2**14}
+
+
+@pytest.fixture(scope="module")
+def report():
+    run = combination(shard_counts=(2, 5), featurizer_params=SMALL_HASH, workers=1, seed=3)
+    return run("synthetic-text:3000", ["cw-var", "pa"])
+
+
+def test_rows_for_every_learner_and_shard_count(report):
+    assert [(r.learner, r.n_shards) for r in report.rows] == [("cw-var", 2), ("cw-var", 5), ("pa", 2), ("pa", 5)]
+    assert (report.n_train, report.n_test, report.passes, report.runs) == (3000, 600, 1, 1)
+    by = {(r.learner, r.n_shards): r for r in report.rows}
+    assert by[("cw-var", 5)].shard_documents == 600
+    assert by[("pa", 2)].kl is None and by[("cw-var", 2)].kl is not None
+    for row in report.rows:
+        assert 0 <= row.shard_std and 40 < row.shard_mean < 100 and 40 < row.uniform < 100
+
+
+def test_single_model_is_one_shard_trained_with_one_pass(report):
+    single = train_sharded("synthetic-text:3000", "cw-var", shards=1, epochs=1, seed=3, workers=1,
+                           featurizer_params=SMALL_HASH)
+    assert report.single["cw-var"] == pytest.approx(100 * single.accuracy, abs=1e-9)
+
+
+def test_report_round_trips_and_prints(report):
+    again = CombinationReport.from_dict(report.to_dict())
+    assert again == report
+    columns, rows = report.table()
+    assert columns[-3:] == ["average shard", "uniform", "kl"] and len(rows) == 4 and rows[2][-1] == "-"
+
+
+def test_registered_and_checked():
+    entry = default_registries().evaluators.get("combination")
+    assert entry.factory is combination and "Figure 6" in entry.summary
+    with pytest.raises(ParameterError, match="shard counts >= 2"):
+        combination(shard_counts=(1, 10))
+    with pytest.raises(ParameterError, match="runs must be an integer >= 1"):
+        combination(runs=0)
+    with pytest.raises(ParameterError, match="not an online learner"):
+        combination(shard_counts=(2,), workers=1)("synthetic-text:1000", ["nb"])
+    assert textcw.combine is not None

@@ -1,0 +1,223 @@
+"""Shard training on the local backend, and out-of-core streaming."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from textcw.errors import InputError, ParameterError
+from textcw.hookspecs import hookimpl
+from textcw.learners.cw_var import CWVar
+from textcw.pipeline import make_featurizer
+from textcw.pipeline import train as plain_train
+from textcw.plugins import build_registries, get_plugin_manager
+from textcw.scale import train_sharded, train_stream
+from textcw.scale.combine import combine
+from textcw.scale.shards import ShardTask, fit_epochs, shard_seeds, train_shard
+from textcw.scale.source import CorpusSource, shard_bounds
+
+# Small hashed feature spaces keep shard models (and their trips between processes) small.
+SMALL_HASH = {"n_features": 2**14}
+
+
+def learner_of(result):
+    return result.model.named_steps["learner"]
+
+
+@pytest.mark.parametrize("n,k", [(10, 3), (10, 10), (1001, 7), (5, 1)])
+def test_shards_are_contiguous_disjoint_and_even(n, k):
+    bounds = [shard_bounds(n, i, k) for i in range(k)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    sizes = [b - a for a, b in bounds]
+    assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+
+
+def test_more_shards_than_documents_is_refused():
+    with pytest.raises(InputError, match="use at most 5 shards"):
+        shard_bounds(5, 0, 6)
+    with pytest.raises(InputError, match="use at most 100 shards"):
+        train_sharded("synthetic-text:100", "cw-var", shards=101, workers=1)
+
+
+def test_shard_seeds_are_reproducible_and_distinct():
+    assert shard_seeds(7, 5) == shard_seeds(7, 5)
+    assert len(set(shard_seeds(7, 5))) == 5 and shard_seeds(7, 5) != shard_seeds(8, 5)
+    assert shard_seeds(7, 1) == [7] and shard_seeds(None, 3) == [None] * 3
+
+
+@pytest.mark.parametrize("problem", ["binary_problem", "multiclass_problem"])
+def test_epochs_through_partial_fit_are_exactly_fit(request, problem):
+    X, y = request.getfixturevalue(problem)
+    reference = CWVar(n_epochs=3, random_state=4).fit(X, y)
+    model = CWVar(n_epochs=3, random_state=4)
+    fit_epochs(model, X, y, np.unique(y))
+    np.testing.assert_array_equal(model.coef_, reference.coef_)
+    np.testing.assert_array_equal(model.sigma_, reference.sigma_)
+    assert model.mistakes_ == reference.mistakes_
+
+
+def test_one_shard_is_ordinary_training():
+    kwargs = dict(epochs=2, seed=3, featurizer_params=SMALL_HASH)
+    plain = plain_train("synthetic-text:2000", "cw-var", **kwargs)
+    sharded = train_sharded("synthetic-text:2000", "cw-var", shards=1, workers=1, **kwargs)
+    np.testing.assert_array_equal(learner_of(sharded).coef_, learner_of(plain).coef_)
+    assert sharded.accuracy == plain.accuracy and sharded.mistakes == plain.mistakes
+
+
+def test_local_shards_combine_like_the_hand_computed_combination():
+    kwargs = dict(shards=3, epochs=2, seed=11, featurizer_params=SMALL_HASH)
+    two = train_sharded("synthetic-text:3000:3", "arow", workers=2, **kwargs)
+    one = train_sharded("synthetic-text:3000:3", "arow", workers=1, **kwargs)
+    np.testing.assert_array_equal(learner_of(two).coef_, learner_of(one).coef_)
+    assert two.workers == 2 and two.shard_documents == [1000, 1000, 1000] and two.n_train == 3000
+
+    source = CorpusSource.resolve("synthetic-text:3000:3")
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    template = learner_of(one).__class__(n_epochs=2)
+    models = [train_shard(source, feat, template, ShardTask(i, 3, s)).model
+              for i, s in enumerate(shard_seeds(11, 3))]
+    precision = sum(1.0 / m.sigma_ for m in models)
+    mean = sum(m.coef_ / m.sigma_ for m in models) / precision
+    np.testing.assert_allclose(learner_of(two).coef_, mean, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(learner_of(two).sigma_, 1.0 / precision, rtol=1e-12, atol=0)
+    np.testing.assert_array_equal(learner_of(two).coef_, combine(models, "kl").coef_)
+
+
+def test_impossible_combinations_fail_before_training():
+    with pytest.raises(ParameterError, match="use method='uniform'"):
+        train_sharded("synthetic-text:1000", "perceptron", shards=2, combine="kl", workers=1)
+    with pytest.raises(InputError, match="keeps other state"):
+        train_sharded("synthetic-text:1000", "sop", shards=2, combine="uniform", workers=1)
+    with pytest.raises(ParameterError, match="not an online learner"):
+        train_sharded("synthetic-text:1000", "nb", shards=2, combine="uniform", workers=1)
+    with pytest.raises(ParameterError, match="shards must be an integer >= 1"):
+        train_sharded("synthetic-text:1000", "cw-var", shards=0)
+
+
+def test_uniform_combination_of_first_order_shards():
+    result = train_sharded("synthetic-text:2000", "pa", shards=2, combine="uniform", workers=1,
+                           epochs=1, featurizer_params=SMALL_HASH)
+    assert result.combine == "uniform" and 0.5 < result.accuracy < 1.0
+
+
+# ---------------------------------------------------------------------- streaming
+def test_stream_is_partial_fit_over_chunks():
+    result = train_stream("synthetic-text:3000", "cw-var", chunk_size=700, seed=2,
+                          featurizer_params=SMALL_HASH)
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    model = CWVar(n_epochs=1, random_state=2)
+    source = CorpusSource.resolve("synthetic-text:3000")
+    for chunk in source.chunks("train", chunk_size=700):
+        model.partial_fit(feat.transform(chunk.data), chunk.labels, classes=["neg", "pos"])
+    np.testing.assert_array_equal(learner_of(result).coef_, model.coef_)
+    assert result.passes == 1 and result.n_train == 3000 and result.n_test == 600
+    assert result.mistakes == [sum(model.mistakes_)]
+    assert result.featurizer == "hashing" and result.to_dict()["documents_per_second"] > 0
+
+
+def test_stream_reports_progress_over_documents():
+    seen = []
+    train_stream("synthetic-text:2500", "pa", chunk_size=1000, epochs=2, featurizer_params=SMALL_HASH,
+                 progress=lambda stage, done, total: seen.append((stage, done, total)))
+    docs = [(done, total) for stage, done, total in seen if stage == "documents"]
+    assert docs[0] == (0, 5000) and docs[-1] == (5000, 5000)
+    assert [d for d, _ in docs] == sorted(d for d, _ in docs)
+    assert ("evaluating", 500, 500) in seen
+
+
+def test_stream_refuses_a_featurizer_that_learns_a_vocabulary():
+    with pytest.raises(ParameterError, match="use --featurizer hashing"):
+        train_stream("synthetic-text:1000", "cw-var", featurizer="binary-bow")
+
+
+class _VectorCorpus:
+    """A corpus of feature dicts (not text), registered in an isolated registry."""
+
+    @staticmethod
+    def load(task=None, split="train"):
+        from textcw.corpus.base import Dataset
+
+        n = 40
+        return Dataset(data=[{"a": i % 2, "b": 1} for i in range(n)], target=np.arange(n) % 2,
+                       target_names=["x", "y"], name="vectors", split=split)
+
+    @hookimpl
+    def register_corpora(self, register):
+        register("vectors", self.load, summary="feature dicts", tasks={})
+
+
+class _SortedCorpus:
+    """Text documents sorted by label: with two shards each shard holds a single label."""
+
+    @staticmethod
+    def load(task=None, split="train"):
+        from textcw.corpus.base import Dataset
+
+        words = ["alpha beta", "gamma delta"]
+        target = np.repeat([0, 1], 20)
+        return Dataset(data=[f"{words[t]} w{i}" for i, t in enumerate(target)], target=target,
+                       target_names=["x", "y"], name="sorted", split=split)
+
+    @hookimpl
+    def register_corpora(self, register):
+        register("sorted", self.load, summary="sorted by label", tasks={})
+
+
+def test_a_shard_with_one_label_still_knows_every_label():
+    regs = build_registries(get_plugin_manager(entry_points=False, extra=[_SortedCorpus()]))
+    result = train_sharded("sorted", "cw-var", shards=2, workers=1, registries=regs, epochs=1)
+    assert list(learner_of(result).classes_) == ["x", "y"] and result.accuracy == 1.0
+
+
+def test_stream_refuses_documents_that_are_not_text():
+    regs = build_registries(get_plugin_manager(entry_points=False, extra=[_VectorCorpus()]))
+    with pytest.raises(InputError, match="not text"):
+        train_stream("vectors", "cw-var", registries=regs)
+
+
+def test_sharded_stream_on_the_local_backend():
+    result = train_sharded("synthetic-text:4000", "cw-var", shards=2, workers=1, stream=True,
+                           chunk_size=600, featurizer_params=SMALL_HASH)
+    assert result.passes == 1 and result.chunk_size == 600 and result.shard_documents == [2000, 2000]
+    assert result.to_dict()["mode"] == "shards"
+
+
+def test_a_killed_local_worker_process_does_not_lose_the_job():
+    import os
+    import signal
+    import threading
+    import time
+
+    psutil = pytest.importorskip("psutil")
+    kwargs = dict(shards=4, workers=2, epochs=4, seed=21, featurizer_params=SMALL_HASH)
+    undisturbed = train_sharded("synthetic-text:24000", "cw-var", **kwargs)
+
+    def workers():
+        for child in psutil.Process().children(recursive=True):
+            try:
+                if "popen_loky_posix" in " ".join(child.cmdline()):
+                    yield child, child.cpu_times().user
+            except psutil.NoSuchProcess:
+                continue
+
+    before = {child.pid: cpu for child, cpu in workers()}  # the pool is reused across calls
+    box = {}
+    thread = threading.Thread(
+        target=lambda: box.update(result=train_sharded("synthetic-text:24000", "cw-var", **kwargs)))
+    thread.start()
+    victim = None
+    deadline = time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline and thread.is_alive():
+        # A worker of this test that has been training for a while in this call.
+        busy = [child for child, cpu in workers() if cpu - before.get(child.pid, 0.0) > 0.3]
+        if busy:
+            victim = busy[0]
+        else:
+            time.sleep(0.02)
+    assert victim is not None, "no busy worker process found"
+    os.kill(victim.pid, signal.SIGKILL)
+    thread.join(timeout=120)
+    assert "result" in box, "the job did not finish after a worker process was killed"
+    np.testing.assert_array_equal(learner_of(box["result"]).coef_, learner_of(undisturbed).coef_)
+    assert box["result"].accuracy == undisturbed.accuracy

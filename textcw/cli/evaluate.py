@@ -1,0 +1,136 @@
+"""``textcw evaluate``: cross-validate learners on tasks and print the papers' kind of table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from textcw.cli.output import progress_bar
+from textcw.errors import ParameterError
+
+
+def print_table(columns: list[str], rows: list[list], title: str | None = None) -> None:
+    """A rich table that is never squeezed below its content's width when output is not a terminal
+    (logs and files get the whole table; a terminal wraps cells to fit as usual)."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(*[str(v) for v in row])
+    console = Console()
+    if not console.is_terminal:
+        widths = [max([len(Text.from_markup(str(r[k])).plain) for r in rows] + [len(c)]) for k, c in enumerate(columns)]
+        console = Console(width=max(80, sum(widths) + 3 * len(widths) + 1))
+    console.print(table)
+
+
+def parse_floats(text: str | None, option: str) -> list[float]:
+    if text is None:
+        return [0.0]
+    try:
+        return [float(item) for item in text.split(",")]
+    except ValueError:
+        raise ParameterError(f"{option} {text!r} is not a comma-separated list of numbers (e.g. 0,0.1,0.2)") from None
+
+
+def task_lines():
+    """An ``on_task`` callback for logs: one line per finished task when stderr is not a terminal
+    (a terminal shows progress bars instead)."""
+    from rich.console import Console
+
+    if Console(stderr=True).is_terminal:
+        return None
+
+    def on_task(info) -> None:
+        typer.echo(f"{info.label}: done ({info.n_docs} documents, {info.seconds:.1f} s)", err=True)
+
+    return on_task
+
+
+def print_report(report, *, spread: bool = False) -> None:
+    """The error table of every noise rate, the legend, and the tuned settings."""
+    from textcw.evaluation.table import error_table, legend, noise_table, tuning_table
+
+    for p in report.noise:
+        columns, rows = error_table(report, p, spread=spread, markup=True)
+        title = "test error (%)" + (f", {report.folds}-fold CV" if any(t.protocol == "cv" for t in report.tasks) else "")
+        if len(report.noise) > 1 or p:
+            title += f", training labels flipped with p={p:g}"
+        print_table(columns, rows, title=title)
+    typer.echo(legend(report.baseline))
+    if len(report.noise) > 1:
+        print_table(*noise_table(report), title="mean test error (%) over the tasks")
+    if report.tuning:
+        print_table(*tuning_table(report), title="chosen on the tuning run")
+
+
+def write_figures(report, directory: Path, registries=None) -> list[Path]:
+    """The suite's figures plus one cumulative-mistakes plot per task (tuned settings)."""
+    from textcw.evaluation.online import online
+    from textcw.evaluation.plot import suite_figures
+    from textcw.evaluation.training import build
+
+    online_learners = [s for s in report.learners if hasattr(build(s, registries=registries), "partial_fit")]
+    settings = {(t.learner, t.noise): (t.params, t.passes) for t in report.tuning}
+    finished = {info.label for info in report.task_info}
+    online_reports = []
+    if online_learners:
+        run = online(registries=registries, seed=report.seed)
+        online_reports = [run(task, online_learners, settings) for task in report.tasks
+                          if task.label in finished]
+    return suite_figures(report, directory, online_reports=online_reports)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def evaluate(
+        corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
+        learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
+        folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds")] = 10,
+        tune: Annotated[bool, typer.Option("--tune", help="Choose parameters and passes (1..10) on a tuning run first")] = False,
+        quick: Annotated[bool, typer.Option("--quick", help="With --tune: a smaller grid")] = False,
+        noise: Annotated[str | None, typer.Option("--noise", help="Training label-noise rates, comma-separated, e.g. 0,0.1,0.3")] = None,
+        baseline: Annotated[str | None, typer.Option("--baseline", help="Mark McNemar significance against this learner")] = None,
+        split: Annotated[bool, typer.Option("--split", help="Use the corpus's train/test split instead of cross-validation")] = False,
+        sample: Annotated[int | None, typer.Option("--sample", help="Cross-validate a class-balanced sample of this many documents")] = None,
+        featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer (default: each corpus's own)")] = None,
+        seed: Annotated[int, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise")] = 0,
+        spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
+        json_out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
+        plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+    ) -> None:
+        """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
+        from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
+        from textcw.evaluation.suite import run_suite
+
+        tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_list(corpus, "--corpus")]
+        learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
+        if quick and not tune:
+            raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
+        if plot is not None:
+            from textcw.evaluation.plot import require_matplotlib
+
+            require_matplotlib()  # fail now, not after the run, if matplotlib is missing
+        on_task = task_lines()
+        with progress_bar() as report_progress:
+            report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
+                               noise=parse_floats(noise, "--noise"), baseline=baseline, curves=plot is not None,
+                               probabilities=plot is not None, progress=report_progress, on_task=on_task)
+        print_report(report, spread=spread)
+        if json_out is not None:
+            report.to_json(json_out)
+            typer.echo(f"wrote {json_out}")
+        if report.interrupted:
+            typer.echo("interrupted: the table shows the runs that finished", err=True)
+            # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
+            # would turn typer.Exit into a return value and the exit code would be lost.
+            raise SystemExit(130)
+        if plot is not None:
+            for path in write_figures(report, plot):
+                typer.echo(f"wrote {path}")

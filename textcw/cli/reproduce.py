@@ -1,0 +1,65 @@
+"""``textcw reproduce``: run a named experiment of the papers and print ours beside the published numbers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from textcw.cli.evaluate import print_table
+from textcw.cli.output import progress_bar
+
+
+def print_result(result) -> None:
+    typer.echo(f"{result.title}")
+    typer.echo(f"published: {result.paper}, {result.table} ({result.source})")
+    for table in result.tables:
+        print_table(table.columns, table.rows, title=table.title)
+    for check in result.checks:
+        typer.echo(f"[{'pass' if check.passed else 'FAIL'}] {check.name}: {check.detail}")
+    for note in result.notes:
+        typer.echo(f"note: {note}")
+    for item in result.skipped:
+        typer.echo(f"not run: {item}")
+    typer.echo(f"{'quick run' if result.quick else 'full run'} in {result.seconds:.0f} s")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def reproduce(
+        name: Annotated[str | None, typer.Argument(help="Experiment name (omit to list them)")] = None,
+        quick: Annotated[bool, typer.Option("--quick", help="Fewer folds, tasks and grid points (what CI runs)")] = False,
+        available: Annotated[bool, typer.Option("--available", help="Leave out learners and corpora that are not registered")] = False,
+        json_out: Annotated[Path | None, typer.Option("--json", help="Write the full result (JSON) here")] = None,
+        plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+    ) -> None:
+        """Reproduce a table of the papers on the data that is here, beside the published numbers."""
+        from textcw.cli.evaluate import task_lines
+        from textcw.evaluation import experiments
+
+        if name is None:
+            print_table(["experiment", "what"], [[n, s] for n, (_, s) in experiments.EXPERIMENTS.items()])
+            return
+        experiment = experiments.get(name)
+        if plot is not None:
+            from textcw.evaluation.plot import require_matplotlib
+
+            require_matplotlib()
+        with progress_bar() as report:
+            result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
+                                    on_task=task_lines())
+        print_result(result)
+        if json_out is not None:
+            result.to_json(json_out)
+            typer.echo(f"wrote {json_out}")
+        if result.interrupted:
+            typer.echo("interrupted: the tables show the runs that finished", err=True)
+            # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
+            # would turn typer.Exit into a return value and the exit code would be lost.
+            raise SystemExit(130)
+        if plot is not None:
+            from textcw.evaluation.experiments.figures import experiment_figures
+
+            for path in experiment_figures(result, plot):
+                typer.echo(f"wrote {path}")

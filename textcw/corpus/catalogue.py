@@ -1,0 +1,61 @@
+"""What ``textcw list corpora`` shows: every task of a registered corpus with its size.
+
+Sizes are found by loading each task's splits from the local files (never downloading), so
+they are exactly what training would see; a corpus whose files are absent says why instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import asdict, dataclass
+
+from textcw.errors import TextcwError
+from textcw.registry import Entry
+
+
+@dataclass
+class TaskRow:
+    """One task: ``name`` as users type it, its split sizes and number of classes.
+
+    Sizes are ``None`` when unknown: a task pattern (``usps:AvB``), sizes not asked for, or files
+    that are not there (``problem`` says why).
+    """
+
+    name: str
+    summary: str
+    train: int | None = None
+    test: int | None = None
+    classes: int | None = None
+    problem: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _accepts_download(factory) -> bool:
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == "download" or p.kind is p.VAR_KEYWORD for p in params)
+
+
+def task_rows(entry: Entry, *, sizes: bool = True) -> list[TaskRow]:
+    """The listed tasks of ``entry`` (with sizes if ``sizes``), then its task patterns."""
+    rows = []
+    offline = _accepts_download(entry.factory)
+    for task, summary in entry.extra.get("tasks", {}).items():
+        row = TaskRow(f"{entry.name}:{task}", summary)
+        if sizes and not offline:
+            row.problem = "its loader has no download=False option, so it is not called"
+        elif sizes:
+            try:
+                train = entry.factory(task=task, split="train", download=False)
+                test = entry.factory(task=task, split="test", download=False)
+                row.train, row.test, row.classes = len(train), len(test), len(train.target_names)
+            except TextcwError as exc:
+                row.problem = str(exc)
+        rows.append(row)
+    for pattern, summary in entry.extra.get("task_patterns", {}).items():
+        rows.append(TaskRow(f"{entry.name}:{pattern}", summary))
+    return rows

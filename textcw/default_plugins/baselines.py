@@ -1,0 +1,15 @@
+"""Built-in batch baselines (scikit-learn), for the papers' batch comparisons.
+
+JMLR 2012 Table 4 (naive Bayes, maxent, SVM) and EMNLP 2009 Table 3 (maxent, SVM one-vs-one and
+multi-class) run through the same pipeline as the online learners.
+"""
+
+from textcw.hookspecs import hookimpl
+from textcw.learners.batch import LinearSVM, MaxEnt, NaiveBayes
+
+
+@hookimpl
+def register_learners(register):
+    register("nb", NaiveBayes, summary="Naive Bayes, multinomial by default (batch baseline, scikit-learn)")
+    register("maxent", MaxEnt, summary="Maximum entropy / logistic regression, Gaussian prior (batch, scikit-learn)")
+    register("svm", LinearSVM, summary="Linear SVM, hinge loss (batch baseline, scikit-learn LinearSVC)")

@@ -1,0 +1,126 @@
+"""``online``: cumulative mistakes over a single pass (predict, then update).
+
+The online measure of the papers (NIPS 2008 Figure 2a, AROW 2013 Figures 5 and 7): every
+document is first predicted by the current model, counted if wrong, then learned from. The
+featurizer is fitted on the whole stream; for these learners that equals a vocabulary growing
+with the stream, since a feature not seen yet has zero mean and its initial variance either way.
+Mistakes are read from the learners' own online count (``mistakes_`` after each ``partial_fit``
+call); another learner is scored by predicting each chunk before learning from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textcw.errors import ParameterError
+from textcw.evaluation.report import Report
+from textcw.evaluation.training import one_thread
+
+POINTS = 100
+
+
+@dataclass
+class OnlineCurve(Report):
+    """Cumulative mistakes of one learner after ``positions[i]`` documents, mean over runs."""
+
+    learner: str
+    positions: list[int]
+    mistakes: list[float]
+    std_final: float | None = None
+
+
+@dataclass
+class OnlineReport(Report):
+    task: str
+    n_docs: int
+    runs: int
+    noise: float = 0.0
+    curves: list[OnlineCurve] = field(default_factory=list)
+
+
+def cumulative_mistakes(est, X, y, *, points: int = POINTS) -> tuple[list[int], list[int]]:
+    """One pass of ``est`` over ``(X, y)`` in order; ``(positions, cumulative mistakes)``.
+
+    The stream is fed in about ``points`` chunks. textcw's learners count each document's
+    mistake before updating on it, so the count is exact at every chunk boundary; another
+    learner is scored by predicting each chunk before learning from it (its first chunk, with
+    nothing learned yet, counts as all wrong). The first chunk runs at least until both labels
+    have been seen, because a first ``partial_fit`` call needs two classes.
+    """
+    if not hasattr(est, "partial_fit"):
+        raise ParameterError(f"{type(est).__name__} has no partial_fit, so it cannot learn online")
+    y = np.asarray(y)
+    n = y.shape[0]
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ParameterError("an online run needs documents of at least two labels")
+    second_label = int(np.argmax(y != y[0]))  # first position whose label differs from the first
+    bounds = np.linspace(0, n, min(points, n) + 1).round().astype(int)
+    bounds = np.unique(np.concatenate([[0], bounds[bounds > second_label]]))
+    own_count = _counts_mistakes(est)
+    positions, cumulative, total = [], [], 0
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        Xc, yc = X[start:stop], y[start:stop]
+        if own_count:
+            est.partial_fit(Xc, yc, classes=classes if start == 0 else None)
+            total += int(est.mistakes_[-1])
+        else:
+            total += int(np.sum(est.predict(Xc) != yc)) if start > 0 else int(stop - start)
+            est.partial_fit(Xc, yc, classes=classes if start == 0 else None)
+        positions.append(int(stop))
+        cumulative.append(total)
+    return positions, cumulative
+
+
+def _counts_mistakes(est) -> bool:
+    from textcw.learners.base import OnlineLinearClassifier
+
+    return isinstance(est, OnlineLinearClassifier)
+
+
+def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int = 0, registries=None):
+    """Evaluator factory: ``run(task, learners, settings=None) -> OnlineReport``.
+
+    Each run streams the task's pool once in a different seeded order; ``noise`` flips the
+    streamed labels, and mistakes are counted against the labels the learner sees (AROW 2013
+    Figure 5). ``settings`` maps ``(learner label, noise)`` to ``(params, passes)``; passes are
+    ignored (one pass).
+    """
+    from textcw.evaluation.data import featurize, load_task
+    from textcw.evaluation.noise import check_noise, corrupt_labels
+    from textcw.evaluation.suite import as_learner, as_task, check_specs
+    from textcw.evaluation.training import build
+
+    check_noise(noise)
+
+    @one_thread
+    def run(task, learners, settings=None) -> OnlineReport:
+        task = as_task(task)
+        learners = [as_learner(s) for s in learners]
+        check_specs([task], learners, None, registries)
+        data = load_task(task, seed=seed, registries=registries)
+        everything = np.arange(len(data))
+        X, _ = featurize(data, everything, everything[:1], registries=registries)
+        labels = data.labels
+        curves = {spec.label: [] for spec in learners}
+        positions = None
+        for r in range(runs):
+            rng = np.random.RandomState([seed, r])
+            order = rng.permutation(len(data))
+            truth = labels[order]
+            y = corrupt_labels(truth, noise, data.classes, rng)[0] if noise > 0 else truth
+            for spec in learners:
+                params, _ = (settings or {}).get((spec.label, noise), ({}, None))
+                est = build(spec, params, seed=seed + r, registries=registries)
+                positions, mistakes = cumulative_mistakes(est, X[order], y, points=points)
+                curves[spec.label].append(mistakes)
+        out = []
+        for label, rows in curves.items():
+            rows = np.asarray(rows, dtype=float)
+            out.append(OnlineCurve(label, positions, rows.mean(axis=0).tolist(),
+                                   float(rows[:, -1].std(ddof=1)) if runs > 1 else None))
+        return OnlineReport(task.label, len(data), runs, noise, out)
+
+    return run

@@ -1,0 +1,257 @@
+"""A full comparison: tasks x learners, optionally tuned, at one or more label-noise rates.
+
+This is what ``textcw evaluate`` and the reproductions run: for each task, the tuning run
+(``tune``), then cross-validation of every learner with the chosen settings (``cv``), McNemar's
+test of every learner against a baseline (``mcnemar``) and the mean rank of the learners over
+the tasks (``rank``). Ctrl-C stops after the current model and returns what finished.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textcw.errors import ParameterError
+from textcw.evaluation.cv import CellResult, cross_validate
+from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
+from textcw.evaluation.mcnemar import McNemarResult, mcnemar_test
+from textcw.evaluation.noise import check_noise, corrupt_labels
+from textcw.evaluation.rank import RankReport, mean_ranks
+from textcw.evaluation.report import Report
+from textcw.evaluation.specs import LearnerSpec, TaskSpec
+from textcw.evaluation.training import single_threaded
+from textcw.evaluation.tune import DEV_SIZE, MAX_PASSES, TuneResult, tune_learner
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Comparison(Report):
+    """McNemar's test of ``learner`` against ``baseline`` on one task at one noise rate."""
+
+    task: str
+    learner: str
+    baseline: str
+    noise: float
+    result: McNemarResult
+
+
+@dataclass
+class TaskInfo(Report):
+    label: str
+    corpus: str
+    protocol: str
+    n_docs: int
+    n_classes: int
+    n_folds: int
+    mean_features: float | None
+    seconds: float
+
+
+@dataclass
+class SuiteReport(Report):
+    """Everything needed to redraw the tables and figures of one evaluation.
+
+    Attributes
+    ----------
+    tasks, learners : list
+        The specs, in table order.
+    folds, seed : int
+    tuned, quick : bool
+    noise : list of float
+        The label-noise rates (one table each).
+    baseline : str or None
+        The learner label the McNemar marks compare against.
+    task_info : list of TaskInfo
+    tuning : list of TuneResult
+    cells : list of CellResult
+    comparisons : list of Comparison
+    ranks : dict
+        ``str(noise) -> RankReport`` over the tasks every learner finished.
+    interrupted : bool
+    seconds : float
+    """
+
+    tasks: list[TaskSpec]
+    learners: list[LearnerSpec]
+    folds: int
+    seed: int
+    tuned: bool = False
+    quick: bool = False
+    noise: list[float] = field(default_factory=lambda: [0.0])
+    baseline: str | None = None
+    task_info: list[TaskInfo] = field(default_factory=list)
+    tuning: list[TuneResult] = field(default_factory=list)
+    cells: list[CellResult] = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    ranks: dict[str, RankReport] = field(default_factory=dict)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def cell(self, task: str, learner: str, noise: float = 0.0) -> CellResult | None:
+        for c in self.cells:
+            if c.task == task and c.learner == learner and c.noise == noise:
+                return c
+        return None
+
+    def comparison(self, task: str, learner: str, noise: float = 0.0) -> Comparison | None:
+        for c in self.comparisons:
+            if c.task == task and c.learner == learner and c.noise == noise:
+                return c
+        return None
+
+    def errors(self, noise: float = 0.0, *, complete_only: bool = True) -> dict[str, dict[str, float]]:
+        """``task -> {learner: mean error (%)}`` at one noise rate."""
+        out: dict[str, dict[str, float]] = {}
+        for c in self.cells:
+            if c.noise == noise and c.mean_error is not None and (c.complete or not complete_only):
+                out.setdefault(c.task, {})[c.learner] = c.mean_error
+        return out
+
+
+def as_task(task) -> TaskSpec:
+    return task if isinstance(task, TaskSpec) else TaskSpec(str(task))
+
+
+def as_learner(learner) -> LearnerSpec:
+    return learner if isinstance(learner, LearnerSpec) else LearnerSpec.parse(str(learner))
+
+
+def check_specs(tasks: list[TaskSpec], learners: list[LearnerSpec], baseline: str | None, registries=None) -> None:
+    """Fail before any work for an unknown learner, corpus or task, or a bad baseline."""
+    from textcw.corpus.base import check_task, split_task_name
+    from textcw.pipeline import make_learner
+    from textcw.plugins import default_registries
+
+    regs = registries if registries is not None else default_registries()
+    if not tasks or not learners:
+        raise ParameterError("an evaluation needs at least one task and one learner")
+    for spec in learners:
+        make_learner(spec.name, registries=regs, **spec.params)
+    labels = [s.label for s in learners]
+    if len(set(labels)) != len(labels):
+        raise ParameterError(f"a learner is listed twice: {', '.join(labels)}")
+    if len({t.label for t in tasks}) != len(tasks):
+        raise ParameterError(f"a task is listed twice: {', '.join(t.label for t in tasks)}")
+    for task in tasks:
+        corpus, name = split_task_name(task.corpus)
+        entry = regs.corpora.get(corpus)
+        check_task(corpus, name, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
+        if task.featurizer is not None:
+            regs.featurizers.get(task.featurizer)
+    if baseline is not None and baseline not in labels:
+        raise ParameterError(f"baseline {baseline!r} is not among the learners ({', '.join(labels)})")
+
+
+def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise: float = 0.0, quick: bool = False,
+               max_passes: int = MAX_PASSES, dev_size: float = DEV_SIZE, seed: int = 0, grids: dict | None = None,
+               registries=None, progress: Callable[[], None] | None = None) -> list[TuneResult]:
+    """The papers' single randomised tuning run of every learner on one task.
+
+    ``grids`` maps a learner label to its grid, overriding :func:`textcw.evaluation.grids.grid_for`.
+    """
+    data = task if isinstance(task, TaskData) else load_task(task, seed=seed, registries=registries)
+    train, dev = dev_split(data, dev_size, seed)
+    X_train, X_dev = featurize(data, train, dev, registries=registries)
+    labels = data.labels
+    y_train, y_dev = labels[train], labels[dev]
+    if noise > 0:
+        rng = np.random.RandomState([seed, 999_983, int(noise * 1e6)])
+        y_train, _ = corrupt_labels(y_train, noise, data.classes, rng)
+        y_dev, _ = corrupt_labels(y_dev, noise, data.classes, rng)
+    results = []
+    for spec in learners:
+        results.append(tune_learner(spec, X_train, y_train, X_dev, y_dev, task=data.spec.label, noise=noise,
+                                    grid=(grids or {}).get(spec.label), quick=quick, max_passes=max_passes,
+                                    seed=seed, registries=registries))
+        if progress is not None:
+            progress()
+    return results
+
+
+def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = False, quick: bool = False,
+              noise=(0.0,), baseline: str | None = None, curves: bool = False, probabilities: bool = False,
+              max_passes: int = MAX_PASSES, grids: dict | None = None, registries=None,
+              progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None) -> SuiteReport:
+    """Evaluate every learner on every task; see the module docstring.
+
+    ``progress(task label, done, total)`` is called after each fitted model (tuning runs count
+    one per learner); ``on_task(info)`` after each task. ``grids`` maps learner labels to tuning
+    grids (default: :func:`textcw.evaluation.grids.grid_for`).
+    """
+    t0 = time.perf_counter()
+    tasks = [as_task(t) for t in tasks]
+    learners = [as_learner(s) for s in learners]
+    levels = [check_noise(p) for p in noise]
+    check_specs(tasks, learners, baseline, registries)
+    report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline)
+    with single_threaded():
+        _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
+                   probabilities=probabilities, max_passes=max_passes, grids=grids, registries=registries,
+                   progress=progress, on_task=on_task)
+    summarise(report)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _run_tasks(report, tasks, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
+               grids, registries, progress, on_task) -> None:
+    try:
+        for task in tasks:
+            t_task = time.perf_counter()
+            data = load_task(task, seed=seed, registries=registries)
+            n_splits = 1 if task.protocol != "cv" else folds
+            total = n_splits * len(learners) * len(levels) + (len(learners) * len(levels) if tune else 0)
+            done = [0]
+
+            def tick(n_done=None, _total=None, label=task.label, total=total, done=done):
+                done[0] += 1
+                if progress is not None:
+                    progress(label, done[0], total)
+
+            settings = {}
+            if tune:
+                for p in levels:
+                    results = tuning_run(data, learners, noise=p, quick=quick, max_passes=max_passes,
+                                         seed=seed, grids=grids, registries=registries, progress=tick)
+                    report.tuning.extend(results)
+                    for spec, r in zip(learners, results):
+                        settings[spec.label, p] = (r.params, r.passes)
+            cv = cross_validate(data, learners, folds=folds, seed=seed, settings=settings, noise=levels,
+                                curves=curves, curve_passes=max_passes, probabilities=probabilities,
+                                registries=registries, progress=tick)
+            report.cells.extend(cv.cells)
+            info = TaskInfo(task.label, task.corpus, task.protocol, cv.n_docs, cv.n_classes, cv.n_folds,
+                            float(np.mean(cv.n_features)) if cv.n_features else None,
+                            time.perf_counter() - t_task)
+            report.task_info.append(info)
+            if cv.interrupted:
+                report.interrupted = True
+                break
+            if on_task is not None:
+                on_task(info)
+    except KeyboardInterrupt:
+        report.interrupted = True
+
+
+def summarise(report: SuiteReport) -> None:
+    """Fill in the McNemar comparisons and the mean ranks from the cells."""
+    report.comparisons = []
+    if report.baseline is not None:
+        for cell in report.cells:
+            if cell.learner == report.baseline:
+                continue
+            base = report.cell(cell.task, report.baseline, cell.noise)
+            if base is None:
+                continue
+            both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != "." and b != "."]
+            if not both:
+                continue
+            result = mcnemar_test([cell.outcomes[i] == "1" for i in both], [base.outcomes[i] == "1" for i in both])
+            report.comparisons.append(Comparison(cell.task, cell.learner, report.baseline, cell.noise, result))
+    labels = [s.label for s in report.learners]
+    report.ranks = {str(p): mean_ranks(report.errors(p), labels) for p in report.noise}
+

@@ -1,0 +1,129 @@
+"""Stochastic gradient descent on a convex loss of the margin, with L2 decay.
+
+Per example ``t`` (counted from 1 over the model's whole life, across epochs and ``partial_fit``
+calls), with margin ``m = y w.x`` and loss derivative ``g = -dloss/dm >= 0``:
+
+    w <- (1 - eta_t alpha) w + eta_t g y x
+
+Losses (``g`` as a function of ``m``): hinge ``max(0, 1 - m)`` (``g = 1`` if ``m < 1``), log
+``log(1 + e^{-m})`` (``g = 1 / (1 + e^m)``), modified Huber (``(1 - m)^2`` for ``m >= -1``,
+``-4 m`` below; ``g = 2 (1 - m)`` or ``4``; Zhang 2004).
+
+Schedules: ``decay`` ``eta_t = eta0 / (1 + eta0 alpha t)`` (Bottou, "Stochastic gradient descent
+tricks", 2012: the step of SGD on an L2-regularised objective), ``constant`` ``eta_t = eta0``,
+``invscaling`` ``eta_t = eta0 / t^power_t``.
+
+The decay touches every weight; to keep an update ``O(nnz(x))`` the weights are stored as
+``w = scale * u`` (Shalev-Shwartz et al., Pegasos 2007; Bottou's svmsgd): the decay multiplies
+``scale`` and the gradient step adds to ``u`` divided by ``scale``. ``scale`` is folded back into
+the weights when it drops below 1e-9 (so ``u`` cannot overflow) and at the end of every call, so
+the state always holds the plain weights. The learner refuses ``eta0 alpha >= 1`` for the
+``constant`` and ``invscaling`` schedules, where ``1 - eta_t alpha`` would not be positive.
+
+Multi-class (top-1): ``m = w_y.x - w_r.x`` for the top competitor ``r``; ``w_y += eta_t g x`` and
+``w_r -= eta_t g x``; the decay applies to every block.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from textcw._jit import kernel
+from textcw.learners._kernels.common import column, row_dot, row_scores, top_competitor
+from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, LOG
+
+_RESCALE_BELOW = 1e-9
+
+
+@kernel
+def negative_slope(loss, m):
+    """``g = -dloss/dm`` at margin ``m`` (zero when the example does not move the weights)."""
+    if loss == HINGE:
+        return 1.0 if m < 1.0 else 0.0
+    if loss == LOG:
+        # 1 / (1 + e^m) without overflow for large |m|
+        if m > 0.0:
+            e = math.exp(-m)
+            return e / (1.0 + e)
+        return 1.0 / (1.0 + math.exp(m))
+    # modified Huber
+    if m >= 1.0:
+        return 0.0
+    if m >= -1.0:
+        return 2.0 * (1.0 - m)
+    return 4.0
+
+
+@kernel
+def learning_rate(schedule, t, alpha, eta0, power_t):
+    if schedule == DECAY:
+        return eta0 / (1.0 + eta0 * alpha * t)
+    if schedule == CONSTANT:
+        return eta0
+    return eta0 / t ** power_t
+
+
+@kernel
+def _fold(w, scale):
+    if scale != 1.0:
+        w *= scale
+    return 1.0
+
+
+@kernel
+def binary_epoch(indptr, indices, data, y, order, w, count, loss, schedule, alpha, eta0, power_t):
+    mistakes = 0
+    updates = 0
+    scale = 1.0
+    for step in range(order.shape[0]):
+        i = order[step]
+        count[0] += 1.0
+        eta = learning_rate(schedule, count[0], alpha, eta0, power_t)
+        m = y[i] * scale * row_dot(indptr, indices, data, i, w)
+        if m <= 0.0:
+            mistakes += 1
+        g = negative_slope(loss, m)
+        scale *= 1.0 - eta * alpha
+        if g > 0.0 and indptr[i + 1] > indptr[i]:
+            updates += 1
+            step_size = eta * g * y[i] / scale
+            for p in range(column(indptr[i]), column(indptr[i + 1])):
+                w[column(indices[p])] += step_size * data[p]
+        if scale < _RESCALE_BELOW:
+            scale = _fold(w, scale)
+    _fold(w, scale)
+    return mistakes, updates
+
+
+@kernel
+def multiclass_top1_epoch(indptr, indices, data, y, order, W, count, loss, schedule, alpha, eta0,
+                          power_t):
+    mistakes = 0
+    updates = 0
+    scale = 1.0
+    scores = np.empty(W.shape[1])
+    for step in range(order.shape[0]):
+        i = order[step]
+        yi = y[i]
+        count[0] += 1.0
+        eta = learning_rate(schedule, count[0], alpha, eta0, power_t)
+        row_scores(indptr, indices, data, i, W, scores)
+        rc = top_competitor(scores, yi)
+        m = scale * (scores[yi] - scores[rc])
+        if m <= 0.0:
+            mistakes += 1
+        g = negative_slope(loss, m)
+        scale *= 1.0 - eta * alpha
+        if g > 0.0 and indptr[i + 1] > indptr[i]:
+            updates += 1
+            step_size = eta * g / scale
+            for p in range(column(indptr[i]), column(indptr[i + 1])):
+                j = column(indices[p])
+                W[j, yi] += step_size * data[p]
+                W[j, rc] -= step_size * data[p]
+        if scale < _RESCALE_BELOW:
+            scale = _fold(W, scale)
+    _fold(W, scale)
+    return mistakes, updates

@@ -1,0 +1,43 @@
+"""The averaged perceptron (Freund and Schapire, Machine Learning 1999; Collins, EMNLP 2002).
+
+Trains exactly like the perceptron (online mistakes are those of the running weights) but
+predicts with the average of the weight vectors after every example seen, which behaves like a
+large-margin voted classifier and is far less sensitive to the last few examples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textcw.learners._kernels import averaged
+from textcw.learners.base import OnlineLinearClassifier
+
+
+class AveragedPerceptron(OnlineLinearClassifier):
+    """Averaged perceptron.
+
+    Parameters
+    ----------
+    n_epochs : int, default 5
+    shuffle : bool, default True
+    random_state : int or None, default None
+    fit_intercept : bool, default False
+
+    The average runs over every example of every epoch (and every ``partial_fit`` call);
+    ``coef_`` is that average, ``mistakes_`` counts the running perceptron's mistakes.
+    """
+
+    _state_names = ("mu", "w", "u", "count")
+    _binary_kernel = averaged.binary_epoch
+    _multiclass_kernel = averaged.multiclass_top1_epoch
+
+    def __init__(self, *, n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+
+    def _new_state(self, n_rows, n_labels):
+        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        return {"mu": np.zeros(shape), "w": np.zeros(shape), "u": np.zeros(shape),
+                "count": np.zeros(1)}

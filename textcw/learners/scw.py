@@ -1,0 +1,84 @@
+"""Soft confidence-weighted learning, SCW-I and SCW-II (Wang, Zhao and Hoi, ICML 2012).
+
+CW-stdev's constraint ``y mu.x >= phi sqrt(x' Sigma x)`` becomes a loss
+``l = max(0, phi sqrt(x' Sigma x) - y mu.x)`` with slack, as PA-I and PA-II soften PA:
+
+- SCW-I: ``alpha = min(C, alpha_stdev)``, CW-stdev's step (JMLR 2012 eq. 31) capped at ``C``;
+- SCW-II: with ``n = v + 1/(2C)`` and ``gamma = phi sqrt(phi^2 m^2 v^2 + 4 n v (n + v phi^2))``,
+  ``alpha = max(0, (-(2 m n + phi^2 m v) + gamma) / (2 (n^2 + n v phi^2)))``.
+
+Both then set ``sqrt(u) = (-alpha v phi + sqrt(alpha^2 v^2 phi^2 + 4 v)) / 2``,
+``beta = alpha phi / (sqrt(u) + v alpha phi)``, ``mu += alpha y Sigma x`` and
+``Sigma -= beta (Sigma x)(Sigma x)'``. Widely copied implementations write SCW-II's ``gamma``
+with ``v*2`` and ``phi*2`` where the squares are meant; the derivation is in
+:func:`textcw.learners._kernels.gaussian_rules.scw2_alpha` and the tests check it against the
+KKT conditions of the SCW-II problem.
+"""
+
+from __future__ import annotations
+
+from scipy.special import ndtri
+
+from textcw.learners._kernels import constants
+from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.gaussian import GaussianLinearClassifier
+from textcw.learners.params import POSITIVE, Interval, Options
+
+
+class SoftConfidenceWeighted(GaussianLinearClassifier):
+    """Soft confidence-weighted learning (ICML 2012); ``scw1`` and ``scw2`` are the two losses.
+
+    Parameters
+    ----------
+    eta : float in (0.5, 1), default 0.9
+        The confidence of the (soft) constraint; ``phi = Phi^{-1}(eta)``.
+    C : float > 0, default 1.0
+        Aggressiveness: SCW-I caps the mean step at ``C``; SCW-II adds ``1/(2C)`` to the
+        margin variance in the step size.
+    a : float > 0, default 1.0
+        Initial variance, ``Sigma_1 = a I``.
+    covariance : {"diag-kl", "diag-l2", "full"}, default "diag-kl"
+        As for CW: ``diag-kl`` adds ``alpha phi / sqrt(u) x_j^2`` to each precision, ``diag-l2``
+        keeps the diagonal of the covariance update, ``full`` the whole matrix (small ``d`` only).
+    n_epochs : int, default 5
+    shuffle, random_state, fit_intercept
+        As for every online learner.
+    """
+
+    _covariances = ("diag-kl", "diag-l2", "full")
+    _constraints = {
+        **OnlineLinearClassifier._constraints,
+        "eta": Interval(0.5, 1.0, closed="neither"),
+        "C": POSITIVE,
+        "a": POSITIVE,
+        "covariance": Options(_covariances),
+    }
+
+    def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
+                 random_state=None, fit_intercept=False):
+        self.eta = eta
+        self.C = C
+        self.a = a
+        self.covariance = covariance
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+
+    @property
+    def phi(self) -> float:
+        """``Phi^{-1}(eta)``."""
+        return float(ndtri(self.eta))
+
+    def _rule_args(self):
+        return (self.phi, float(self.C), 0.0)
+
+
+class SCW1(SoftConfidenceWeighted):
+    __doc__ = "SCW-I: CW-stdev's step capped at ``C`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
+    _rule = constants.SCW1
+
+
+class SCW2(SoftConfidenceWeighted):
+    __doc__ = "SCW-II: squared slack, ``n = v + 1/(2C)`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
+    _rule = constants.SCW2

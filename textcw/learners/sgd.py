@@ -1,0 +1,92 @@
+"""Stochastic gradient descent on the hinge, log or modified-Huber loss, with L2 decay.
+
+Each example takes one gradient step on ``loss(y w.x) + (alpha/2) ||w||^2``:
+``w <- (1 - eta_t alpha) w + eta_t g y x`` with ``g = -dloss/dm`` (see
+:mod:`textcw.learners._kernels.sgd` for the losses and the ``O(nnz)`` scaled-weight trick).
+
+Learning-rate schedules, with ``t`` the number of examples seen (1, 2, ...; it continues across
+epochs and ``partial_fit`` calls):
+
+- ``"decay"`` (default): ``eta_t = eta0 / (1 + eta0 alpha t)``, the schedule Bottou recommends
+  for L2-regularised SGD ("Stochastic gradient descent tricks", 2012); the decay factors
+  telescope, so the weights shrink as ``1 / (1 + eta0 alpha t)`` overall and never change sign;
+- ``"constant"``: ``eta_t = eta0``;
+- ``"invscaling"``: ``eta_t = eta0 / t^power_t``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textcw.errors import ParameterError
+from textcw.learners._kernels import sgd
+from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALING, LOG, MODIFIED_HUBER
+from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.params import POSITIVE, Interval, Options
+
+LOSS_CODES = {"hinge": HINGE, "log": LOG, "modified_huber": MODIFIED_HUBER}
+SCHEDULE_CODES = {"decay": DECAY, "constant": CONSTANT, "invscaling": INVSCALING}
+
+
+class SGD(OnlineLinearClassifier):
+    """Stochastic gradient descent for linear classifiers.
+
+    Parameters
+    ----------
+    loss : {"hinge", "log", "modified_huber"}, default "hinge"
+        ``hinge`` is the linear SVM loss, ``log`` logistic regression, ``modified_huber`` a
+        smoothed hinge (quadratic for margins in [-1, 1], linear below).
+    alpha : float >= 0, default 1e-4
+        L2 regularisation strength (weight decay ``1 - eta_t alpha`` per example).
+    learning_rate : {"decay", "constant", "invscaling"}, default "decay"
+        The schedule of ``eta_t`` (module docstring).
+    eta0 : float > 0, default 1.0
+        Initial learning rate.
+    power_t : float > 0, default 0.5
+        Exponent of the ``invscaling`` schedule.
+    n_epochs : int, default 5
+    shuffle, random_state, fit_intercept
+        As for every online learner (the intercept is decayed like any weight).
+    """
+
+    _state_names = ("mu", "count")
+    _binary_kernel = sgd.binary_epoch
+    _multiclass_kernel = sgd.multiclass_top1_epoch
+    _constraints = {
+        **OnlineLinearClassifier._constraints,
+        "loss": Options(tuple(LOSS_CODES)),
+        "alpha": Interval(0.0, closed="left"),
+        "learning_rate": Options(tuple(SCHEDULE_CODES)),
+        "eta0": POSITIVE,
+        "power_t": POSITIVE,
+    }
+
+    def __init__(self, *, loss="hinge", alpha=1e-4, learning_rate="decay", eta0=1.0, power_t=0.5,
+                 n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+        self.loss = loss
+        self.alpha = alpha
+        self.learning_rate = learning_rate
+        self.eta0 = eta0
+        self.power_t = power_t
+        self.n_epochs = n_epochs
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.fit_intercept = fit_intercept
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.learning_rate != "decay" and self.eta0 * self.alpha >= 1.0:
+            raise ParameterError(
+                f"{type(self).__name__}: eta0={self.eta0!r} with alpha={self.alpha!r} is invalid; "
+                f"learning_rate={self.learning_rate!r} needs eta0 * alpha < 1 (otherwise the decay "
+                "1 - eta0 * alpha wipes out or flips the weights); lower eta0 or alpha, or use "
+                "learning_rate='decay'"
+            )
+
+    def _new_state(self, n_rows, n_labels):
+        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        return {"mu": np.zeros(shape), "count": np.zeros(1)}
+
+    def _kernel_args(self):
+        return (LOSS_CODES[self.loss], SCHEDULE_CODES[self.learning_rate], float(self.alpha),
+                float(self.eta0), float(self.power_t))

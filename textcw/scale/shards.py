@@ -1,0 +1,169 @@
+"""Training one model per disjoint shard of a corpus (JMLR 2012 section 7.10; ICML 2008 section 5.3).
+
+The training split is cut into ``n`` contiguous parts (:func:`~textcw.scale.source.shard_bounds`);
+shard ``i`` is trained by :func:`train_shard` on whichever process or machine runs it, which reads
+documents ``[start_i, stop_i)`` itself. Everything a shard depends on is fixed before it starts:
+its range, the featurizer (fitted once on the whole training split, or one that learns nothing,
+like ``hashing``) and its seed, drawn from ``numpy.random.SeedSequence(seed).spawn(n)``. So a
+shard that is run again after its worker died returns exactly the model it would have returned.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils import get_tags
+
+from textcw.errors import InputError
+from textcw.scale.source import CHUNK_SIZE, CorpusSource, class_labels, shard_bounds
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """Shard ``index`` of ``n_shards``, trained with ``random_state=seed``."""
+
+    index: int
+    n_shards: int
+    seed: int | None
+
+
+@dataclass
+class ShardResult:
+    """A trained shard model and what it cost."""
+
+    index: int
+    model: object
+    start: int
+    stop: int
+    seconds: float
+    featurize_seconds: float
+    mistakes_per_pass: list = field(default_factory=list)
+    cpu_seconds: float = 0.0  # CPU time of the process that trained it: wall time minus waiting
+
+    @property
+    def n_documents(self) -> int:
+        return self.stop - self.start
+
+
+def shard_seeds(seed: int | None, n_shards: int) -> list[int | None]:
+    """Independent, reproducible learner seeds for ``n_shards`` shards (``None``: unseeded).
+
+    One shard keeps ``seed`` itself, so one shard is exactly ordinary training.
+    """
+    if seed is None or n_shards == 1:
+        return [seed] * n_shards
+    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_shards)]
+
+
+def needs_fit(featurizer) -> bool:
+    """Whether ``featurizer`` learns from the data (a vocabulary) or, like hashing, does not."""
+    return bool(get_tags(featurizer).requires_fit)
+
+
+def fit_featurizer(source: CorpusSource, featurizer):
+    """Fit ``featurizer`` on the whole training split (run on a worker, or in this process)."""
+    data = source.read("train")
+    return clone(featurizer).fit(data.data, data.labels)
+
+
+def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, stream: bool = False,
+                chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None) -> ShardResult:
+    """Train a copy of ``template`` on shard ``task.index`` of ``source``'s training split.
+
+    ``stream=False``: the shard is read and featurized whole and trained for ``n_epochs`` passes,
+    shuffled with the shard's seed; the result is exactly ``fit`` on the shard's documents, except
+    that every model knows every label of the task, so shard models always share one label set.
+    ``stream=True``: chunks of ``chunk_size`` documents go through ``featurizer.transform`` into
+    ``partial_fit`` in corpus order, ``n_epochs`` times; memory is one chunk and the model.
+    ``progress(documents_done)`` is called after every chunk (``stream=True``).
+    """
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
+    model = clone(template)
+    model.set_params(random_state=task.seed)
+    featurize = 0.0
+    if stream:
+        passes: list[int] = []
+        done = 0
+        for _ in range(model.n_epochs):
+            calls = len(getattr(model, "mistakes_", []))
+            for chunk in source.chunks("train", start, stop, chunk_size):
+                t1 = time.perf_counter()
+                X = _transform(featurizer, chunk, source)
+                featurize += time.perf_counter() - t1
+                model.partial_fit(X, chunk.labels, classes=class_labels(chunk))
+                done += len(chunk)
+                if progress is not None:
+                    progress(done)
+            passes.append(int(sum(model.mistakes_[calls:])))
+    else:
+        data = source.read("train", start, stop)
+        t1 = time.perf_counter()
+        X = _transform(featurizer, data, source)
+        featurize = time.perf_counter() - t1
+        fit_epochs(model, X, data.labels, class_labels(data))
+        passes = list(model.mistakes_)
+    return ShardResult(index=task.index, model=model, start=start, stop=stop,
+                       seconds=time.perf_counter() - t0, featurize_seconds=featurize,
+                       mistakes_per_pass=passes, cpu_seconds=time.process_time() - cpu0)
+
+
+def fit_epochs(model, X, y, classes) -> None:
+    """``model.fit(X, y)`` with the label set fixed to ``classes``.
+
+    The same passes as :meth:`OnlineLinearClassifier.fit` (a ``RandomState(random_state)``
+    permutation per epoch when ``shuffle``), run through ``partial_fit`` so that a shard that
+    lacks a label still gets it in ``classes_``.
+    """
+    rng = np.random.RandomState(model.random_state)
+    n = X.shape[0]
+    for _ in range(model.n_epochs):
+        order = rng.permutation(n) if model.shuffle else np.arange(n)
+        model.partial_fit(X[order], y[order], classes=classes)
+
+
+def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: int, *, seed: int | None,
+                stream: bool = False, chunk_size: int = CHUNK_SIZE,
+                on_done: Callable[[int], None] | None = None) -> Iterator[ShardResult]:
+    """Train the ``n_shards`` shard models on ``backend``; yield them in shard order.
+
+    ``featurizer`` is a fitted featurizer, a featurizer that needs no fitting, or a handle from
+    ``backend.submit(fit_featurizer, ...)`` (on Dask: a future, so the shards receive it from the
+    worker that fitted it).
+    """
+    tasks = [ShardTask(i, n_shards, s) for i, s in enumerate(shard_seeds(seed, n_shards))]
+    if source.streams:
+        # Counting is free here, so a shard count larger than the corpus fails before any worker
+        # starts; other corpora are counted by the workers, which load them anyway.
+        shard_bounds(source.n_documents("train"), n_shards - 1, n_shards)
+    yield from backend.run(_train_shard_task(stream, chunk_size), (source, featurizer, template),
+                           tasks, on_done)
+
+
+@dataclass(frozen=True)
+class _train_shard_task:  # noqa: N801 - a picklable stand-in for a lambda, named for Dask's task keys
+    stream: bool
+    chunk_size: int
+
+    @property
+    def __name__(self) -> str:
+        return "train_shard"
+
+    def __call__(self, source, featurizer, template, task):
+        return train_shard(source, featurizer, template, task, stream=self.stream,
+                           chunk_size=self.chunk_size)
+
+
+def _transform(featurizer, data, source: CorpusSource):
+    analyzer = getattr(featurizer, "build_analyzer", None)
+    if analyzer is not None and len(data) and not isinstance(data.data[0], (str, bytes)):
+        raise InputError(
+            f"{source.spec} holds {type(data.data[0]).__name__} documents, not text, and "
+            f"{type(featurizer).__name__} reads text: use the corpus's own featurizer "
+            "(--stream needs a text corpus)"
+        )
+    return featurizer.transform(data.data)

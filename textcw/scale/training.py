@@ -1,0 +1,262 @@
+"""``textcw train --shards N`` and ``textcw train --stream`` as library functions.
+
+:func:`train_sharded` trains one model per disjoint shard of the training split on a backend
+(joblib processes or a Dask cluster) and combines them (:mod:`textcw.scale.combine`);
+:func:`train_stream` reads the training split in chunks through a featurizer that learns
+nothing (``hashing``) into ``partial_fit``, so memory stays flat however long the stream is.
+Both score the model on the test split, read in chunks too, and return a :class:`ScaleTrainResult`
+(a :class:`textcw.pipeline.TrainResult` with the scale-out facts added).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from textcw.errors import ParameterError
+from textcw.pipeline import (
+    TrainResult,
+    _jsonable,
+    component_info,
+    default_featurizer,
+    make_featurizer,
+    make_learner,
+)
+from textcw.plugins import default_registries
+from textcw.registry import Registries
+from textcw.scale.backends import Ready, open_backend
+from textcw.scale.combine import Combiner, check_combinable
+from textcw.scale.shards import ShardTask, fit_featurizer, iter_shards, needs_fit, train_shard
+from textcw.scale.source import CHUNK_SIZE, CorpusSource
+
+STREAM_FEATURIZER = "hashing"
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class ScaleTrainResult(TrainResult):
+    """A :class:`TrainResult` of shard or stream training.
+
+    ``train_seconds`` is the wall-clock time from the first document read to the final model
+    (reading, featurizing, learning and, for shards, combining); ``featurize_seconds`` is the
+    featurizing part, summed over shards. ``documents_per_second`` counts training documents
+    processed (times passes) per second of ``train_seconds``.
+    """
+
+    mode: str = "stream"
+    shards: int = 1
+    combine: str | None = None
+    backend: str | None = None
+    workers: int | None = None
+    chunk_size: int | None = None
+    passes: int = 1
+    shard_documents: list = field(default_factory=list)
+    shard_seconds: list = field(default_factory=list)
+    shard_cpu_seconds: list = field(default_factory=list)
+
+    @property
+    def documents_per_second(self) -> float:
+        return self.n_train * self.passes / self.train_seconds if self.train_seconds > 0 else float("nan")
+
+    def to_dict(self) -> dict:
+        out = super().to_dict()
+        out.update({
+            "mode": self.mode, "shards": self.shards, "combine": self.combine,
+            "backend": self.backend, "workers": self.workers, "chunk_size": self.chunk_size,
+            "passes": self.passes, "shard_documents": self.shard_documents,
+            "shard_seconds": self.shard_seconds, "shard_cpu_seconds": self.shard_cpu_seconds,
+            "documents_per_second": self.documents_per_second,
+        })
+        return out
+
+
+def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl", backend: str = "local",
+                  scheduler: str | None = None, workers: int | None = None, featurizer: str | None = None,
+                  params: dict | None = None, featurizer_params: dict | None = None,
+                  epochs: int | None = None, seed: int | None = 0, stream: bool = False,
+                  chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
+                  progress: Progress | None = None) -> ScaleTrainResult:
+    """Train ``learner`` on ``shards`` disjoint parts of ``corpus``'s training split, then combine.
+
+    Parameters beyond those of :func:`textcw.pipeline.train`:
+
+    shards : int >= 1
+        Number of shards (``1`` gives exactly the model of ordinary training).
+    combine : {"kl", "uniform"}
+        How shard models are combined (:func:`textcw.combine`).
+    backend : {"local", "dask"}
+        ``local``: joblib processes on this machine; ``dask``: a Dask cluster, at ``scheduler``
+        (``HOST:PORT``) or, without an address, a local cluster started for this call.
+    workers : int, optional
+        Processes of the local backend or of the local Dask cluster (default: one per core, at
+        most one per shard).
+    stream : bool
+        Each shard is read in chunks into ``partial_fit`` (see :func:`train_stream`) instead of
+        whole.
+
+    Shard ``i`` uses documents ``[i N / n, (i + 1) N / n)`` and a seed derived from ``seed``
+    (:func:`textcw.scale.shards.shard_seeds`), so results do not depend on the backend, the
+    number of workers, or workers dying and tasks being rerun.
+    """
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        raise ParameterError(f"shards={shards!r} is invalid; shards must be an integer >= 1")
+    Combiner(combine)  # an unknown method fails before any work
+    regs = registries if registries is not None else default_registries()
+    template, base_seed = _learner(learner, params, epochs, seed, stream, regs)
+    check_combinable(template, combine)
+    feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, stream, regs)
+    source = CorpusSource.resolve(corpus, regs)
+    report = progress or (lambda stage, done, total: None)
+
+    combiner = Combiner(combine)
+    sizes, seconds, cpu = [], [], []
+    featurize = 0.0
+    t0 = time.perf_counter()
+    with open_backend(backend, scheduler=scheduler, n_workers=workers, n_tasks=shards) as runner:
+        if needs_fit(feat):
+            report("featurizing", 0, 1)
+            handle = runner.submit(fit_featurizer, source, feat)
+        else:
+            handle = Ready(feat)
+        report("shards", 0, shards)
+        for result in iter_shards(runner, source, handle, template, shards, seed=base_seed,
+                                  stream=stream, chunk_size=chunk_size,
+                                  on_done=lambda done: report("shards", done, shards)):
+            combiner.add(result.model)
+            sizes.append(result.n_documents)
+            seconds.append(round(result.seconds, 3))
+            cpu.append(round(result.cpu_seconds, 3))
+            featurize += result.featurize_seconds
+        fitted = handle.result()
+        n_workers = runner.n_workers
+    learner_model = combiner.result()
+    if shards > 1 and "random_state" in learner_model.get_params(deep=False):
+        learner_model.set_params(random_state=base_seed)  # the run's seed; each shard had its own
+    train_seconds = time.perf_counter() - t0
+
+    training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
+    model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training, regs)
+    n_test, accuracy = score(model, source, chunk_size, report)
+    return ScaleTrainResult(
+        model=model, corpus=corpus, learner=learner, featurizer=feat_name,
+        params=_jsonable(learner_model.get_params(deep=False)),
+        featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=int(sum(sizes)),
+        n_test=n_test, n_features=int(learner_model.n_features_in_), accuracy=accuracy,
+        train_seconds=train_seconds, featurize_seconds=featurize,
+        mistakes=list(getattr(learner_model, "mistakes_", [])), mode="shards", shards=shards,
+        combine=combine, backend=backend, workers=n_workers,
+        chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
+        shard_documents=sizes, shard_seconds=seconds, shard_cpu_seconds=cpu,
+    )
+
+
+def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, params: dict | None = None,
+                 featurizer_params: dict | None = None, epochs: int | None = None, seed: int | None = 0,
+                 chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
+                 progress: Progress | None = None) -> ScaleTrainResult:
+    """Out-of-core training: chunks of ``chunk_size`` documents -> ``transform`` -> ``partial_fit``.
+
+    The featurizer (default ``hashing``) must learn nothing from the data, so every chunk is
+    featurized alone; memory is then one chunk plus the model, whatever the length of the
+    stream. A stream is read once unless ``epochs`` asks for more passes (each in corpus order).
+    ``progress("documents", done, total)`` follows the training documents.
+    """
+    regs = registries if registries is not None else default_registries()
+    template, base_seed = _learner(learner, params, epochs, seed, True, regs)
+    if not hasattr(template, "partial_fit"):
+        raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
+    feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True, regs)
+    source = CorpusSource.resolve(corpus, regs)
+    report = progress or (lambda stage, done, total: None)
+
+    total = source.n_documents("train") * int(template.n_epochs)
+    report("documents", 0, total)
+    t0 = time.perf_counter()
+    result = train_shard(source, feat, template, ShardTask(0, 1, base_seed), stream=True,
+                         chunk_size=chunk_size, progress=lambda done: report("documents", done, total))
+    train_seconds = time.perf_counter() - t0
+
+    training = {"mode": "stream", "chunk_size": chunk_size}
+    model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training, regs)
+    n_test, accuracy = score(model, source, chunk_size, report)
+    return ScaleTrainResult(
+        model=model, corpus=corpus, learner=learner, featurizer=feat_name,
+        params=_jsonable(result.model.get_params(deep=False)),
+        featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=result.n_documents,
+        n_test=n_test, n_features=int(result.model.n_features_in_), accuracy=accuracy,
+        train_seconds=train_seconds, featurize_seconds=result.featurize_seconds,
+        mistakes=result.mistakes_per_pass, mode="stream", chunk_size=chunk_size,
+        passes=int(template.n_epochs), shard_documents=[result.n_documents],
+        shard_seconds=[round(result.seconds, 3)], shard_cpu_seconds=[round(result.cpu_seconds, 3)],
+    )
+
+
+def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
+          progress: Progress | None = None) -> tuple[int, float]:
+    """``(documents, accuracy)`` of ``model`` on the test split, read chunk by chunk."""
+    report = progress or (lambda stage, done, total: None)
+    total = source.n_documents("test")
+    report("evaluating", 0, total)
+    correct = seen = 0
+    for chunk in source.chunks("test", chunk_size=chunk_size):
+        correct += int(np.sum(model.predict(chunk.data) == chunk.labels))
+        seen += len(chunk)
+        report("evaluating", seen, total)
+    if seen == 0:
+        raise ParameterError(f"corpus {source.spec} has an empty test split")
+    return seen, correct / seen
+
+
+def _learner(name: str, params: dict | None, epochs: int | None, seed: int | None, stream: bool,
+             regs: Registries):
+    """The unfitted learner, as :func:`textcw.pipeline.train` builds it, and the run's seed.
+
+    A stream is read once unless ``epochs`` says otherwise (the papers' large-scale runs make a
+    single pass).
+    """
+    params = dict(params or {})
+    est = make_learner(name, registries=regs, **params)
+    own = est.get_params(deep=False)
+    if "n_epochs" not in own or "random_state" not in own or not hasattr(est, "partial_fit"):
+        raise ParameterError(
+            f"learner {name!r} is not an online learner (no partial_fit, epochs and seed); shard "
+            "and stream training need one, e.g. cw-var, arow or pa"
+        )
+    if epochs is not None:
+        est.set_params(n_epochs=epochs)
+    elif stream:
+        est.set_params(n_epochs=1)
+    base_seed = params.get("random_state", seed)
+    est.set_params(random_state=base_seed)
+    est.validate_params()
+    return est, base_seed
+
+
+def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool, regs: Registries):
+    if name is None:
+        name = STREAM_FEATURIZER if stream else default_featurizer(corpus, regs)
+    feat = make_featurizer(name, registries=regs, **dict(params or {}))
+    if stream and needs_fit(feat):
+        raise ParameterError(
+            f"--stream featurizes each chunk on its own, so the featurizer must learn nothing from "
+            f"the data; {name!r} learns a vocabulary: use --featurizer {STREAM_FEATURIZER} (the "
+            "default with --stream)"
+        )
+    return name, feat
+
+
+def _pipeline(featurizer, learner_model, learner: str, feat_name: str, featurizer_params, corpus: str,
+              training: dict, regs: Registries) -> Pipeline:
+    model = Pipeline([("featurizer", featurizer), ("learner", learner_model)])
+    model.textcw_components_ = {
+        "learner": component_info("learners", learner, learner_model.get_params(deep=False), regs),
+        "featurizer": component_info("featurizers", feat_name, dict(featurizer_params or {}), regs),
+        "corpus": corpus,
+        "training": training,
+    }
+    return model
