@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+
+from sparse_data import random_sparse
 
 
 @pytest.fixture(scope="session")
@@ -18,17 +19,6 @@ def data_home() -> Path:
     path = Path(env)
     assert path.is_dir(), f"TEXTCW_DATA={env} is not a folder"
     return path
-
-
-def random_sparse(n, d, density, seed, *, empty_rows=()):
-    """A seeded CSR matrix with some negative values and optionally empty rows."""
-    rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=density, format="csr", random_state=rng,
-                  data_rvs=lambda k: rng.normal(size=k))
-    X = X.tolil()
-    for i in empty_rows:
-        X[i, :] = 0
-    return X.tocsr()
 
 
 @pytest.fixture

@@ -46,3 +46,7 @@ class InputError(TextcwError, ValueError):
 
 class ModelFileError(TextcwError):
     """A model file that is missing, truncated, tampered with, or foreign."""
+
+
+class ClusterError(TextcwError):
+    """A Dask scheduler that cannot be reached, has no workers, or keeps losing a task."""

@@ -86,6 +86,12 @@ def register_corpora(register: Register) -> None:
         ``folder:PATH``); names outside ``tasks`` are accepted when it returns True.
     task_patterns : dict, optional
         ``{pattern: summary}`` describing those names for ``textcw list corpora``.
+    stream : callable, optional
+        ``stream(task=, split=, *, start=0, stop=None, chunk_size=...)`` yields documents
+        ``[start, stop)`` as consecutive ``Dataset`` chunks without loading the whole split, so
+        shard workers and ``textcw train --stream`` read only their part.
+    size : callable, optional
+        ``size(task=, split=) -> int``: the number of documents, without reading them.
     """
 
 

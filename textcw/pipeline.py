@@ -120,6 +120,42 @@ def component_info(kind: str, name: str, params: dict, registries: Registries | 
     return {"name": name, "params": params, "provider": entry.provider}
 
 
+def build_learner(name: str, params: dict | None = None, *, epochs: int | None = None,
+                  seed: int | None = None, registries: Registries | None = None):
+    """The unfitted learner as ``textcw train`` configures it.
+
+    ``epochs`` sets ``n_epochs`` (an error for a learner without epochs); ``seed`` sets
+    ``random_state`` unless ``params`` names one.
+    """
+    params = dict(params or {})
+    est = make_learner(name, registries=registries, **params)
+    own = est.get_params(deep=False)
+    if epochs is not None:
+        if "n_epochs" not in own:
+            raise ParameterError(f"learner {name!r} has no epochs; drop --epochs")
+        est.set_params(n_epochs=epochs)
+    if seed is not None and "random_state" in own and "random_state" not in params:
+        est.set_params(random_state=seed)
+    if hasattr(est, "validate_params"):
+        est.validate_params()
+    return est
+
+
+def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
+             featurizer_params: dict | None, corpus: str, registries: Registries | None = None,
+             **facts) -> Pipeline:
+    """The fitted ``Pipeline(featurizer, learner)`` with the registry facts :func:`save` records."""
+    model = Pipeline([("featurizer", featurizer), ("learner", learner_model)])
+    model.textcw_components_ = {
+        "learner": component_info("learners", learner, learner_model.get_params(deep=False), registries),
+        "featurizer": component_info("featurizers", featurizer_name, dict(featurizer_params or {}),
+                                     registries),
+        "corpus": corpus,
+        **facts,
+    }
+    return model
+
+
 def train(
     corpus: str,
     learner: str,
@@ -141,16 +177,7 @@ def train(
     featurizer = featurizer or default_featurizer(corpus, regs)
     params = dict(params or {})
     featurizer_params = dict(featurizer_params or {})
-    est = make_learner(learner, registries=regs, **params)
-    own = est.get_params(deep=False)
-    if epochs is not None:
-        if "n_epochs" not in own:
-            raise ParameterError(f"learner {learner!r} has no epochs; drop --epochs")
-        est.set_params(n_epochs=epochs)
-    if seed is not None and "random_state" in own and "random_state" not in params:
-        est.set_params(random_state=seed)
-    if hasattr(est, "validate_params"):
-        est.validate_params()
+    est = build_learner(learner, params, epochs=epochs, seed=seed, registries=regs)
     feat = make_featurizer(featurizer, registries=regs, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
@@ -180,12 +207,8 @@ def train(
     est.fit(Xtr, train_set.labels, **fit_kwargs)
     train_seconds = time.perf_counter() - t0
 
-    model = Pipeline([("featurizer", feat), ("learner", est)])
-    model.textcw_components_ = {
-        "learner": component_info("learners", learner, est.get_params(deep=False), regs),
-        "featurizer": component_info("featurizers", featurizer, featurizer_params, regs),
-        "corpus": corpus,
-    }
+    model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
+                     featurizer_params=featurizer_params, corpus=corpus, registries=regs)
     report("evaluating", 0, 1)
     predicted = model.predict(test_set.data)
     accuracy = float(np.mean(predicted == test_set.labels))

@@ -7,7 +7,6 @@ import pickle
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 
 import textcw
@@ -23,14 +22,10 @@ from textcw.learners.sgd import SGD
 from textcw.learners.sop import SecondOrderPerceptron
 from textcw.scale.combine import Combiner
 
+from sparse_data import random_sparse
+
 
 TOL = 1e-12
-
-
-def random_sparse(n, d, density, seed):
-    rng = np.random.default_rng(seed)
-    return sp.random(n, d, density=density, format="csr", random_state=rng,
-                     data_rvs=lambda k: rng.normal(size=k))
 
 
 def shards(X, y, n=3):

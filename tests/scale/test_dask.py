@@ -13,7 +13,7 @@ import pytest
 
 from textcw.pipeline import make_featurizer
 from textcw.scale import train_sharded
-from textcw.scale.backends import ClusterError
+from textcw.errors import ClusterError
 from textcw.scale.shards import ShardTask, shard_seeds, train_shard
 from textcw.scale.source import CorpusSource
 

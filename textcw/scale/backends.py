@@ -26,16 +26,12 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from textcw.errors import ParameterError, TextcwError, UnknownNameError
+from textcw.errors import ClusterError, ParameterError, UnknownNameError
 
 BACKENDS = ("local", "dask")
 LOCAL_RETRIES = 2
 CONNECT_TIMEOUT = 5.0
 WORKERS_TIMEOUT = 30.0
-
-
-class ClusterError(TextcwError):
-    """A Dask scheduler that cannot be reached, has no workers, or keeps losing a task."""
 
 
 class Ready:

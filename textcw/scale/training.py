@@ -21,10 +21,10 @@ from textcw.errors import ParameterError
 from textcw.pipeline import (
     TrainResult,
     _jsonable,
-    component_info,
+    assemble,
+    build_learner,
     default_featurizer,
     make_featurizer,
-    make_learner,
 )
 from textcw.plugins import default_registries
 from textcw.registry import Registries
@@ -219,21 +219,16 @@ def _learner(name: str, params: dict | None, epochs: int | None, seed: int | Non
     A stream is read once unless ``epochs`` says otherwise (the papers' large-scale runs make a
     single pass).
     """
-    params = dict(params or {})
-    est = make_learner(name, registries=regs, **params)
+    if epochs is None and stream:
+        epochs = 1
+    est = build_learner(name, params, epochs=epochs, seed=seed, registries=regs)
     own = est.get_params(deep=False)
     if "n_epochs" not in own or "random_state" not in own or not hasattr(est, "partial_fit"):
         raise ParameterError(
             f"learner {name!r} is not an online learner (no partial_fit, epochs and seed); shard "
             "and stream training need one, e.g. cw-var, arow or pa"
         )
-    if epochs is not None:
-        est.set_params(n_epochs=epochs)
-    elif stream:
-        est.set_params(n_epochs=1)
-    base_seed = params.get("random_state", seed)
-    est.set_params(random_state=base_seed)
-    est.validate_params()
+    base_seed = est.random_state
     return est, base_seed
 
 
@@ -252,11 +247,6 @@ def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool
 
 def _pipeline(featurizer, learner_model, learner: str, feat_name: str, featurizer_params, corpus: str,
               training: dict, regs: Registries) -> Pipeline:
-    model = Pipeline([("featurizer", featurizer), ("learner", learner_model)])
-    model.textcw_components_ = {
-        "learner": component_info("learners", learner, learner_model.get_params(deep=False), regs),
-        "featurizer": component_info("featurizers", feat_name, dict(featurizer_params or {}), regs),
-        "corpus": corpus,
-        "training": training,
-    }
-    return model
+    return assemble(featurizer, learner_model, learner=learner, featurizer_name=feat_name,
+                    featurizer_params=featurizer_params, corpus=corpus, registries=regs,
+                    training=training)

@@ -1,8 +1,7 @@
-"""Seeded sparse test matrices for the learner tests.
+"""Seeded sparse test matrices shared by the test folders.
 
-The same generator as ``random_sparse`` in tests/conftest.py; it lives in a module of its own
-because several test folders have a ``conftest.py``, so ``from conftest import ...`` resolves
-to whichever of them was imported first.
+A module of its own (not ``conftest.py``): several test folders have a ``conftest.py``, so
+``from conftest import ...`` would resolve to whichever of them was imported first.
 """
 
 from __future__ import annotations
