@@ -475,3 +475,347 @@ def kernel_ready(indptr, indices, data, n_columns):
 def cholesky_update(R, w):
     """Upper factor of R'R + ww', from numpy's Cholesky of the explicit matrix."""
     return np.linalg.cholesky(R.T @ R + np.outer(w, w)).T
+
+
+# --------------------------------------------------------------------------- multi-class, k competitors
+SEQ, PAR, EXACT = "seq", "par", "exact"
+
+
+def competitors(scores, y, k):
+    """The k highest-scoring labels other than y, best first; ties to the lowest index."""
+    labels = [label for label in np.lexsort((np.arange(len(scores)), -scores)) if label != y]
+    return [int(label) for label in labels[:k]]
+
+
+def box_qp(b, Q, upper=np.inf):
+    """argmax b'l - l'Ql/2 over 0 <= l <= upper, by enumerating which bounds are active.
+
+    Independent of the kernels' coordinate ascent: for each assignment of every multiplier to
+    "zero", "free" or "at the upper bound", solve the free part and keep the one that satisfies
+    the KKT conditions (there is exactly one, Q being positive definite).
+    """
+    import itertools
+
+    k = len(b)
+    states = (0, 1, 2) if np.isfinite(upper) else (0, 1)
+    for assignment in itertools.product(states, repeat=k):
+        lam = np.where(np.array(assignment) == 2, upper, 0.0)
+        free = np.array(assignment) == 1
+        if free.any():
+            rhs = b[free] - Q[np.ix_(free, ~free)] @ lam[~free]
+            lam[free] = np.linalg.solve(Q[np.ix_(free, free)], rhs)
+        grad = b - Q @ lam
+        scale = 1e-10 * (1 + np.abs(b).max())
+        ok = np.all(lam[free] > -scale) and np.all(lam[free] < upper + scale)
+        ok &= np.all(grad[np.array(assignment) == 0] <= scale)
+        ok &= np.all(grad[np.array(assignment) == 2] >= -scale)
+        if ok:
+            return lam
+    raise AssertionError("no KKT point found")
+
+
+def first_order_multiclass_kbest(X, y, order, W, rule, strategy, k, C=1.0):
+    """seq / par / exact with k competitors (first_order_kbest); W is (d, K)."""
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        scores = x @ W
+        yi = y[i]
+        comp = competitors(scores, yi, k)
+        mistakes += scores[yi] - scores[comp[0]] <= 0
+        if not np.any(x):
+            continue
+        q = 2 * (x @ x)
+        changed = False
+        if strategy == SEQ:
+            for j, rc in enumerate(comp):
+                m = scores[yi] - scores[rc] if j == 0 else x @ W[:, yi] - x @ W[:, rc]
+                tau = pa_tau(rule, m, q, C)
+                if tau > 0:
+                    changed = True
+                    W[:, yi] += tau * x
+                    W[:, rc] -= tau * x
+        else:
+            m0 = np.array([scores[yi] - scores[rc] for rc in comp])
+            if strategy == PAR:
+                tau = np.array([pa_tau(rule, m, q, C) for m in m0]) / k
+            else:
+                xx = x @ x
+                Q = xx * (np.eye(k) + np.ones((k, k)))
+                if rule == PA2:
+                    Q = Q + np.eye(k) / (2 * C)
+                tau = box_qp(1 - m0, Q, C if rule == PA1 else np.inf)
+                tau = np.where(tau > 0, tau, 0.0)
+            if tau.sum() > 0:
+                changed = True
+                W[:, yi] += tau.sum() * x
+                for t, rc in zip(tau, comp):
+                    W[:, rc] -= t * x
+        updates += changed
+    return mistakes, updates
+
+
+def _pair_step(rule, m, vy, vr, phi, C, r):
+    return gaussian_steps(rule, m, vy + vr, phi, C, r)
+
+
+def cw_joint_dense(rule, m0, Sigma0, G, phi, tol=1e-14):
+    """The k-constraint CW problem from dense matrices: ``(lambda, D)``.
+
+    Cyclic coordinate ascent (Hildreth) where each coordinate's variance comes from explicit
+    inverses and its root from Brent's method, not from the kernels' closed forms.
+    ``Sigma0`` is the covariance restricted to the coordinates ``G`` (columns ``g_j``) touches.
+    """
+    k = G.shape[1]
+    P0 = np.linalg.inv(Sigma0)
+    V = G.T @ Sigma0 @ G
+    lam, D = np.zeros(k), np.zeros(k)
+    for sweep in range(2000):
+        old = lam.copy()
+        for j in range(k):
+            Dj = D.copy()
+            Dj[j] = 0.0
+            S = np.linalg.inv(P0 + G @ np.diag(Dj) @ G.T)
+            W = G[:, j] @ S @ G[:, j]
+            a = m0[j] + V[j] @ lam - V[j, j] * lam[j]
+
+            def variance(l, W=W):
+                if rule == VAR:
+                    return W / (1 + 2 * phi * l * W)
+                u = (-l * W * phi + np.sqrt(l**2 * W**2 * phi**2 + 4 * W)) / 2  # the papers' sqrt_u
+                return u * u
+
+            def gap(l, a=a, j=j, variance=variance):
+                v = variance(l)
+                return a + V[j, j] * l - (phi * v if rule == VAR else phi * np.sqrt(v))
+
+            if gap(0.0) >= 0:
+                lam[j], D[j] = 0.0, 0.0
+                continue
+            hi = 1.0
+            while gap(hi) < 0:
+                hi *= 2
+            lam[j] = brentq(gap, 0.0, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=500)
+            v = variance(lam[j])
+            D[j] = 2 * phi * lam[j] if rule == VAR else phi * lam[j] / np.sqrt(v)
+        if np.max(np.abs(lam - old)) <= tol * max(lam.max(), 1e-300):
+            return lam, D
+    raise AssertionError(f"no convergence in {sweep + 1} sweeps: {lam - old}")
+
+
+def _joint_blocks(labels, x, blocks):
+    """Stack the touched coordinates of the given label blocks: (rows, G-builder)."""
+    nz = np.flatnonzero(x)
+    return nz, [(label, nz) for label in labels]
+
+
+def gaussian_diag_multiclass_kbest(X, y, order, mu, s, rule, covariance, strategy, k, eta=0.9, C=1.0,
+                                   r=1.0, floor=0.0):
+    """seq / par / exact for diagonal covariances, written from ALGORITHMS.md.
+
+    par: k copies of the model each updated by one pair from the same start, then the mean of
+    the means and of the precisions. exact: the joint solution over the touched coordinates of
+    the involved blocks as dense matrices, then the diagonal of the joint precision (diag-kl) or
+    covariance (diag-l2); AROW (MLJ 2013 Fig. 2) with eq. 27's QP and eq. 29's covariance over
+    every label's features.
+    """
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    K = mu.shape[1]
+    for i in order:
+        x = dense_row(X, i)
+        nz = x != 0
+        scores = x @ mu
+        yi = y[i]
+        comp = competitors(scores, yi, k)
+        mistakes += scores[yi] - scores[comp[0]] <= 0
+        if not nz.any():
+            continue
+        changed = False
+        if strategy == SEQ:
+            for j, rc in enumerate(comp):
+                m = scores[yi] - scores[rc] if j == 0 else x @ mu[:, yi] - x @ mu[:, rc]
+                v = (s[:, yi] + s[:, rc]) @ (x * x)
+                alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
+                if alpha > 0:
+                    changed = True
+                    mu[:, yi] += alpha * s[:, yi] * x
+                    mu[:, rc] -= alpha * s[:, rc] * x
+                    s[:, yi] = diag_update(s[:, yi], x, beta, c, covariance, floor)
+                    s[:, rc] = diag_update(s[:, rc], x, beta, c, covariance, floor)
+        elif strategy == PAR:
+            means, precisions = [], []
+            for rc in comp:
+                mj, sj = mu.copy(), s.copy()
+                m = scores[yi] - scores[rc]
+                v = (s[:, yi] + s[:, rc]) @ (x * x)
+                alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
+                if alpha > 0:
+                    changed = True
+                    mj[:, yi] += alpha * s[:, yi] * x
+                    mj[:, rc] -= alpha * s[:, rc] * x
+                    sj[:, yi] = diag_update(s[:, yi], x, beta, c, covariance, floor)
+                    sj[:, rc] = diag_update(s[:, rc], x, beta, c, covariance, floor)
+                means.append(mj)
+                precisions.append(1 / sj)
+            if changed:
+                mu[:] = np.mean(means, axis=0)
+                s[:] = np.maximum(1 / np.mean(precisions, axis=0), floor)
+        else:
+            xs = x[nz]
+            labels = [yi] + comp if rule != AROW else list(range(K))
+            where = {label: n for n, label in enumerate(labels)}
+            n = len(xs)
+            Sigma0 = np.diag(np.concatenate([s[nz, label] for label in labels]))
+            G = np.zeros((n * len(labels), k))
+            for j, rc in enumerate(comp):
+                G[where[yi] * n:(where[yi] + 1) * n, j] = xs
+                G[where[rc] * n:(where[rc] + 1) * n, j] = -xs
+            m0 = np.array([scores[yi] - scores[rc] for rc in comp])
+            V = G.T @ Sigma0 @ G
+            if rule == AROW:
+                lam = box_qp(1 - m0, V + r * np.ones((k, k)))
+                f = np.tile(xs, K)
+                Sf = Sigma0 @ f
+                Sigma = Sigma0 - np.outer(Sf, Sf) / (r + f @ Sf)
+                P = np.linalg.inv(Sigma0) + np.outer(f, f) / r
+            else:
+                lam, D = cw_joint_dense(rule, m0, Sigma0, G, phi)
+                P = np.linalg.inv(Sigma0) + G @ np.diag(D) @ G.T
+                Sigma = np.linalg.inv(P)
+            lam = np.where(lam > 0, lam, 0.0)
+            if lam.sum() > 0:
+                changed = True
+                delta = Sigma0 @ G @ lam
+                new = np.diag(Sigma) if covariance == "diag-l2" else 1 / np.diag(P)
+                for label, b in where.items():
+                    mu[nz, label] += delta[b * n:(b + 1) * n]
+                    s[nz, label] = np.maximum(new[b * n:(b + 1) * n], floor)
+        updates += changed
+    return mistakes, updates
+
+
+def gaussian_full_multiclass_kbest(X, y, order, mu, Sigma, rule, strategy, k, eta=0.9, C=1.0, r=1.0,
+                                   floor=0.0):
+    """seq / par / exact with a full covariance per label; ``Sigma`` is (K, d, d), kept as is.
+
+    Pairs update as :func:`gaussian_full_multiclass`; par averages means and (explicitly
+    inverted) precisions; exact forms the joint covariance of the stacked blocks and keeps its
+    diagonal blocks.
+    """
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    K, d = Sigma.shape[0], Sigma.shape[1]
+
+    def pair(mu, Sigma, yi, rc, m):
+        sy, sr = Sigma[yi] @ x, Sigma[rc] @ x
+        vy, vr = x @ sy, x @ sr
+        alpha, _, c = gaussian_steps(rule, m, vy + vr, phi, C, r)
+        if alpha <= 0:
+            return False
+        mu[:, yi] += alpha * sy
+        mu[:, rc] -= alpha * sr
+        c = guarded_increment(c, vy + vr, 2 * (x @ x), floor)
+        beta = c / (1 + c * (vy + vr))
+        Sigma[yi] -= beta * np.outer(sy, sy)
+        Sigma[rc] -= beta * np.outer(sr, sr)
+        return True
+
+    for i in order:
+        x = dense_row(X, i)
+        scores = x @ mu
+        yi = y[i]
+        comp = competitors(scores, yi, k)
+        mistakes += scores[yi] - scores[comp[0]] <= 0
+        if not np.any(x):
+            continue
+        changed = False
+        if strategy == SEQ:
+            for j, rc in enumerate(comp):
+                m = scores[yi] - scores[rc] if j == 0 else x @ mu[:, yi] - x @ mu[:, rc]
+                changed |= pair(mu, Sigma, yi, rc, m)
+        elif strategy == PAR:
+            means, precisions = [], []
+            for rc in comp:
+                mj, Sj = mu.copy(), Sigma.copy()
+                changed |= pair(mj, Sj, yi, rc, scores[yi] - scores[rc])
+                means.append(mj)
+                precisions.append(np.linalg.inv(Sj))
+            if changed:
+                mu[:] = np.mean(means, axis=0)
+                for label in range(K):
+                    Sigma[label] = np.linalg.inv(np.mean([p[label] for p in precisions], axis=0))
+        else:
+            labels = [yi] + comp if rule != AROW else list(range(K))
+            where = {label: n for n, label in enumerate(labels)}
+            Sigma0 = np.zeros((d * len(labels),) * 2)
+            for label, b in where.items():
+                Sigma0[b * d:(b + 1) * d, b * d:(b + 1) * d] = Sigma[label]
+            G = np.zeros((d * len(labels), k))
+            for j, rc in enumerate(comp):
+                G[where[yi] * d:(where[yi] + 1) * d, j] = x
+                G[where[rc] * d:(where[rc] + 1) * d, j] = -x
+            m0 = np.array([scores[yi] - scores[rc] for rc in comp])
+            if rule == AROW:
+                lam = box_qp(1 - m0, G.T @ Sigma0 @ G + r * np.ones((k, k)))
+                f = np.tile(x, K)
+                Sf = Sigma0 @ f
+                joint = Sigma0 - np.outer(Sf, Sf) / (r + f @ Sf)
+            else:
+                lam, D = cw_joint_dense(rule, m0, Sigma0, G, phi)
+                joint = np.linalg.inv(np.linalg.inv(Sigma0) + G @ np.diag(D) @ G.T)
+            lam = np.where(lam > 0, lam, 0.0)
+            if lam.sum() > 0:
+                changed = True
+                delta = Sigma0 @ G @ lam
+                for label, b in where.items():
+                    mu[:, label] += delta[b * d:(b + 1) * d]
+                    block = joint[b * d:(b + 1) * d, b * d:(b + 1) * d]
+                    Sigma[label] = (block + block.T) / 2
+        updates += changed
+    return mistakes, updates
+
+
+def gaussian_exact_multiclass_kbest(X, y, order, mu, s, rule, strategy, k, eta=0.9, floor=0.0):
+    """seq / par over the exact diagonal pair update (:func:`gaussian_exact_multiclass`)."""
+    phi = ndtri(eta)
+    mistakes = updates = 0
+    for i in order:
+        x = dense_row(X, i)
+        nz = x != 0
+        scores = x @ mu
+        yi = y[i]
+        comp = competitors(scores, yi, k)
+        mistakes += scores[yi] - scores[comp[0]] <= 0
+        if not nz.any():
+            continue
+        changed = False
+
+        def pair(mu, s, rc, m, s0):
+            w = np.concatenate([s0[nz, yi] * x[nz] ** 2, s0[nz, rc] * x[nz] ** 2])
+            if not exact_violated(rule, m, w.sum(), phi):
+                return False
+            alpha = exact_alpha(rule, m, w, phi)
+            t = m + alpha * w.sum()
+            mu[:, yi] += alpha * s0[:, yi] * x
+            mu[:, rc] -= alpha * s0[:, rc] * x
+            s[nz, yi] = exact_update(rule, s0[nz, yi], x[nz] ** 2, alpha, t, phi, floor)
+            s[nz, rc] = exact_update(rule, s0[nz, rc], x[nz] ** 2, alpha, t, phi, floor)
+            return True
+
+        if strategy == SEQ:
+            for j, rc in enumerate(comp):
+                m = scores[yi] - scores[rc] if j == 0 else x @ mu[:, yi] - x @ mu[:, rc]
+                changed |= pair(mu, s, rc, m, s.copy())
+        else:
+            means, precisions = [], []
+            for rc in comp:
+                mj, sj = mu.copy(), s.copy()
+                changed |= pair(mj, sj, rc, scores[yi] - scores[rc], s)
+                means.append(mj)
+                precisions.append(1 / sj)
+            if changed:
+                mu[:] = np.mean(means, axis=0)
+                s[:] = np.maximum(1 / np.mean(precisions, axis=0), floor)
+        updates += changed
+    return mistakes, updates

@@ -65,8 +65,8 @@ def test_missing_learner_is_an_error_naming_it(regs):
         check_learners("demo", specs, available=False, registries=regs)
     ok, notes = check_learners("demo", specs, available=True, registries=regs)
     assert ok == specs[:1] and "Nope" in notes[0]
-    with pytest.raises(TextcwError, match="unknown parameter 'k'"):
-        check_learners("demo", [LearnerSpec("cw-var", {"k": 5})], available=False, registries=regs)
+    with pytest.raises(TextcwError, match="unknown parameter 'nope'"):
+        check_learners("demo", [LearnerSpec("cw-var", {"nope": 5})], available=False, registries=regs)
 
 
 def test_missing_corpus_is_an_error_and_missing_data_a_skip(regs, monkeypatch):

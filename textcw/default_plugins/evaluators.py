@@ -1,5 +1,6 @@
 """Built-in evaluators (the papers' evaluation protocol; ALGORITHMS.md "Evaluation protocol")."""
 
+from textcw.evaluation.calibration import calibration
 from textcw.evaluation.curve import curve
 from textcw.evaluation.cv import cv
 from textcw.evaluation.holdout import holdout
@@ -23,3 +24,4 @@ def register_evaluators(register):
     register("noise", noise, summary="Cross-validation with noisy training labels, clean test labels")
     register("rank", rank, summary="Mean rank of each learner across tasks")
     register("timing", timing, summary="Training seconds per run (JMLR 2012 Table 5)")
+    register("calibration", calibration, summary="Probability calibration, EMNLP 2009 Fig. 2")

@@ -9,20 +9,30 @@ degrades gracefully under label noise where CW overfits it. Updates happen when 
 - hinge: ``alpha = min(1/(2r), (1 - m) / v)``, PA-I on ``Sigma^{1/2} x`` (section 3.2, eq. 23);
 
 then ``mu += alpha y Sigma x`` and ``Sigma^{-1} += x x' / r`` (eq. 15) for both losses.
+
+Multi-class (section 3.3): ``multiclass="top1"`` is the top-1 reduction (Fig. 3, eqs. 31-32);
+``multiclass="exact"`` is the full multi-class update (Fig. 2): the mean solves eq. 27, the
+squared multi-class hinge of eq. 25 over the top-k competitors with one shared slack (a
+quadratic program solved exactly, :func:`textcw.learners._kernels.hildreth.arow_multipliers`), and the covariance follows eq. 29 with ``f_t = sum_l f(x, l)`` (eq. 30),
+so every label block shrinks, whatever ``k``; ``seq`` and ``par`` apply the binary update to each
+competitor in turn or from the same start (EMNLP 2009 section 5.2). The paper defines the full
+update for the squared hinge only, so ``loss="hinge"`` with ``multiclass="exact"`` is refused.
 """
 
 from __future__ import annotations
 
+from textcw.errors import ParameterError
+from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.gaussian import GaussianLinearClassifier
+from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import POSITIVE, Options
 
 LOSS_CODES = {"squared_hinge": AROW_SQUARED_HINGE, "hinge": AROW_HINGE}
 
 
 class AROW(GaussianLinearClassifier):
-    """Adaptive regularization of weight vectors (MLJ 2013).
+    __doc__ = """Adaptive regularization of weight vectors (MLJ 2013).
 
     Parameters
     ----------
@@ -37,9 +47,13 @@ class AROW(GaussianLinearClassifier):
     covariance : {"diag-kl", "diag-l2", "full"}, default "diag-kl"
         ``diag-kl`` keeps the diagonal of the precision (``1/s_j += x_j^2 / r``), ``diag-l2``
         the diagonal of the covariance update, ``full`` the whole matrix (small ``d`` only).
+""" + mc.PARAMETER_DOC + """\
+    proba : {"quadrature", "sampling"}, default "quadrature"
+        How :meth:`predict_proba` computes label probabilities: exactly (closed form or
+        quadrature) or by the papers' seeded sampling estimate.
     n_epochs : int, default 5
     shuffle, random_state, fit_intercept
-        As for every online learner.
+        As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
     """
 
     _covariances = ("diag-kl", "diag-l2", "full")
@@ -49,14 +63,21 @@ class AROW(GaussianLinearClassifier):
         "loss": Options(tuple(LOSS_CODES)),
         "a": POSITIVE,
         "covariance": Options(_covariances),
+        **mc.CONSTRAINTS,
+        "proba": PROBA,
     }
+    _late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
-    def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl", n_epochs=5,
-                 shuffle=True, random_state=None, fit_intercept=False):
+    def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
+                 multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
+                 random_state=None, fit_intercept=False):
         self.r = r
         self.loss = loss
         self.a = a
         self.covariance = covariance
+        self.multiclass = multiclass
+        self.k = k
+        self.proba = proba
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
@@ -64,6 +85,15 @@ class AROW(GaussianLinearClassifier):
 
     def _rule_code(self):
         return LOSS_CODES[self.loss]
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.multiclass == "exact" and self.loss == "hinge":
+            raise ParameterError(
+                "AROW: multiclass='exact' with loss='hinge' is not defined: the full multi-class "
+                "update of MLJ 2013 (section 3.3, eqs. 25-30) is for the squared hinge; use "
+                "loss='squared_hinge', or multiclass='seq' or 'par' with the hinge"
+            )
 
     def _rule_args(self):
         return (0.0, 0.0, float(self.r))

@@ -75,6 +75,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     _state_names: tuple[str, ...] = ()
     _binary_kernel = None
     _multiclass_kernel = None
+    # Parameters added after models were first saved, with the value that reproduces the older
+    # behaviour: an older pickle gets them when loaded (see __setstate__).
+    _late_defaults: dict = {}
 
     # ----------------------------------------------------------------- subclass interface
     def _new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:
@@ -94,6 +97,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
         check_params(self, self._constraints)
 
+    def _check_classes(self, n_classes: int) -> None:
+        """Check the parameters that depend on the number of classes (e.g. ``k``), at fit time."""
+
     # ----------------------------------------------------------------- fitting
     def fit(self, X, y, *, progress=None):
         """Train from scratch for ``n_epochs`` passes over ``(X, y)``.
@@ -102,6 +108,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         """
         self.validate_params()
         X, y, labels = self._check_training_input(X, y, reset=True)
+        self._check_classes(len(labels))
         self._setup_labels(labels)
         self._init_model(X.shape[1])
         rng = np.random.RandomState(self.random_state)
@@ -129,7 +136,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         # A first mini-batch may hold a single class: classes= declares the others.
         X, y, labels = self._check_training_input(X, y, reset=first, min_classes=1)
         if first:
-            self._setup_labels(self._check_labels(np.asarray(classes), what="classes"))
+            declared = self._check_labels(np.asarray(classes), what="classes")
+            self._check_classes(len(declared))
+            self._setup_labels(declared)
             self._init_model(X.shape[1])
         elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
             raise InputError(
@@ -142,6 +151,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 f"labels {unknown.tolist()} are not among the declared classes {self.classes_.tolist()}; "
                 "declare every label in classes= on the first partial_fit call"
             )
+        if not first:
+            self._check_classes(len(self.classes_))  # e.g. k changed by set_params since
         self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))
         return self
 
@@ -312,6 +323,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 on_chunk(min(start + step, order.shape[0]))
         self.mistakes_.append(int(mistakes))
         self.n_updates_.append(int(updates))
+
+    def __setstate__(self, state):
+        for name, value in self._late_defaults.items():
+            state.setdefault(name, value)
+        super().__setstate__(state)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -67,7 +67,8 @@ class BatchBaseline(ClassifierMixin, BaseEstimator):
         return _as_csr(X, self.n_features_in_)
 
     def predict(self, X):
-        return self.estimator_.predict(self._prepared(X))
+        X = self._prepared(X)  # first: it raises NotFittedError before fit
+        return self.estimator_.predict(X)
 
     def decision_function(self, X):
         """Scores as scikit-learn gives them: shape (n,) for two classes, else (n, K)."""
@@ -122,7 +123,15 @@ class NaiveBayes(BatchBaseline):
             )
 
     def predict_proba(self, X):
-        return self.estimator_.predict_proba(self._prepared(X))
+        X = self._prepared(X)
+        return self.estimator_.predict_proba(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # like MultinomialNB: scikit-learn's checks then feed non-negative data (and expect
+        # a ValueError, which InputError is, for negative data)
+        tags.input_tags.positive_only = self.event_model == "multinomial"
+        return tags
 
 
 class MaxEnt(BatchBaseline):
@@ -153,7 +162,8 @@ class MaxEnt(BatchBaseline):
                                   fit_intercept=self.fit_intercept)
 
     def predict_proba(self, X):
-        return self.estimator_.predict_proba(self._prepared(X))
+        X = self._prepared(X)
+        return self.estimator_.predict_proba(X)
 
 
 class LinearSVM(BatchBaseline):

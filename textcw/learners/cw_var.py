@@ -15,7 +15,9 @@ class CWVar(ConfidenceWeighted):
     __doc__ = "Confidence-weighted learning, variance form (ICML 2008).\n" + ConfidenceWeighted.__doc__
     _rule = CW_VAR
 
-    def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
-                 random_state=None, fit_intercept=False):
-        super().__init__(eta=eta, a=a, covariance=covariance, n_epochs=n_epochs, shuffle=shuffle,
+    def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=None,
+                 fit_intercept=False):
+        super().__init__(eta=eta, a=a, covariance=covariance, multiclass=multiclass, k=k,
+                         proba=proba, n_epochs=n_epochs, shuffle=shuffle,
                          random_state=random_state, fit_intercept=fit_intercept)

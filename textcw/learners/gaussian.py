@@ -27,13 +27,26 @@ import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
 from textcw.errors import ParameterError
-from textcw.learners._kernels import gaussian_diag, gaussian_exact, gaussian_full
-from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, VARIANCE_FLOOR
+from textcw.learners import multiclass as mc
+from textcw.learners._kernels import (
+    gaussian_diag,
+    gaussian_diag_kbest,
+    gaussian_exact,
+    gaussian_exact_kbest,
+    gaussian_full,
+    gaussian_full_kbest,
+)
+from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, MC_TOP1, VARIANCE_FLOOR
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.params import POSITIVE, Interval, Options
-from textcw.learners.probability import label_probabilities_quadrature
+from textcw.learners.probability import (
+    binary_probability_sampling,
+    label_probabilities_quadrature,
+    label_probabilities_sampling,
+)
 
 DIAGONAL_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
+PROBA = Options(("quadrature", "sampling"))
 _CHUNK = 4096
 
 
@@ -86,7 +99,9 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
 
     Subclasses set ``_rule`` (or override :meth:`_rule_code`), ``_covariances`` and
-    :meth:`_rule_args` (``phi``, ``C``, ``r``).
+    :meth:`_rule_args` (``phi``, ``C``, ``r``). Those with the ``multiclass`` and ``k``
+    parameters (:mod:`textcw.learners.multiclass`) get the k-competitor kernels in multi-class
+    problems; the others use the top-1 update.
 
     Fitted attributes, beyond those of :class:`OnlineLinearClassifier`:
 
@@ -100,6 +115,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     _rule: int
     _covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")
     _diagonal_suggestion = "diag-kl"
+    _late_defaults = {"proba": "quadrature"}
 
     # ----------------------------------------------------------------- subclass interface
     def _rule_code(self) -> int:
@@ -118,17 +134,50 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     def _floor(self) -> float:
         return float(self.a) * VARIANCE_FLOOR
 
+    def _strategy(self, binary: bool) -> int:
+        """The multi-class update (a ``MC_*`` code); top-1 for binary problems and learners
+        without the ``multiclass`` parameter."""
+        if binary or not hasattr(self, "multiclass"):
+            return MC_TOP1
+        return mc.MULTICLASS_CODES[self.multiclass]
+
     def _kernel(self, binary):
+        if self._strategy(binary) != MC_TOP1:
+            module = {"full": gaussian_full_kbest, "exact": gaussian_exact_kbest}.get(
+                self.covariance, gaussian_diag_kbest)
+            return module.multiclass_epoch
         module = {"full": gaussian_full, "exact": gaussian_exact}.get(self.covariance, gaussian_diag)
         return module.binary_epoch if binary else module.multiclass_top1_epoch
 
     def _kernel_args(self):
         phi, C, r = self._rule_args()
+        strategy = self._strategy(self._binary)
+        kbest = () if strategy == MC_TOP1 else (strategy, mc.competitors(self, len(self.classes_)))
         if self.covariance == "full":
-            return (self._rule_code(), phi, C, r, self._floor)
+            return (self._rule_code(), *kbest, phi, C, r, self._floor)
         if self.covariance == "exact":
-            return (self._rule_code(), phi, self._floor)
-        return (self._rule_code(), DIAGONAL_CODES[self.covariance], phi, C, r, self._floor)
+            return (self._rule_code(), *kbest, phi, self._floor)
+        return (self._rule_code(), DIAGONAL_CODES[self.covariance], *kbest, phi, C, r, self._floor)
+
+    def _check_classes(self, n_classes):
+        if hasattr(self, "multiclass"):
+            mc.competitors(self, n_classes)
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if not hasattr(self, "multiclass"):
+            return
+        mc.check_strategy(self)
+        if self.multiclass == "exact" and self.covariance == "exact":
+            raise ParameterError(
+                f"{type(self).__name__}: multiclass='exact' with covariance='exact' is not "
+                "supported: covariance='exact' already finds each constraint's step by root "
+                "finding over diagonal covariances, and solving k such constraints jointly "
+                "couples them through the true label's variances into a k-dimensional nonlinear "
+                "system per example; use multiclass='seq' or 'par' with covariance='exact' (each "
+                "constraint solved exactly in turn), or multiclass='exact' with covariance="
+                "'diag-kl', 'diag-l2' or 'full'"
+            )
 
     def _new_state(self, n_rows, n_labels):
         shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
@@ -185,12 +234,22 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     def predict_proba(self, X):
         """Probability of each label under ``w ~ N(mu, Sigma)``.
 
-        Binary: ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (ALGORITHMS.md). Multi-class:
-        the label scores are independent Gaussians ``N(mu_k.x, x' Sigma_k x)`` and
-        ``P(k wins)`` is computed by one-dimensional quadrature. Rows sum to 1.
+        ``proba="quadrature"`` (exact to about 1e-10): binary,
+        ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (ALGORITHMS.md); multi-class, the label
+        scores are independent Gaussians ``N(mu_k.x, x' Sigma_k x)`` and ``P(k wins)`` is a
+        one-dimensional integral computed by Gauss-Hermite quadrature.
+        ``proba="sampling"``: the papers' Monte Carlo estimate (EMNLP 2009 section 7), the
+        fraction of 2,000 seeded draws of the scores that each label wins, seeded with
+        ``random_state`` (0 when ``None``) so that it is a deterministic function of the model.
+        Rows sum to 1.
         """
         scores = self.decision_function(X)
         var = self.margin_variance(X)
+        if getattr(self, "proba", "quadrature") == "sampling":
+            if self._binary:
+                p = binary_probability_sampling(scores, var, self.random_state)
+                return np.column_stack([1.0 - p, p])
+            return label_probabilities_sampling(scores, var, self.random_state)
         if self._binary:
             with np.errstate(divide="ignore", invalid="ignore"):
                 z = scores / np.sqrt(var)
@@ -205,7 +264,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
 
 
 class ConfidenceWeighted(GaussianLinearClassifier):
-    """Common parameters of the two CW variants.
+    __doc__ = """Common parameters of the two CW variants.
 
     Parameters
     ----------
@@ -218,11 +277,16 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         ``diag-kl`` diagonalises the precision update (KL projection, "Project" in ICML 2008),
         ``diag-l2`` drops the off-diagonal part of the covariance update ("Drop"), ``exact``
         solves the constraint exactly over diagonal covariances (JMLR 2012, section 6.2) and
-        ``full`` keeps the whole matrix (small ``d`` only).
+        ``full`` keeps the whole matrix (small ``d`` only). In multi-class problems each label
+        has its own block. ``exact`` cannot be combined with ``multiclass="exact"``.
+""" + mc.PARAMETER_DOC + """\
+    proba : {"quadrature", "sampling"}, default "quadrature"
+        How :meth:`predict_proba` computes label probabilities: exactly (closed form or
+        quadrature) or by the papers' seeded sampling estimate.
     n_epochs : int, default 5
         Passes over the training data.
     shuffle, random_state, fit_intercept
-        As for every online learner.
+        As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
 
     The default ``eta`` differs by variant because the constraints scale differently (``m >= phi v``
     against ``m >= phi sqrt(v)``); both defaults were chosen on the 20 Newsgroups training split.
@@ -234,13 +298,20 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         "eta": Interval(0.5, 1.0, closed="neither"),
         "a": POSITIVE,
         "covariance": Options(_covariances),
+        **mc.CONSTRAINTS,
+        "proba": PROBA,
     }
+    _late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
-    def __init__(self, *, eta, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
-                 random_state=None, fit_intercept=False):
+    def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=None,
+                 fit_intercept=False):
         self.eta = eta
         self.a = a
         self.covariance = covariance
+        self.multiclass = multiclass
+        self.k = k
+        self.proba = proba
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

@@ -1,41 +1,49 @@
 """The perceptron (Rosenblatt 1958): on a mistake, ``w += y x``.
 
-Multi-class: on a mistake against the top competitor ``r``, ``w_y += x`` and ``w_r -= x``.
+Multi-class: on a mistake against the top competitor ``r``, ``w_y += x`` and ``w_r -= x``
+(``multiclass="top1"``, Collins 2002). ``seq`` makes that step for each of the top-k competitors
+the current weights still rank at or above ``y``; ``par`` averages the k steps taken from the same
+weights (:mod:`textcw.learners._kernels.first_order_kbest`). The perceptron minimises nothing, so
+there is no joint k-constraint problem: ``multiclass="exact"`` is refused.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from textcw.learners._kernels import first_order
+from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PERCEPTRON
-from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.passive_aggressive import FirstOrderMulticlass
 
 
-class Perceptron(OnlineLinearClassifier):
-    """Mistake-driven perceptron.
+class Perceptron(FirstOrderMulticlass):
+    __doc__ = """Mistake-driven perceptron.
 
     Parameters
     ----------
+""" + FirstOrderMulticlass.MULTICLASS_DOC + """\
+        The perceptron has no ``exact`` update.
     n_epochs : int, default 5
     shuffle : bool, default True
     random_state : int or None, default None
     fit_intercept : bool, default False
     """
 
-    _state_names = ("mu",)
-    _binary_kernel = first_order.binary_epoch
-    _multiclass_kernel = first_order.multiclass_top1_epoch
+    _rule = PERCEPTRON
 
-    def __init__(self, *, n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+    def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=None,
+                 fit_intercept=False):
+        self.multiclass = multiclass
+        self.k = k
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
-    def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
-        return {"mu": np.zeros(shape)}
-
-    def _kernel_args(self):
-        return (PERCEPTRON, 0.0)
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.multiclass == "exact":
+            raise ParameterError(
+                "Perceptron: multiclass='exact' is not defined: the perceptron solves no "
+                "optimisation problem, so there is no joint k-constraint problem to solve; use "
+                "multiclass='seq' or 'par' (or an exact update of 'pa', 'pa1', 'pa2', 'cw-var', "
+                "'cw-stdev' or 'arow')"
+            )

@@ -21,7 +21,7 @@ from scipy.special import ndtri
 
 from textcw.learners._kernels import constants
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.gaussian import GaussianLinearClassifier
+from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import POSITIVE, Interval, Options
 
 
@@ -40,9 +40,14 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     covariance : {"diag-kl", "diag-l2", "full"}, default "diag-kl"
         As for CW: ``diag-kl`` adds ``alpha phi / sqrt(u) x_j^2`` to each precision, ``diag-l2``
         keeps the diagonal of the covariance update, ``full`` the whole matrix (small ``d`` only).
+    proba : {"quadrature", "sampling"}, default "quadrature"
+        How :meth:`predict_proba` computes label probabilities: exactly (closed form or
+        quadrature) or by the papers' seeded sampling estimate.
     n_epochs : int, default 5
     shuffle, random_state, fit_intercept
-        As for every online learner.
+        As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
+
+    Multi-class problems use the top-1 update.
     """
 
     _covariances = ("diag-kl", "diag-l2", "full")
@@ -52,14 +57,16 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "C": POSITIVE,
         "a": POSITIVE,
         "covariance": Options(_covariances),
+        "proba": PROBA,
     }
 
-    def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", n_epochs=5, shuffle=True,
-                 random_state=None, fit_intercept=False):
+    def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
+                 n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
         self.eta = eta
         self.C = C
         self.a = a
         self.covariance = covariance
+        self.proba = proba
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state

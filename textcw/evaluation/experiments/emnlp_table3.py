@@ -13,8 +13,8 @@ with a diagonal covariance (section 5.3). Paper rows and the tasks here:
 - Reuters -> ``rcv1:topics`` (run only if the RCV1 files are there); Reuters-21578's R8 task is
   run as an extra row without published numbers.
 
-Columns: k-best variants are the learners' ``multiclass="seq"`` with ``k=5`` or ``k=None`` (all
-labels); k = 1 is the learners' default top-1 update. SVMs are one-vs-one ("1 vs. 1", LibSVM's
+Columns: k-best variants are the learners' ``multiclass="seq"`` with ``k=5`` or ``k="all"``
+(every other label); k = 1 is the learners' default top-1 update. SVMs are one-vs-one ("1 vs. 1", LibSVM's
 scheme) and Crammer-Singer ("MC").
 """
 
@@ -24,7 +24,7 @@ from textcw.evaluation.experiments.base import Check
 from textcw.evaluation.experiments.table import Row, TableExperiment, worst_p_values
 from textcw.evaluation.specs import LearnerSpec, TaskSpec
 
-ALL_LABELS = None  # k for "every competing label" (k = infinity in the paper)
+ALL_LABELS = "all"  # k for "every competing label" (k = infinity in the paper)
 CW = ("CW K=1", "CW K=5", "CW K=inf")
 ONLINE = ("Perceptron", "PA K=1", "PA K=5")
 BATCH = ("SVM 1 vs. 1", "SVM MC", "Maxent")

@@ -93,3 +93,41 @@ def kernel_ready(indptr, indices, data, n_columns):
             if unsorted:
                 return False
     return True
+
+
+@kernel
+def top_competitors(scores, y, k, out):
+    """The ``k`` highest-scoring labels other than ``y``, best first, into ``out[:k]``.
+
+    Ties go to the lowest label index, so ``out[0]`` is :func:`top_competitor`'s choice. Labels
+    are inserted one by one into the sorted prefix (``O(K k)``): ``k`` is at most ``K - 1`` and a
+    document's ``K`` scores already cost ``O(nnz K)``.
+    """
+    n = 0
+    for label in range(scores.shape[0]):
+        if label == y:
+            continue
+        score = scores[label]
+        pos = n
+        # move past every kept label that scores strictly less (equal scores keep the lower index first)
+        while pos > 0 and scores[out[pos - 1]] < score:
+            pos -= 1
+        if pos < k:
+            last = n if n < k else k - 1
+            for q in range(last, pos, -1):
+                out[q] = out[q - 1]
+            out[pos] = label
+            if n < k:
+                n += 1
+    return n
+
+
+@kernel
+def row_variances(indptr, indices, data, i, S, out):
+    """``out[k] = sum_j S[j, k] x_ij^2`` for every label ``k``: ``x' Sigma_k x`` for diagonal blocks."""
+    out[:] = 0.0
+    for p in range(column(indptr[i]), column(indptr[i + 1])):
+        j = column(indices[p])
+        x2 = data[p] * data[p]
+        for k in range(S.shape[1]):
+            out[k] += S[j, k] * x2

@@ -29,5 +29,11 @@ DECAY = 0  # eta_t = eta0 / (1 + eta0 alpha t)
 CONSTANT = 1  # eta_t = eta0
 INVSCALING = 2  # eta_t = eta0 / t^power_t
 
+# Multi-class update strategies (EMNLP 2009 section 5; MLJ 2013 section 3.3; ALGORITHMS.md).
+MC_TOP1 = 0  # one constraint: the highest-scoring competitor
+MC_SEQ = 1  # k constraints, one binary update each, in order, from the current parameters
+MC_PAR = 2  # k binary updates from the same start, means and precisions averaged
+MC_EXACT = 3  # the k-constraint problem solved jointly (see hildreth.py)
+
 # Floor on every variance, relative to the initial variance ``a`` (see gaussian_diag.floor_variance).
 VARIANCE_FLOOR = 1e-12

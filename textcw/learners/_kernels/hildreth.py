@@ -1,0 +1,279 @@
+"""Multi-class updates with k constraints solved jointly (``multiclass="exact"``).
+
+For one example with true label ``y`` and competitors ``r_1..r_k`` (the top-k labels by current
+score) every learner's "exact" update solves one convex problem with a constraint, or a loss
+term, per competitor on the difference vectors ``g_j = f(x, y) - f(x, r_j)``. The problems are
+solved as EMNLP 2009 (section 5.2) and MLJ 2013 (section 3.3, eq. 27) prescribe, by Hildreth's
+algorithm (Censor and Zenios, "Parallel Optimization", 1997): cyclic coordinate ascent on the Lagrange
+multipliers ``lambda_j >= 0``. Each step projects onto constraint ``j`` from the current point
+with the multipliers of the other constraints fixed; unlike a plain sequence of projections it
+may *lower* ``lambda_j`` (to zero at most) when the other constraints have made constraint ``j``
+slack. Sweeps repeat until no multiplier moves by more than ``TOLERANCE`` of the largest, which
+is the KKT system to rounding: every constraint holds, and those with ``lambda_j > 0`` hold with
+equality. The tests check the solutions against ``scipy.optimize.minimize``.
+
+Why each step is cheap. The covariance is block-diagonal, one block per label, so the label
+scores ``s_l = mu_l . x`` are independent with variances ``v_l = x' Sigma_l x``, and
+``V = G' Sigma G = v_y 1 1' + diag(v_r)``. The stationarity conditions give the mean
+``mu = mu_0 + Sigma_0 G lambda`` (``Sigma_0`` from before the update), so the new margins are
+``m_j = m0_j + v_y sum(lambda) + v_rj lambda_j``; every problem lives in the ``k + 1`` scores.
+
+- CW (:func:`cw_multipliers`): the precision becomes ``P_0 + G diag(D) G'`` with
+  ``D_j = 2 phi lambda_j`` (var, JMLR eq. 18's KKT) or ``phi lambda_j / sqrt(v_j)`` (stdev,
+  eq. 31's). ``G diag(D) G'`` couples ``s_y`` with each ``s_rj``; eliminating the competitors,
+  the true label's score variance after the update is ``sigma_y = 1 / (1/v_y + T)`` with
+  ``T = sum_j t_j``, ``t_j = D_j / (1 + D_j v_rj)``. With the other multipliers fixed, the variance
+  of margin ``j`` is ``W_j / (1 + D_j W_j)`` where ``W_j = sigma_y(without j) + v_rj``, so the
+  step on ``lambda_j`` is a binary CW step whose mean moves along ``v_y + v_rj`` while its
+  variance is ``W_j``: a quadratic with a closed-form root (:func:`cw_coordinate`).
+- AROW (:func:`arow_multipliers`): MLJ 2013 eq. 27 with the squared hinge of eq. 25, one slack
+  shared by the competitors: maximise ``sum_j lambda_j (1 - m0_j) - lambda' V lambda / 2 -
+  r (sum lambda)^2 / 2``.
+- PA (:func:`pa_multipliers`): ``min ||W - W_t||^2 / 2`` subject to ``m_j >= 1`` (PA), plus
+  ``C sum_j xi_j`` (PA-I) or ``C sum_j xi_j^2`` (PA-II), one slack per competitor: the form in
+  which one Hildreth sweep from zero is exactly ``multiclass="seq"`` (k PA steps in order).
+
+These two are quadratic programs whose matrix is ``a 1 1' + diag(d)``; their KKT point is found
+exactly (:func:`shared_qp`) instead of by sweeps, which converge slowly when ``a`` dominates.
+
+The covariance of the joint solution couples blocks; :func:`cw_block_steps` gives the rank-one
+coefficients that keep its block-diagonal part (``diag-l2``, ``full``), the same projection the
+top-1 update makes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from textcw._jit import kernel
+from textcw.learners._kernels.constants import CW_VAR, PA1, PA2
+
+TOLERANCE = 1e-14  # relative change of the multipliers at which a sweep ends the iteration
+MAX_SWEEPS = 10_000
+
+
+@kernel
+def cw_coordinate(rule, a, q, W, phi):
+    """``(lambda_j, D_j)`` with constraint ``j`` met with equality (or ``(0, 0)`` if it holds at 0).
+
+    The new margin is ``a + q lambda`` (``a`` includes the other multipliers, ``q = v_y + v_rj``);
+    the variance of the margin is ``W / (1 + D W)``.
+
+    - var: ``a + q lambda = phi W / (1 + 2 phi lambda W)``, i.e.
+      ``2 phi W q lambda^2 + b lambda + (a - phi W) = 0`` with ``b = q + 2 phi a W``. The positive
+      root is written ``2 (phi W - a) / (b + sqrt(disc))`` when ``b > 0`` (the printed form
+      cancels near the boundary, as in JMLR eq. 18; see ``gaussian_rules.cw_var_steps``).
+    - stdev: the new margin ``s = a + q lambda`` equals ``phi sqrt(u)`` where ``u``, the new
+      variance, solves ``u + lambda W phi sqrt(u) - W = 0`` (eq. 31's ``sqrt_u`` with ``v = W``):
+      ``s^2 (q + W phi^2) - W a phi^2 s - W q phi^2 = 0``. Then
+      ``lambda = (s - a) / q``, written without cancellation for ``a > 0``, and
+      ``D = phi lambda / sqrt(u)``.
+
+    With ``W = q`` (one constraint) both reduce to the binary closed forms.
+    """
+    if rule == CW_VAR:
+        if a >= phi * W:
+            return 0.0, 0.0
+        b = q + 2.0 * phi * a * W
+        root = math.sqrt(b * b - 8.0 * phi * W * q * (a - phi * W))
+        if b > 0.0:
+            lam = 2.0 * (phi * W - a) / (b + root)
+        else:
+            lam = (root - b) / (4.0 * phi * W * q)
+        return lam, 2.0 * phi * lam
+    if a >= phi * math.sqrt(W):
+        return 0.0, 0.0
+    phi2 = phi * phi
+    h = 2.0 * q + W * phi2
+    root = math.sqrt(W * W * a * a * phi2 * phi2 + 4.0 * (q + W * phi2) * W * q * phi2)
+    if a > 0.0:
+        lam = 2.0 * (phi2 * W - a * a) / (root + a * h)
+    else:
+        lam = (root - a * h) / (2.0 * q * (q + W * phi2))
+    # sqrt(u) in the rationalised form of gaussian_rules.stdev_covariance_steps
+    lwp = lam * W * phi
+    sqrt_u = 2.0 * W / (lwp + math.hypot(lwp, 2.0 * math.sqrt(W)))
+    return lam, lam * phi / sqrt_u
+
+
+@kernel
+def _precision_share(d, vr):
+    """``t = D / (1 + D v_r)``: what a constraint adds to the true label's score precision."""
+    if d <= 0.0:
+        return 0.0
+    return 1.0 / (1.0 / d + vr)  # finite even if D overflows
+
+
+@kernel
+def cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t):
+    """Solve the k-constraint CW problem; fills ``lam``, ``D`` and ``t`` (see the module docstring).
+
+    ``m0[j]`` and ``vr[j]`` are the margin and the competitor's score variance before the
+    update, ``vy`` the true label's. Returns the number of sweeps made.
+    """
+    for j in range(k):
+        lam[j] = 0.0
+        D[j] = 0.0
+        t[j] = 0.0
+    for sweep in range(MAX_SWEEPS):
+        change = 0.0
+        top = 0.0
+        for j in range(k):
+            others_lam = 0.0
+            others_t = 0.0
+            for i in range(k):
+                if i != j:
+                    others_lam += lam[i]
+                    others_t += t[i]
+            q = vy + vr[j]
+            # W_j: margin j's variance under the other constraints' update (sigma_y shrinks)
+            W = q if others_t == 0.0 else vy / (1.0 + vy * others_t) + vr[j]
+            new, d = cw_coordinate(rule, m0[j] + vy * others_lam, q, W, phi)
+            change = max(change, abs(new - lam[j]))
+            top = max(top, new)
+            lam[j] = new
+            D[j] = d
+            t[j] = _precision_share(d, vr[j])
+        if change <= TOLERANCE * top:
+            return sweep + 1
+    return MAX_SWEEPS
+
+
+@kernel
+def cw_block_steps(k, vy, vr, D, t, beta_r, c_r):
+    """Rank-one coefficients of the block-diagonal part of the joint CW update.
+
+    The joint covariance is ``Sigma* = Sigma_0 - Sigma_0 G (D^{-1} + V)^{-1} G' Sigma_0``. Its
+    ``y`` block is ``Sigma_y - beta_y (Sigma_y x)(Sigma_y x)'`` with
+    ``beta_y = (v_y - sigma_y) / v_y^2 = T / (1 + v_y T)``, its ``r_j`` block
+    ``Sigma_rj - beta_j (Sigma_rj x)(Sigma_rj x)'`` with ``beta_j = t_j (1 - sigma_y t_j)``. On the
+    precision (Sherman-Morrison) these are ``+ c x x'`` with ``c = beta / (1 - beta v)``:
+    ``c_y = T`` and ``c_j = beta_j / (1 / (1 + D_j v_rj) + sigma_y t_j^2 v_rj)``. Every expression
+    is a sum or product of positive terms (no cancellation). Returns ``(beta_y, c_y)`` and fills
+    ``beta_r``, ``c_r``; for ``k = 1`` these are the top-1 kernels' ``beta``, ``c / (1 + c v_r)``
+    and ``c / (1 + c v_y)``.
+    """
+    T = 0.0
+    for j in range(k):
+        T += t[j]
+    sigma_y = vy / (1.0 + vy * T)
+    for j in range(k):
+        if D[j] <= 0.0:
+            beta_r[j] = 0.0
+            c_r[j] = 0.0
+            continue
+        others = 0.0
+        for i in range(k):
+            if i != j:
+                others += t[i]
+        # 1 - sigma_y t_j = (1/v_y + T - t_j) / (1/v_y + T)
+        beta_r[j] = t[j] * (1.0 + vy * others) / (1.0 + vy * T)
+        c_r[j] = beta_r[j] / (1.0 / (1.0 + D[j] * vr[j]) + sigma_y * t[j] * t[j] * vr[j])
+    return T / (1.0 + vy * T), T
+
+
+@kernel
+def _clipped(b, a, d, upper, L):
+    """``clip((b - a L) / d, 0, upper)``: a multiplier given the sum of all of them."""
+    value = (b - a * L) / d
+    if value <= 0.0:
+        return 0.0
+    return upper if value > upper else value
+
+
+@kernel
+def _excess(b, a, d, upper, k, L):
+    """``sum_j clip((b_j - a L) / d_j, 0, upper) - L``: strictly decreasing in ``L``."""
+    total = -L
+    for j in range(k):
+        total += _clipped(b[j], a, d[j], upper, L)
+    return total
+
+
+@kernel
+def shared_qp(b, a, d, upper, k, lam, breaks):
+    """``argmax b'l - a (sum l)^2 / 2 - sum_j d_j l_j^2 / 2`` over ``0 <= l_j <= upper``.
+
+    The quadratic programs of AROW and PA have ``Q = a 1 1' + diag(d)``: the constraints couple
+    only through ``L = sum(lambda)``. Their KKT conditions say ``lambda_j = clip((b_j - a L) / d_j,
+    0, upper)``, so ``L`` is the root of the decreasing, piecewise-linear ``_excess(L)``: between
+    consecutive breakpoints (``L = b_j / a`` and ``(b_j - upper d_j) / a``) the set of free
+    multipliers is fixed and ``L`` solves a linear equation. This is the point Hildreth's cyclic
+    projections converge to, reached exactly; the projections themselves converge slowly when
+    ``a`` dominates ``d`` (thousands of sweeps for AROW with ``v_y >> v_r``). ``breaks`` is
+    scratch space of length ``2k + 1``. Returns ``L``.
+    """
+    n = 0
+    breaks[n] = 0.0
+    n += 1
+    for j in range(k):
+        if b[j] > 0.0:
+            breaks[n] = b[j] / a
+            n += 1
+            if upper < math.inf and b[j] - upper * d[j] > 0.0:
+                breaks[n] = (b[j] - upper * d[j]) / a
+                n += 1
+    sorted_breaks = np.sort(breaks[:n])
+    # the last breakpoint at which the excess is still >= 0 (the first one, 0, always is)
+    lo, hi = 0, n - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _excess(b, a, d, upper, k, sorted_breaks[mid]) >= 0.0:
+            lo = mid
+        else:
+            hi = mid - 1
+    left = sorted_breaks[lo]
+    probe = left + 1.0 if lo == n - 1 else 0.5 * (left + sorted_breaks[lo + 1])
+    # on this piece: L = sum_free (b_j - a L) / d_j + upper * (number at the bound)
+    numerator = 0.0
+    denominator = 1.0
+    for j in range(k):
+        value = (b[j] - a * probe) / d[j]
+        if value >= upper:
+            numerator += upper
+        elif value > 0.0:
+            numerator += b[j] / d[j]
+            denominator += a / d[j]
+    L = numerator / denominator
+    if L < left:  # rounding at a breakpoint
+        L = left
+    for j in range(k):
+        lam[j] = _clipped(b[j], a, d[j], upper, L)
+    return L
+
+
+@kernel
+def arow_multipliers(m0, vy, vr, k, r, lam):
+    """MLJ 2013 eq. 27 (squared hinge over the k competitors, one shared slack ``xi``).
+
+    ``min (mu - mu0)' Sigma0^{-1} (mu - mu0) / 2 + xi^2 / (2r)`` subject to ``m_j >= 1 - xi``. The
+    dual gradient in ``lambda_j`` is ``1 - m_j - r sum(lambda)`` with the new margin
+    ``m_j = m0_j + v_y sum(lambda) + v_rj lambda_j``: :func:`shared_qp` with ``b_j = 1 - m0_j``,
+    ``a = v_y + r`` and ``d_j = v_rj``. For ``k = 1`` this is AROW's ``alpha = (1 - m) / (v + r)``
+    (eq. 16).
+    """
+    b = np.empty(k)
+    for j in range(k):
+        b[j] = 1.0 - m0[j]
+    return shared_qp(b, vy + r, vr, math.inf, k, lam, np.empty(2 * k + 1))
+
+
+@kernel
+def pa_multipliers(rule, m0, xx, k, C, tau):
+    """k-constraint PA, PA-I or PA-II, one slack per competitor.
+
+    The new margins are ``m_j = m0_j + ||x||^2 (sum(tau) + tau_j)``: :func:`shared_qp` with
+    ``b_j = 1 - m0_j``, ``a = ||x||^2`` and ``d_j = ||x||^2``, plus ``1/(2C)`` for PA-II (the
+    squared slack), and ``tau_j <= C`` for PA-I. For ``k = 1`` this is the top-1 step (JMLR 2006
+    eq. 7 with ``q = 2 ||x||^2``).
+    """
+    b = np.empty(k)
+    d = np.empty(k)
+    extra = 1.0 / (2.0 * C) if rule == PA2 else 0.0
+    for j in range(k):
+        b[j] = 1.0 - m0[j]
+        d[j] = xx + extra
+    upper = C if rule == PA1 else math.inf
+    return shared_qp(b, xx, d, upper, k, tau, np.empty(2 * k + 1))
