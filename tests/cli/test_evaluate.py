@@ -48,10 +48,34 @@ def test_bad_input_exits_2_with_one_line(capsys, argv, fragment):
     assert fragment in one_line_error(err)
 
 
-def test_too_many_folds_exits_1(capsys):
+def test_one_fold_exits_2(capsys):
     code, _, err = run(capsys, "evaluate", "--corpus", "newsgroups:comp", "--learner", "perceptron",
                        "--folds", "1")
-    assert code == 1 and "at least 2 folds" in one_line_error(err)
+    assert code == 2 and "at least 2 folds" in one_line_error(err)
+
+
+def test_a_failing_task_does_not_lose_the_others(capsys, tmp_path, monkeypatch):
+    import textcw.evaluation.suite as suite
+    from textcw.errors import DataError
+
+    real = suite.load_task
+
+    def flaky(task, **kwargs):
+        if task.corpus == "newsgroups:sci":
+            raise DataError("sci archive unreadable")
+        return real(task, **kwargs)
+
+    monkeypatch.setattr(suite, "load_task", flaky)
+    code, out, err = run(capsys, "evaluate", "--corpus", "newsgroups:sci,newsgroups:comp", "--learner", "pa",
+                         "--folds", "2", "--sample", "200", "--json", str(tmp_path / "r.json"))
+    assert code == 1
+    assert "failed: newsgroups:sci: sci archive unreadable" in err and "Traceback" not in err
+    assert "newsgroups:comp" in out and "newsgroups:sci" not in out.split("test error")[1]
+    from textcw.evaluation.suite import SuiteReport
+
+    report = SuiteReport.from_json(tmp_path / "r.json")
+    assert report.failures == ["newsgroups:sci: sci archive unreadable"]
+    assert report.cell("newsgroups:comp", "pa").complete
 
 
 @pytest.mark.corpus

@@ -132,3 +132,27 @@ def test_registered_evaluators_build_and_report(regs):
         assert type(report).from_json(report.to_json()) == report
     with pytest.raises(ParameterError, match="no passes"):
         factory["curve"](registries=regs)("toy:binary", ["svm"])
+
+
+def test_failing_task_is_recorded_and_the_rest_run(regs):
+    report = run_suite(["toy:tiny", "toy:binary"], ["pa"], folds=5, registries=regs)
+    assert len(report.failures) == 1 and report.failures[0].startswith("toy:tiny: ")
+    assert "fewer than the 5 folds" in report.failures[0]
+    assert report.cell("toy:binary", "pa").complete and not report.interrupted
+
+
+def test_specialise_adapts_learners_per_task(regs):
+    from textcw.evaluation.experiments.emnlp_table3 import cap_k
+    from textcw.evaluation.specs import LearnerSpec
+
+    spec = LearnerSpec("cw-var", {"multiclass": "seq", "k": 5}, "CW K=5")
+    report = run_suite(["toy:multi", "toy:binary"], [spec], folds=2, registries=regs, specialise=cap_k)
+    assert not report.failures, report.failures
+    info = {i.label: i for i in report.task_info}
+    assert info["toy:multi"].learner_params == {"CW K=5": {"multiclass": "seq", "k": "all"}}
+    assert report.cell("toy:multi", "CW K=5").complete
+
+
+def test_bad_folds_fail_before_any_work(regs):
+    with pytest.raises(ParameterError, match="at least 2 folds"):
+        run_suite(["toy:binary"], ["pa"], folds=1, registries=regs)

@@ -126,6 +126,8 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             report.to_json(json_out)
             typer.echo(f"wrote {json_out}")
+        for failure in report.failures:
+            typer.echo(f"failed: {failure}", err=True)
         if report.interrupted:
             typer.echo("interrupted: the table shows the runs that finished", err=True)
             # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
@@ -134,3 +136,5 @@ def register(app: typer.Typer) -> None:
         if plot is not None:
             for path in write_figures(report, plot):
                 typer.echo(f"wrote {path}")
+        if report.failures:
+            raise SystemExit(1)  # the finished tasks were printed (and written) above

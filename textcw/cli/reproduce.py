@@ -53,6 +53,8 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             result.to_json(json_out)
             typer.echo(f"wrote {json_out}")
+        for failure in result.failures:
+            typer.echo(f"failed: {failure}", err=True)
         if result.interrupted:
             typer.echo("interrupted: the tables show the runs that finished", err=True)
             # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
@@ -63,3 +65,5 @@ def register(app: typer.Typer) -> None:
 
             for path in experiment_figures(result, plot):
                 typer.echo(f"wrote {path}")
+        if result.failures:
+            raise SystemExit(1)  # the finished tasks were printed (and written) above

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textcw.errors import ParameterError
+from textcw.errors import ParameterError, TextcwError
 from textcw.evaluation.cv import CellResult, cross_validate
 from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
 from textcw.evaluation.mcnemar import McNemarResult, mcnemar_test
@@ -49,6 +49,7 @@ class TaskInfo(Report):
     n_folds: int
     mean_features: float | None
     seconds: float
+    learner_params: dict = field(default_factory=dict)  # fixed parameters adapted to this task
 
 
 @dataclass
@@ -72,6 +73,8 @@ class SuiteReport(Report):
     ranks : dict
         ``str(noise) -> RankReport`` over the tasks every learner finished.
     interrupted : bool
+    failures : list of str
+        Tasks that failed with an error (``"task: message"``); the others still ran.
     seconds : float
     """
 
@@ -89,6 +92,7 @@ class SuiteReport(Report):
     comparisons: list[Comparison] = field(default_factory=list)
     ranks: dict[str, RankReport] = field(default_factory=dict)
     interrupted: bool = False
+    failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def cell(self, task: str, learner: str, noise: float = 0.0) -> CellResult | None:
@@ -175,66 +179,83 @@ def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise:
 def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = False, quick: bool = False,
               noise=(0.0,), baseline: str | None = None, curves: bool = False, probabilities: bool = False,
               max_passes: int = MAX_PASSES, grids: dict | None = None, registries=None,
-              progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None) -> SuiteReport:
+              progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None,
+              specialise: Callable | None = None) -> SuiteReport:
     """Evaluate every learner on every task; see the module docstring.
 
     ``progress(task label, done, total)`` is called after each fitted model (tuning runs count
     one per learner); ``on_task(info)`` after each task. ``grids`` maps learner labels to tuning
-    grids (default: :func:`textcw.evaluation.grids.grid_for`).
+    grids (default: :func:`textcw.evaluation.grids.grid_for`). ``specialise(task data, learners)``
+    may return the learners adapted to one task (same labels, e.g. ``k`` capped at the number of
+    labels). A task that fails with a textcw error is recorded in ``failures``; the rest run.
     """
     t0 = time.perf_counter()
     tasks = [as_task(t) for t in tasks]
     learners = [as_learner(s) for s in learners]
     levels = [check_noise(p) for p in noise]
     check_specs(tasks, learners, baseline, registries)
+    if any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
+        raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")
     report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline)
     with single_threaded():
         _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
                    probabilities=probabilities, max_passes=max_passes, grids=grids, registries=registries,
-                   progress=progress, on_task=on_task)
+                   progress=progress, on_task=on_task, specialise=specialise)
     summarise(report)
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def _run_tasks(report, tasks, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
-               grids, registries, progress, on_task) -> None:
+def _run_tasks(report, tasks, learners, levels, **options) -> None:
     try:
         for task in tasks:
-            t_task = time.perf_counter()
-            data = load_task(task, seed=seed, registries=registries)
-            n_splits = 1 if task.protocol != "cv" else folds
-            total = n_splits * len(learners) * len(levels) + (len(learners) * len(levels) if tune else 0)
-            done = [0]
-
-            def tick(n_done=None, _total=None, label=task.label, total=total, done=done):
-                done[0] += 1
-                if progress is not None:
-                    progress(label, done[0], total)
-
-            settings = {}
-            if tune:
-                for p in levels:
-                    results = tuning_run(data, learners, noise=p, quick=quick, max_passes=max_passes,
-                                         seed=seed, grids=grids, registries=registries, progress=tick)
-                    report.tuning.extend(results)
-                    for spec, r in zip(learners, results):
-                        settings[spec.label, p] = (r.params, r.passes)
-            cv = cross_validate(data, learners, folds=folds, seed=seed, settings=settings, noise=levels,
-                                curves=curves, curve_passes=max_passes, probabilities=probabilities,
-                                registries=registries, progress=tick)
-            report.cells.extend(cv.cells)
-            info = TaskInfo(task.label, task.corpus, task.protocol, cv.n_docs, cv.n_classes, cv.n_folds,
-                            float(np.mean(cv.n_features)) if cv.n_features else None,
-                            time.perf_counter() - t_task)
-            report.task_info.append(info)
-            if cv.interrupted:
-                report.interrupted = True
+            try:
+                info = _run_task(report, task, learners, levels, **options)
+            except TextcwError as exc:
+                # One task's failure (a missing file, a parameter that does not fit its number of
+                # classes) must not throw away the tasks that finished: record it and go on.
+                report.failures.append(f"{task.label}: {exc}")
+                continue
+            if report.interrupted:
                 break
-            if on_task is not None:
-                on_task(info)
+            if options["on_task"] is not None:
+                options["on_task"](info)
     except KeyboardInterrupt:
         report.interrupted = True
+
+
+def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
+              grids, registries, progress, on_task, specialise) -> TaskInfo:
+    t_task = time.perf_counter()
+    data = load_task(task, seed=seed, registries=registries)
+    specs = specialise(data, learners) if specialise is not None else learners
+    n_splits = 1 if task.protocol != "cv" else folds
+    total = n_splits * len(specs) * len(levels) + (len(specs) * len(levels) if tune else 0)
+    done = [0]
+
+    def tick(n_done=None, _total=None):
+        done[0] += 1
+        if progress is not None:
+            progress(task.label, done[0], total)
+
+    settings, tuning = {}, []
+    if tune:
+        for p in levels:
+            results = tuning_run(data, specs, noise=p, quick=quick, max_passes=max_passes, seed=seed, grids=grids,
+                                 registries=registries, progress=tick)
+            tuning.extend(results)
+            for spec, r in zip(specs, results):
+                settings[spec.label, p] = (r.params, r.passes)
+    cv = cross_validate(data, specs, folds=folds, seed=seed, settings=settings, noise=levels, curves=curves,
+                        curve_passes=max_passes, probabilities=probabilities, registries=registries, progress=tick)
+    report.tuning.extend(tuning)
+    report.cells.extend(cv.cells)
+    fixed = {s.label: s.params for s, g in zip(specs, learners) if s.params != g.params}
+    info = TaskInfo(task.label, task.corpus, task.protocol, cv.n_docs, cv.n_classes, cv.n_folds,
+                    float(np.mean(cv.n_features)) if cv.n_features else None, time.perf_counter() - t_task, fixed)
+    report.task_info.append(info)
+    report.interrupted = cv.interrupted
+    return info
 
 
 def summarise(report: SuiteReport) -> None:

@@ -11,12 +11,13 @@ degrades gracefully under label noise where CW overfits it. Updates happen when 
 then ``mu += alpha y Sigma x`` and ``Sigma^{-1} += x x' / r`` (eq. 15) for both losses.
 
 Multi-class (section 3.3): ``multiclass="top1"`` is the top-1 reduction (Fig. 3, eqs. 31-32);
-``multiclass="exact"`` is the full multi-class update (Fig. 2): the mean solves eq. 27, the
-squared multi-class hinge of eq. 25 over the top-k competitors with one shared slack (a
-quadratic program solved exactly, :func:`textcw.learners._kernels.hildreth.arow_multipliers`), and the covariance follows eq. 29 with ``f_t = sum_l f(x, l)`` (eq. 30),
-so every label block shrinks, whatever ``k``; ``seq`` and ``par`` apply the binary update to each
-competitor in turn or from the same start (EMNLP 2009 section 5.2). The paper defines the full
-update for the squared hinge only, so ``loss="hinge"`` with ``multiclass="exact"`` is refused.
+``multiclass="exact"`` is the full multi-class update (Fig. 2): the mean solves eq. 27, the squared
+multi-class hinge of eq. 25 over the top-k competitors with one shared slack (a quadratic program
+solved exactly, :func:`textcw.learners._kernels.hildreth.arow_multipliers`), and the covariance
+follows eq. 29 with ``f_t = sum_l f(x, l)`` (eq. 30), so every label block shrinks, whatever ``k``;
+``seq`` and ``par`` apply the binary update to each competitor in turn or from the same start (EMNLP
+2009 section 5.2). The paper defines the full update for the squared hinge only, so ``loss="hinge"``
+with ``multiclass="exact"`` is refused.
 """
 
 from __future__ import annotations

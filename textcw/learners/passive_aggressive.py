@@ -24,7 +24,6 @@ from textcw.learners.params import POSITIVE
 class FirstOrderMulticlass(OnlineLinearClassifier):
     """The perceptron and PA family: weights ``mu``, one rule code, and the multi-class strategies."""
 
-    MULTICLASS_DOC = mc.PARAMETER_DOC
     _rule: int
     _state_names = ("mu",)
     _constraints = {**OnlineLinearClassifier._constraints, **mc.CONSTRAINTS}

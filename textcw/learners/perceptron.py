@@ -15,12 +15,19 @@ from textcw.learners.passive_aggressive import FirstOrderMulticlass
 
 
 class Perceptron(FirstOrderMulticlass):
-    __doc__ = """Mistake-driven perceptron.
+    """Mistake-driven perceptron.
 
     Parameters
     ----------
-""" + FirstOrderMulticlass.MULTICLASS_DOC + """\
-        The perceptron has no ``exact`` update.
+    multiclass : {"top1", "seq", "par"}, default "top1"
+        The multi-class update (binary problems ignore it): ``top1`` the step against the
+        highest-scoring other label; ``seq`` the step against each of the top-k competitors the
+        current weights still rank at or above the true label; ``par`` the k steps from the same
+        weights, averaged.
+    k : int, "all" or None, default None
+        Competitors: the ``k`` highest-scoring labels other than the true one, ``1 <= k <= K-1``
+        (checked at fit time); ``"all"`` is ``K - 1``; ``None`` is 1 for ``top1`` and ``K - 1``
+        otherwise.
     n_epochs : int, default 5
     shuffle : bool, default True
     random_state : int or None, default None

@@ -66,6 +66,7 @@ class NoiseExperiment:
                           noise=levels, curves=False, registries=registries, progress=progress, on_task=on_task)
         result.suite = suite
         result.interrupted = suite.interrupted
+        result.failures = list(suite.failures)
         names = [s.label for s in learners]
         rank_rows, error_rows = [], []
         for p in levels:

@@ -66,6 +66,8 @@ class ExperimentResult(Report):
         Differences from the paper's setting that matter for reading the numbers.
     skipped : list of str
         Rows of the paper that could not be run here, and why.
+    failures : list of str
+        Tasks that failed with an error while running (the others finished).
     extra : dict
         Experiment-specific data (e.g. online mistake curves).
     seconds : float
@@ -85,6 +87,7 @@ class ExperimentResult(Report):
     extra: dict = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
+    failures: list[str] = field(default_factory=list)
 
 
 def check_learners(name: str, learners: list[LearnerSpec], *, available: bool, registries=None):
@@ -169,12 +172,12 @@ def side_by_side(suite: SuiteReport, rows: list[tuple[str, TaskSpec]], columns: 
     common = {t: theirs_by_task[t] for t in ours_rank.tasks if t in theirs_by_task
               and all(n in theirs_by_task[t] for n in names)}
     theirs_rank = mean_ranks(common, names)
-    out.append(["mean rank (ours)", f"{len(ours_rank.tasks)} tasks",
+    out.append(["mean rank (ours)", _tasks(len(ours_rank.tasks)),
                 *[_num(ours_rank.mean_rank.get(n)) for n in names]])
-    out.append(["mean rank (paper, same tasks)", f"{len(theirs_rank.tasks)} tasks",
+    out.append(["mean rank (paper, same tasks)", _tasks(len(theirs_rank.tasks)),
                 *[_num(theirs_rank.mean_rank.get(n)) for n in names]])
     if "mean_rank" in paper:
-        out.append(["mean rank (paper, all its tasks)", f"{len(paper['rows'])} tasks",
+        out.append(["mean rank (paper, all its tasks)", _tasks(len(paper["rows"])),
                     *[_num(paper["mean_rank"][index[n]]) if n in index else "–" for n in names]])
     measure = "accuracy (%)" if accuracy else "error (%)"
     return SideBySide(title or f"{paper['table']}: test {measure}, ours (paper)",
@@ -185,6 +188,10 @@ def _pair(ours, theirs, *, complete: bool, marks=("", "")) -> str:
     left = "–" if ours is None else marks[0] + f"{ours:.2f}" + ("" if complete else "~")
     right = "–" if theirs is None else marks[1] + f"{theirs:.2f}"
     return f"{left} ({right})"
+
+
+def _tasks(n: int) -> str:
+    return f"{n} task" + ("" if n == 1 else "s")
 
 
 def _num(value) -> str:

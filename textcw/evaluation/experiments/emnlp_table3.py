@@ -60,6 +60,14 @@ GRIDS = {"Maxent": {"C": [1.0, 10.0]}, "SVM 1 vs. 1": {"C": [0.1, 1.0]}, "SVM MC
 QUICK_GRIDS = {"Maxent": {"C": [1.0]}, "SVM 1 vs. 1": {"C": [0.1]}, "SVM MC": {"C": [0.1]}}
 
 
+def cap_k(task, learners):
+    """k = 5 on a task with fewer than 6 labels means every other label (the paper runs k = 5 on
+    its 3-label Amazon task); the learners refuse a k beyond K - 1, so it is capped here."""
+    others = len(task.target_names) - 1
+    return [LearnerSpec(s.name, {**s.params, "k": ALL_LABELS}, s.label)
+            if isinstance(s.params.get("k"), int) and s.params["k"] > others else s for s in learners]
+
+
 def marks(suite, rows, columns, marked, against) -> dict:
     """The paper's marks: ``∗`` p<0.05 / ``∗∗`` p<0.001 against all baselines, else ``†`` / ``††``
     against the online baselines."""
@@ -106,4 +114,5 @@ EXPERIMENT = TableExperiment(
     checks=checks,
     grids=GRIDS,
     quick_grids=QUICK_GRIDS,
+    specialise=cap_k,
 )

@@ -47,6 +47,7 @@ class TableExperiment:
     marks: Callable | None = None
     grids: dict = field(default_factory=dict)
     quick_grids: dict = field(default_factory=dict)
+    specialise: Callable | None = None
 
     def run(self, *, quick: bool = False, available: bool = False, registries=None, progress=None,
             on_task=None, figures: bool = False) -> ExperimentResult:
@@ -77,9 +78,10 @@ class TableExperiment:
         grids = {dict(self.columns)[c].label: g for c, g in (self.quick_grids if quick else self.grids).items()}
         suite = run_suite([t for _, t in rows], [s for _, s in columns], folds=self.quick_folds if quick else self.folds,
                           tune=True, quick=quick, grids=grids, curves=figures, probabilities=figures,
-                          registries=registries, progress=progress, on_task=on_task)
+                          registries=registries, progress=progress, on_task=on_task, specialise=self.specialise)
         result.suite = suite
         result.interrupted = suite.interrupted
+        result.failures = list(suite.failures)
         marks = (self.marks or significance_marks)(suite, rows, columns, self.marked, self.against)
         result.tables.append(side_by_side(suite, rows, columns, paper, accuracy=self.accuracy, marks=marks))
         if self.checks is not None and not suite.interrupted:

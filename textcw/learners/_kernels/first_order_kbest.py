@@ -14,10 +14,10 @@ A step ``tau`` on pair ``j`` is ``w_y += tau x``, ``w_rj -= tau x``.
   parallel update): ``w_y += (sum_j tau_j / k) x``, ``w_rj -= (tau_j / k) x``.
 - ``exact`` (PA family only): ``min ||W - W_t||^2 / 2`` subject to ``m_j >= 1 - xi_j`` for every
   competitor, with no slack (PA), ``+ C sum_j xi_j`` (PA-I) or ``+ C sum_j xi_j^2`` (PA-II): the
-  k-constraint problems of Crammer et al. (JMLR 2006, eqs. 2, 4, 5) with one slack per
-  constraint. Hildreth's cyclic projections converge to its solution and their first sweep from
-  zero is ``seq``; :func:`.hildreth.pa_multipliers` finds it exactly from the problem's structure. The perceptron minimises nothing, so it has no joint problem; the
-  learner refuses ``multiclass="exact"`` for it.
+  k-constraint problems of Crammer et al. (JMLR 2006, eqs. 2, 4, 5) with one slack per constraint.
+  Hildreth's cyclic projections converge to its solution and their first sweep from zero is ``seq``;
+  :func:`.hildreth.pa_multipliers` finds it exactly from the problem's structure. The perceptron
+  minimises nothing, so it has no joint problem; the learner refuses ``multiclass="exact"`` for it.
 """
 
 from __future__ import annotations

@@ -2,15 +2,17 @@
 
 For one example with true label ``y`` and competitors ``r_1..r_k`` (the top-k labels by current
 score) every learner's "exact" update solves one convex problem with a constraint, or a loss
-term, per competitor on the difference vectors ``g_j = f(x, y) - f(x, r_j)``. The problems are
-solved as EMNLP 2009 (section 5.2) and MLJ 2013 (section 3.3, eq. 27) prescribe, by Hildreth's
-algorithm (Censor and Zenios, "Parallel Optimization", 1997): cyclic coordinate ascent on the Lagrange
-multipliers ``lambda_j >= 0``. Each step projects onto constraint ``j`` from the current point
-with the multipliers of the other constraints fixed; unlike a plain sequence of projections it
-may *lower* ``lambda_j`` (to zero at most) when the other constraints have made constraint ``j``
-slack. Sweeps repeat until no multiplier moves by more than ``TOLERANCE`` of the largest, which
-is the KKT system to rounding: every constraint holds, and those with ``lambda_j > 0`` hold with
-equality. The tests check the solutions against ``scipy.optimize.minimize``.
+term, per competitor on the difference vectors ``g_j = f(x, y) - f(x, r_j)``, as EMNLP 2009
+(section 5.2) and MLJ 2013 (section 3.3, eq. 27) prescribe. Their solution is the point
+Hildreth's algorithm converges to (Censor and Zenios, "Parallel Optimization", 1997): cyclic
+coordinate ascent on the Lagrange multipliers ``lambda_j >= 0``, each step projecting onto
+constraint ``j`` from the current point with the other multipliers fixed; unlike a plain
+sequence of projections it may *lower* ``lambda_j`` (to zero at most) when the other
+constraints have made constraint ``j`` slack. For CW (a nonlinear problem) textcw runs exactly
+that, sweeping until no multiplier moves by more than ``TOLERANCE`` of the largest: the KKT
+system to rounding (every constraint holds, those with ``lambda_j > 0`` with equality). For the
+quadratic programs of AROW and PA it computes the same KKT point directly (below). The tests
+check the solutions against ``scipy.optimize.minimize``.
 
 Why each step is cheap. The covariance is block-diagonal, one block per label, so the label
 scores ``s_l = mu_l . x`` are independent with variances ``v_l = x' Sigma_l x``, and
