@@ -15,10 +15,10 @@ Plugins implement the hooks of :mod:`textcw.hookspecs` with :data:`textcw.hookim
 __version__ = "0.1.0"
 
 from textcw.hookspecs import hookimpl  # noqa: E402
-from textcw.persist import load, save  # noqa: E402
+from textcw.persist import load, read_manifest, save  # noqa: E402
 from textcw.pipeline import load_corpus, make_featurizer, make_learner  # noqa: E402
 
-__all__ = ["__version__", "combine", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "save"]
+__all__ = ["__version__", "combine", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "read_manifest", "save"]
 
 
 def __getattr__(name):

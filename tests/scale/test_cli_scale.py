@@ -8,6 +8,7 @@ import socket
 import pytest
 
 from textcw.cli import main
+from textcw.persist import read_manifest
 
 
 def run(capsys, *argv):
@@ -80,7 +81,7 @@ def test_shards_on_a_local_dask_cluster_save_and_predict(capsys, tmp_path):
     lines = out.splitlines()
     assert lines[0].startswith("synthetic-text:3000  arow  accuracy")
     assert lines[1].startswith("3 shards combined by uniform (dask, 2 workers)")
-    manifest = json.loads((tmp_path / "sharded.joblib.json").read_text())
+    manifest = read_manifest(model)
     assert manifest["components"]["training"] == {"mode": "shards", "shards": 3, "combine": "uniform",
                                                   "stream": False}
     doc = tmp_path / "doc.txt"

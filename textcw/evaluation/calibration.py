@@ -199,7 +199,7 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     prediction-probability bin; each bin's share of the test error; accuracy per bin against its
     mean probability (a reliability diagram, with the diagonal of perfect calibration).
     """
-    from textcw.evaluation.plot import require_matplotlib
+    from textcw.evaluation.plot import require_matplotlib, save_figure
 
     plt = require_matplotlib()
     if not reports:
@@ -232,9 +232,4 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     axes[3].legend(fontsize=8)
     if title:
         fig.suptitle(title)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textcw._atomic import atomic_output
 from textcw.errors import TextcwError
 
 BINS = 10
@@ -35,11 +36,13 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "figure"
 
 
-def _save(fig, path) -> Path:
+def save_figure(fig, path) -> Path:
+    """Write ``fig`` to ``path`` (PNG unless the suffix names another format) atomically, and close it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with atomic_output(path) as fh:
+        fig.savefig(fh, dpi=110, format=path.suffix.lstrip(".") or "png")
     fig.clf()
     import matplotlib.pyplot as plt
 
@@ -58,7 +61,7 @@ def plot_learning_curves(accuracy: dict[str, list[float]], path, *, title: str =
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_online(curves, path, *, title: str = "") -> Path:
@@ -72,7 +75,7 @@ def plot_online(curves, path, *, title: str = "") -> Path:
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_noise(levels: list[float], errors: dict[str, list[float]], path, *, title: str = "") -> Path:
@@ -86,7 +89,7 @@ def plot_noise(levels: list[float], errors: dict[str, list[float]], path, *, tit
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def reliability(confidence, correct, bins: int = BINS):
@@ -126,7 +129,7 @@ def plot_reliability(series: dict[str, tuple[list, list]], path, *, title: str =
     bottom.set_xlabel("probability of the predicted label")
     bottom.set_ylabel("documents")
     bottom.set_yscale("log")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def suite_figures(report, directory, *, online_reports=()) -> list[Path]:

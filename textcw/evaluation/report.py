@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from textcw._atomic import atomic_write_text
+
 
 def _plain(value):
     """Numpy scalars and arrays, tuples and nested reports -> JSON types."""
@@ -72,7 +74,7 @@ class Report:
         # strict JSON readers reject the bare NaN token.
         text = json.dumps(_nan_to_none(self.to_dict()), indent=1, sort_keys=True)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            atomic_write_text(path, text + "\n")
         return text
 
     @classmethod

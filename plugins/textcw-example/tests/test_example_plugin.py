@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import textcw
 from numpy.testing import assert_array_equal
@@ -50,7 +48,7 @@ def test_saved_model_names_the_plugin_and_loads(tmp_path, make_registries, topic
     result = train("topics", "balanced-winnow", featurizer="char-ngrams", registries=regs)
     assert result.model.textcw_components_["learner"]["provider"] == "textcw-example"
     path = textcw.save(result.model, tmp_path / "winnow.joblib")
-    manifest = json.loads((tmp_path / "winnow.joblib.json").read_text("utf-8"))
+    manifest = textcw.read_manifest(path)
     assert manifest["plugins"] == {"textcw-example": textcw_example.__version__}
     loaded = textcw.load(path)
     docs, _ = make_documents(10, random_state=2)
