@@ -8,6 +8,7 @@ The public surface::
     train = textcw.load_corpus("newsgroups:comp", split="train")
     textcw.save(pipeline, "model.joblib"); textcw.load("model.joblib")
     combined = textcw.combine(shard_models, method="kl")
+    textcw.export_model(pipeline, "model.textcw"); textcw.import_model("model.textcw")  # no pickle
 
 Plugins implement the hooks of :mod:`textcw.hookspecs` with :data:`textcw.hookimpl`.
 """
@@ -17,8 +18,9 @@ __version__ = "0.1.0"
 from textcw.hookspecs import hookimpl  # noqa: E402
 from textcw.persist import load, read_manifest, save  # noqa: E402
 from textcw.pipeline import load_corpus, make_featurizer, make_learner  # noqa: E402
+from textcw.portable import export_model, import_model  # noqa: E402
 
-__all__ = ["__version__", "combine", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "read_manifest", "save"]
+__all__ = ["__version__", "combine", "export_model", "import_model", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "read_manifest", "save"]
 
 
 def __getattr__(name):

@@ -111,7 +111,7 @@ def test_averaged_perceptron_keeps_its_average_invariant(binary_problem):
     X, y = binary_problem
     models = fit_shards(lambda i: AveragedPerceptron(n_epochs=2, random_state=i), X, y)
     combined = textcw.combine(models, method="uniform")
-    from textcw.scale._access import fitted_state
+    from textcw.scale.combine import fitted_state
 
     state = fitted_state(combined)
     count = sum(fitted_state(m)["count"][0] for m in models)

@@ -19,7 +19,7 @@ USAGE_ERRORS = (UnknownNameError, ParameterError)
 
 def build_app(pm=None) -> typer.Typer:
     """The root application with the built-in commands and every plugin's commands."""
-    from textcw.cli import evaluate, listing, plugins_info, predict, reproduce, train
+    from textcw.cli import evaluate, listing, plugins_info, predict, reproduce, share, train
     from textcw.plugins import default_plugin_manager
 
     app = typer.Typer(
@@ -29,7 +29,7 @@ def build_app(pm=None) -> typer.Typer:
         no_args_is_help=True,
         pretty_exceptions_enable=False,
     )
-    for module in (train, predict, listing, plugins_info, evaluate, reproduce):
+    for module in (train, predict, share, listing, plugins_info, evaluate, reproduce):
         module.register(app)
     (pm or default_plugin_manager()).hook.register_commands(app=app)
     return app

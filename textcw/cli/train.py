@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
         workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
         stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
         chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
-        out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline here (joblib + .json manifest)")] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file (manifest + joblib payload; see textcw inspect)")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
     ) -> None:
         """Train a learner on a corpus's training split and report test accuracy."""
@@ -93,7 +93,7 @@ def register(app: typer.Typer) -> None:
         if shards is not None or stream:
             typer.echo(scale_line(result))
         if out is not None:
-            typer.echo(f"saved {out} and {out}.json")
+            typer.echo(f"saved {out}")
 
 
 def check_scale_options(*, shards, combine, backend, scheduler, workers, chunk_size) -> None:

@@ -73,6 +73,8 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "fit_intercept": BOOL,
     }
     _state_names: tuple[str, ...] = ()
+    _positive_states: tuple[str, ...] = ()  # state arrays that must stay > 0 (variances)
+    _factor_states: tuple[str, ...] = ()  # upper Cholesky factors with a positive diagonal
     _binary_kernel = None
     _multiclass_kernel = None
     # Parameters added after models were first saved, with the value that reproduces the older
@@ -323,6 +325,117 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 on_chunk(min(start + step, order.shape[0]))
         self.mistakes_.append(int(mistakes))
         self.n_updates_.append(int(updates))
+
+    # ----------------------------------------------------------------- state as plain data
+    def state_dict(self) -> dict:
+        """The fitted model as plain data, the inverse of :meth:`load_state_dict`.
+
+        ``{"classes": ndarray, "n_features_in": int, "mistakes": [int], "n_updates": [int],
+        "arrays": {name: ndarray}}``; the arrays are the learner's state (``mu`` and, for
+        Gaussian learners, the covariance), not copies. With the learner's parameters
+        (``get_params()``) this is everything needed to rebuild it, without pickle
+        (:mod:`textcw.portable`, :func:`textcw.combine`).
+        """
+        state = self._fitted_state()
+        check_is_fitted(self, "classes_")
+        return {
+            "classes": self.classes_,
+            "n_features_in": int(self.n_features_in_),
+            "mistakes": [int(m) for m in self.mistakes_],
+            "n_updates": [int(u) for u in self.n_updates_],
+            "arrays": {name: state[name] for name in self._state_names},
+        }
+
+    def load_state_dict(self, state: dict):
+        """Make this learner the fitted model described by ``state`` (see :meth:`state_dict`).
+
+        Everything is checked first, because the state may come from a file someone else wrote:
+        the labels, the array names for the current parameters, their shapes (from the number
+        of features and labels), finite float values, and the learner's own constraints (e.g.
+        positive variances). A bad state raises :class:`~textcw.errors.InputError` and leaves
+        the learner as it was. Returns ``self``.
+        """
+        if not isinstance(state, dict):
+            raise InputError(f"a learner state is a dict; got {type(state).__name__}")
+        missing = {"classes", "n_features_in", "arrays"} - set(state)
+        if missing:
+            raise InputError(f"the learner state lacks {sorted(missing)}")
+        classes = np.asarray(state["classes"])
+        plain_objects = classes.dtype.kind == "O" and all(
+            isinstance(c, (str, int, float, np.generic)) and not isinstance(c, bool) for c in classes.tolist())
+        if classes.ndim != 1 or not (classes.dtype.kind in "biufU" or plain_objects):
+            raise InputError(
+                f"the learner state's classes must be a 1-d array of numbers or strings; got "
+                f"dtype {classes.dtype} and shape {classes.shape}"
+            )
+        if classes.size < 2 or not np.array_equal(np.unique(classes), classes):
+            raise InputError("the learner state's classes must be at least two distinct labels, sorted")
+        n_features = state["n_features_in"]
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise InputError(f"the learner state's n_features_in must be a positive integer; got {n_features!r}")
+        counts = {k: state.get(k, []) for k in ("mistakes", "n_updates")}
+        for key, values in counts.items():
+            if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                     for v in values)):
+                raise InputError(f"the learner state's {key} must be a list of non-negative integers")
+        self.validate_params()
+        self._check_classes(classes.size)
+        arrays = state["arrays"]
+        names = tuple(self._state_names)
+        if not isinstance(arrays, dict) or set(arrays) != set(names):
+            got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+            raise InputError(
+                f"{type(self).__name__} with these parameters keeps the state arrays {list(names)}; "
+                f"the state has {got}"
+            )
+        n_rows = int(n_features) + int(self.fit_intercept)
+        template = self._state_shapes(n_rows, None if classes.size == 2 else int(classes.size))
+        checked = {}
+        for name in names:
+            value = arrays[name]
+            if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+                raise InputError(f"state array {name!r} must be a float64 numpy array; got "
+                                 f"{getattr(value, 'dtype', type(value).__name__)}")
+            if value.shape != template[name]:
+                raise InputError(
+                    f"state array {name!r} has shape {value.shape}; with {n_features} features, "
+                    f"{classes.size} classes and fit_intercept={self.fit_intercept} it must be "
+                    f"{template[name]}"
+                )
+            if not np.all(np.isfinite(value)):
+                raise InputError(f"state array {name!r} contains NaN or infinite values")
+            checked[name] = np.ascontiguousarray(value)
+        self._check_state_values(checked)
+        self.classes_ = classes.copy()
+        self.n_features_in_ = int(n_features)
+        self._state = checked
+        self.mistakes_ = list(counts["mistakes"])
+        self.n_updates_ = list(counts["n_updates"])
+        return self
+
+    def _state_shapes(self, n_rows: int, n_labels: int | None) -> dict[str, tuple[int, ...]]:
+        """The shape of every state array; by default read off a fresh :meth:`_new_state`."""
+        return {name: array.shape for name, array in self._new_state(n_rows, n_labels).items()}
+
+    def _check_state_values(self, state: dict[str, np.ndarray]) -> None:
+        """Refuse state values the learner could never reach (subclasses: e.g. variances <= 0).
+
+        Arrays named in ``_positive_states`` must be positive; those in ``_factor_states`` are
+        upper-triangular Cholesky factors (per label block) with a positive diagonal.
+        """
+        for name in self._positive_states:
+            if name in state and not np.all(state[name] > 0):
+                raise InputError(f"state array {name!r} holds variances and must be positive everywhere")
+        for name in self._factor_states:
+            if name not in state:
+                continue
+            blocks = state[name] if state[name].ndim == 3 else state[name][None]
+            for block in blocks:
+                if not np.all(np.diag(block) > 0) or np.any(np.tril(block, -1)):
+                    raise InputError(
+                        f"state array {name!r} must be upper-triangular Cholesky factors with a "
+                        "positive diagonal"
+                    )
 
     def __setstate__(self, state):
         for name, value in self._late_defaults.items():

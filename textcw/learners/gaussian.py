@@ -115,6 +115,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     _rule: int
     _covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")
     _diagonal_suggestion = "diag-kl"
+    _positive_states = ("s",)  # checked when a state is loaded
+    _factor_states = ("R",)
     _late_defaults = {"proba": "quadrature"}
 
     # ----------------------------------------------------------------- subclass interface

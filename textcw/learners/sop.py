@@ -45,6 +45,8 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
         "a": POSITIVE,
         "covariance": Options(("diag", "full")),
     }
+    _positive_states = ("A",)  # checked when a state is loaded
+    _factor_states = ("R",)
 
     def __init__(self, *, a=1.0, covariance="diag", n_epochs=5, shuffle=True, random_state=None,
                  fit_intercept=False):

@@ -33,12 +33,12 @@ from collections.abc import Iterable
 
 import numpy as np
 import scipy.linalg
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import InputError, ParameterError, UnknownNameError
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier, covariance_from_factor
-from textcw.scale._access import fitted_state, from_state, state_names
 
 METHODS = ("kl", "uniform")
 # Parameters shard models may differ in: each shard is seeded on its own.
@@ -141,12 +141,12 @@ class Combiner:
             return self._ref
         ref = self._learner
         seeds = self._seeds
-        combined = from_state(
-            ref, self._combined_state(), classes=ref.classes_, n_features_in=ref.n_features_in_,
-            mistakes=self._mistakes if self._mistakes is not None else [self._total_mistakes],
-            n_updates=self._updates if self._updates is not None else [self._total_updates],
-            random_state=next(iter(seeds)) if len(seeds) == 1 else None,
-        )
+        combined = clone(ref).set_params(random_state=next(iter(seeds)) if len(seeds) == 1 else None)
+        combined.load_state_dict({
+            "classes": ref.classes_, "n_features_in": ref.n_features_in_, "arrays": self._combined_state(),
+            "mistakes": self._mistakes if self._mistakes is not None else [self._total_mistakes],
+            "n_updates": self._updates if self._updates is not None else [self._total_updates],
+        })
         if self._steps is None:
             return combined
         pipeline = Pipeline(copy.deepcopy(self._ref.steps[:-1]) + [(self._ref.steps[-1][0], combined)])
@@ -301,6 +301,24 @@ def _split(model, where: str):
             raise InputError(f"{where} is a pipeline with no featurizer step; give the learner itself")
         return model.steps[-1][1], list(model.steps[:-1])
     return model, None
+
+
+def fitted_state(model, where: str = "model") -> dict[str, np.ndarray]:
+    """The state arrays of a fitted online learner, by name (not copies: do not modify)."""
+    if not isinstance(model, OnlineLinearClassifier):
+        raise InputError(
+            f"{where} is a {type(model).__name__}; only textcw online learners (subclasses of "
+            "OnlineLinearClassifier) or pipelines ending in one can be combined"
+        )
+    try:
+        return model.state_dict()["arrays"]
+    except AttributeError:  # not fitted (scikit-learn's convention for missing fitted state)
+        raise InputError(f"{where} ({type(model).__name__}) is not fitted; fit it before combining") from None
+
+
+def state_names(model) -> tuple[str, ...]:
+    """The names of a learner's state arrays, fitted or not (they follow from its parameters)."""
+    return tuple(model._state_names)
 
 
 def _layout(learner, method: str) -> str:

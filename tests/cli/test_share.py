@@ -1,0 +1,50 @@
+"""``textcw export`` / ``import`` / ``inspect`` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+from test_cli import one_line_error, run
+
+SMALL = ["--corpus", "synthetic-text:400", "--learner", "cw-stdev", "--featurizer-param", "n_features=4096",
+         "--epochs", "1"]
+
+
+def test_export_import_predict_and_inspect(capsys, tmp_path):
+    model, shared, imported = tmp_path / "m.joblib", tmp_path / "m.textcw", tmp_path / "imported.joblib"
+    assert run(capsys, "train", *SMALL, "--out", str(model))[0] == 0
+    code, out, _ = run(capsys, "export", str(model), str(shared))
+    assert code == 0 and out.strip() == f"exported {model} to {shared}"
+    code, out, _ = run(capsys, "import", str(shared), str(imported))
+    assert code == 0 and out.strip() == f"imported {shared} (cw-stdev, 4096 features, 2 classes) to {imported}"
+    doc = tmp_path / "doc.txt"
+    doc.write_text("bebu bebe reyu caba beso lawi")
+    predictions = [run(capsys, "predict", str(m), str(doc), "--proba")[1] for m in (model, imported)]
+    assert predictions[0] == predictions[1] and predictions[0].split("\t")[0] in ("neg", "pos")
+
+    code, out, _ = run(capsys, "inspect", str(model))
+    manifest = json.loads(out)
+    assert code == 0 and manifest["format"] == "textcw-model"
+    assert manifest["components"]["learner"]["name"] == "cw-stdev"
+    code, out, _ = run(capsys, "inspect", str(shared))
+    document = json.loads(out)
+    assert code == 0 and document["format"] == "textcw-portable"
+    assert [s["name"] for s in document["steps"]] == ["hashing", "cw-stdev"]
+    assert document["steps"][1]["state_dict"] == "(fitted state)"
+    code, out, _ = run(capsys, "inspect", str(imported))
+    assert json.loads(out)["info"] == {"imported_from": "m.textcw"}
+
+
+def test_errors_are_one_line(capsys, tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(b"\x00\x01 not a model")
+    for argv, fragment in [
+        (("export", str(tmp_path / "none.joblib"), str(tmp_path / "x")), "does not exist"),
+        (("export", str(junk), str(tmp_path / "x")), "is not a textcw model file"),
+        (("import", str(junk), str(tmp_path / "x")), "is not an exported textcw model"),
+        (("import", str(tmp_path / "none"), str(tmp_path / "x")), "does not exist"),
+        (("inspect", str(junk)), "is neither a textcw model file nor an exported model"),
+    ]:
+        code, out, err = run(capsys, *argv)
+        assert code == 1 and fragment in one_line_error(err), (argv, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["junk.bin"]  # nothing written

@@ -1,0 +1,77 @@
+"""``textcw export`` / ``textcw import`` / ``textcw inspect``: share models without pickles.
+
+``export`` turns a saved model (a pickle: only your own or a trusted person's) into arrays + JSON
+(:mod:`textcw.portable`); ``import`` checks such a file and saves it as an ordinary model file;
+``inspect`` prints what a model file or an export says about itself, without running any of it.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from textcw.cli.output import print_json
+from textcw.errors import ModelFileError
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("export")
+    def export_command(
+        model: Annotated[Path, typer.Argument(help="A model file saved by `textcw train --out` (trusted)")],
+        out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
+    ) -> None:
+        """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
+        from textcw.persist import load
+        from textcw.portable import export_model
+
+        export_model(load(model), out)
+        typer.echo(f"exported {model} to {out}")
+
+    @app.command("import")
+    def import_command(
+        shared: Annotated[Path, typer.Argument(help="A file written by `textcw export` (may come from anyone)")],
+        out: Annotated[Path, typer.Argument(help="The model file to save (for `textcw predict`)")],
+        max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
+    ) -> None:
+        """Check an exported model (no pickle, no code from the file) and save it as a model file."""
+        from textcw.persist import save
+        from textcw.portable import import_model
+
+        model = import_model(shared, max_bytes=max_mb << 20)
+        save(model, out, info={"imported_from": shared.name})
+        learner = model.textcw_components_.get("learner", {})
+        name = learner.get("name", "?") if isinstance(learner, dict) else "?"
+        typer.echo(f"imported {shared} ({name}, {model[-1].n_features_in_} features, "
+                   f"{len(model[-1].classes_)} classes) to {out}")
+
+    @app.command("inspect")
+    def inspect_command(
+        path: Annotated[Path, typer.Argument(help="A model file or an exported model")],
+    ) -> None:
+        """Print what a model file (its manifest) or an export (its JSON, without arrays) records.
+
+        Nothing in the file is run or unpickled.
+        """
+        from textcw.persist import read_manifest
+        from textcw.portable import JSON_MEMBER
+
+        try:
+            print_json(read_manifest(path))
+            return
+        except ModelFileError:
+            pass
+        try:
+            with zipfile.ZipFile(path) as archive:
+                document = json.loads(archive.read(JSON_MEMBER).decode("utf-8"))
+        except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
+            raise ModelFileError(f"{path} is neither a textcw model file nor an exported model") from None
+        for step in document.get("steps", []) if isinstance(document, dict) else []:
+            if isinstance(step, dict):  # the fitted state is data (vocabularies, arrays): summarise it
+                for key in ("state_dict", "attributes"):
+                    if key in step:
+                        step[key] = "(fitted state)"
+        print_json(document)
