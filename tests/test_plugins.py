@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import subprocess
 import sys
 
@@ -101,3 +102,13 @@ def test_importing_textcw_builds_no_plugin_manager():
             "assert p.default_registries.cache_info().currsize == 0; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
+
+
+def test_no_plugins_variable_leaves_installed_plugins_out():
+    # textcw-example is installed in the test environment (dev.py installs plugins/*)
+    code = ("import sys, textcw.plugins as p; names = p.default_registries().learners.names(); "
+            "print('balanced-winnow' in names, 'textcw_example' in sys.modules)")
+    runs = {flag: subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                                 env={**os.environ, "TEXTCW_NO_PLUGINS": flag}).stdout.split()
+            for flag in ("0", "1")}
+    assert runs == {"0": ["True", "True"], "1": ["False", "False"]}

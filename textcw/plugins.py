@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from collections.abc import Iterable
 from types import ModuleType
 
@@ -91,10 +92,17 @@ def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
     return rows
 
 
+NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
+
+
 @functools.cache
 def default_plugin_manager() -> pluggy.PluginManager:
-    """The process-wide manager (built-ins plus installed plugins), built on first use."""
-    return get_plugin_manager()
+    """The process-wide manager (built-ins plus installed plugins), built on first use.
+
+    ``TEXTCW_NO_PLUGINS=1`` leaves the installed plugins out (their code is not even imported):
+    a way to run textcw with its built-in components only (``docs/security.md``).
+    """
+    return get_plugin_manager(entry_points=os.environ.get(NO_PLUGINS_VAR, "") != "1")
 
 
 @functools.cache

@@ -334,6 +334,12 @@ def _build(document: dict, arrays: dict, regs) -> Pipeline:
         if not isinstance(params, dict):
             raise ModelFileError(f"the parameters of {name!r} are not a mapping")
         make = make_learner if kind == "learners" else make_featurizer
+        provider = step.get("provider")
+        if name not in regs[kind] and isinstance(provider, str) and provider != "textcw":
+            raise ModelFileError(
+                f"it needs the plugin {provider!r}, which provides the {kind[:-1]} {name!r} and is not "
+                f"installed; install it (pip install {provider}) and try again"
+            )
         obj = make(name, registries=regs, **params)
         if "state_dict" in step:
             if not hasattr(obj, "load_state_dict"):
