@@ -7,8 +7,9 @@ the precision, SGD keeps scaled weights), the twins use the papers' plain one (`
 explicit weight decay), so the tests also check that the representations agree.
 
 The numerical guards of the kernels (a floor on variances, a cap on the full-covariance
-precision increment) are repeated here in their plain form; on the well-conditioned data of the
-agreement tests they never fire.
+precision increment, no update for a document whose margin variance or squared norm is below
+the smallest normal double or whose step is not finite) are repeated here in their plain form;
+on the well-conditioned data of the agreement tests they never fire.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import ndtri
 
+SMALLEST_NORMAL = np.finfo(float).tiny  # the kernels' constants.SMALLEST_NORMAL
 PERCEPTRON, PA, PA1, PA2 = "perceptron", "pa", "pa1", "pa2"
 VAR, STDEV, AROW, AROW_HINGE, SCW1, SCW2 = "var", "stdev", "arow", "arow-hinge", "scw1", "scw2"
 
@@ -35,9 +37,11 @@ def pa_tau(rule, m, q, C):
     if rule == PERCEPTRON:
         return 1.0 if m <= 0 else 0.0
     loss = max(0.0, 1.0 - m)
-    if loss == 0.0 or q == 0.0:
+    if loss == 0.0 or q == 0.0 or (rule == PA and q < SMALLEST_NORMAL):
         return 0.0
-    return {PA: loss / q, PA1: min(C, loss / q), PA2: loss / (q + 1.0 / (2.0 * C))}[rule]
+    with np.errstate(over="ignore", divide="ignore"):
+        tau = {PA: loss / q, PA1: min(C, loss / q), PA2: loss / (q + 1.0 / (2.0 * C))}[rule]
+    return tau if np.isfinite(tau) else 0.0
 
 
 def first_order_binary(X, y, order, w, rule, C=1.0):
@@ -210,7 +214,7 @@ def cw_steps(rule, m, v, phi):
     Update only when the constraint is violated; alpha in the rationalised form for m > 0
     (equal to the papers' closed form, without its cancellation; see test_closed_forms).
     """
-    if v <= 0:
+    if not v >= SMALLEST_NORMAL:
         return 0.0, 0.0, 0.0
     if rule == VAR:
         if m >= phi * v:
@@ -252,9 +256,16 @@ def scw2_alpha_textbook(m, v, phi, C):
 
 def gaussian_steps(rule, m, v, phi=1.0, C=1.0, r=1.0):
     """(alpha, beta, c) for every Gaussian rule: ``mu += alpha y Sigma x``,
-    ``Sigma^{-1} += c x x'``, ``Sigma -= beta (Sigma x)(Sigma x)'``."""
-    if v <= 0:
+    ``Sigma^{-1} += c x x'``, ``Sigma -= beta (Sigma x)(Sigma x)'``; no update for a margin
+    variance below the smallest normal double or steps that are not finite (the kernels' guards)."""
+    if not v >= SMALLEST_NORMAL:
         return 0.0, 0.0, 0.0
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        steps = _gaussian_steps(rule, m, v, phi, C, r)
+    return steps if np.all(np.isfinite(steps)) else (0.0, 0.0, 0.0)
+
+
+def _gaussian_steps(rule, m, v, phi, C, r):
     if rule in (VAR, STDEV):
         return cw_steps(rule, m, v, phi)
     if rule in (AROW, AROW_HINGE):
@@ -403,7 +414,7 @@ def exact_alpha(rule, m, w, phi):
 
 
 def exact_violated(rule, m, v, phi):
-    if v <= 0:
+    if not v >= SMALLEST_NORMAL:
         return False
     return m < phi * v if rule == VAR else m < phi * np.sqrt(v)
 
@@ -427,6 +438,8 @@ def gaussian_exact_binary(X, y, order, mu, s, rule, eta=0.9, floor=0.0):
         if not exact_violated(rule, m, w.sum(), phi):
             continue
         alpha = exact_alpha(rule, m, w, phi)
+        if not (alpha > 0 and np.isfinite(alpha)):  # the kernels' guard
+            continue
         updates += 1
         t = m + alpha * w.sum()
         mu += alpha * y[i] * s * x
@@ -449,6 +462,8 @@ def gaussian_exact_multiclass(X, y, order, mu, s, rule, eta=0.9, floor=0.0):
         if not exact_violated(rule, m, w.sum(), phi):
             continue
         alpha = exact_alpha(rule, m, w, phi)
+        if not (alpha > 0 and np.isfinite(alpha)):  # the kernels' guard
+            continue
         updates += 1
         t = m + alpha * w.sum()
         mu[:, yi] += alpha * s[:, yi] * x
@@ -464,6 +479,8 @@ def kernel_ready(indptr, indices, data, n_columns):
     if len(indptr) < 1 or indptr[0] != 0 or indptr[-1] != len(data) or len(indices) != len(data):
         return False
     if np.any(np.diff(indptr) < 0) or np.any(data == 0) or not np.all(np.isfinite(data)):
+        return False
+    if np.any(np.abs(data) > 1e30):  # textcw._csr.MAX_ABS_VALUE
         return False
     if len(indices) and (indices.min() < 0 or indices.max() >= n_columns):
         return False
@@ -539,6 +556,8 @@ def first_order_multiclass_kbest(X, y, order, W, rule, strategy, k, C=1.0):
             m0 = np.array([scores[yi] - scores[rc] for rc in comp])
             if strategy == PAR:
                 tau = np.array([pa_tau(rule, m, q, C) for m in m0]) / k
+            elif x @ x < SMALLEST_NORMAL:  # the kernel's guard: no joint step
+                tau = np.zeros(k)
             else:
                 xx = x @ x
                 Q = xx * (np.eye(k) + np.ones((k, k)))
@@ -546,7 +565,7 @@ def first_order_multiclass_kbest(X, y, order, W, rule, strategy, k, C=1.0):
                     Q = Q + np.eye(k) / (2 * C)
                 tau = box_qp(1 - m0, Q, C if rule == PA1 else np.inf)
                 tau = np.where(tau > 0, tau, 0.0)
-            if tau.sum() > 0:
+            if tau.sum() > 0 and np.isfinite(tau.sum()):
                 changed = True
                 W[:, yi] += tau.sum() * x
                 for t, rc in zip(tau, comp):
@@ -661,6 +680,8 @@ def gaussian_diag_multiclass_kbest(X, y, order, mu, s, rule, covariance, strateg
             if changed:
                 mu[:] = np.mean(means, axis=0)
                 s[:] = np.maximum(1 / np.mean(precisions, axis=0), floor)
+        elif min((x * x) @ s[:, label] for label in [yi] + comp) < SMALLEST_NORMAL:
+            pass  # a score variance underflows: the kernels make no joint step
         else:
             xs = x[nz]
             labels = [yi] + comp if rule != AROW else list(range(K))
@@ -745,6 +766,8 @@ def gaussian_full_multiclass_kbest(X, y, order, mu, Sigma, rule, strategy, k, et
                 mu[:] = np.mean(means, axis=0)
                 for label in range(K):
                     Sigma[label] = np.linalg.inv(np.mean([p[label] for p in precisions], axis=0))
+        elif min(x @ Sigma[label] @ x for label in [yi] + comp) < SMALLEST_NORMAL:
+            pass  # a score variance underflows: the kernels make no joint step
         else:
             labels = [yi] + comp if rule != AROW else list(range(K))
             where = {label: n for n, label in enumerate(labels)}
@@ -796,6 +819,8 @@ def gaussian_exact_multiclass_kbest(X, y, order, mu, s, rule, strategy, k, eta=0
             if not exact_violated(rule, m, w.sum(), phi):
                 return False
             alpha = exact_alpha(rule, m, w, phi)
+            if not (alpha > 0 and np.isfinite(alpha)):  # the kernels' guard
+                return False
             t = m + alpha * w.sum()
             mu[:, yi] += alpha * s0[:, yi] * x
             mu[:, rc] -= alpha * s0[:, rc] * x

@@ -16,6 +16,7 @@ from sklearn.pipeline import Pipeline
 
 from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError
+from textcw.features.text import NotTextError
 from textcw.plugins import default_registries
 from textcw.registry import Entry, Registries
 
@@ -190,21 +191,32 @@ def train(
     report("featurizing", 0, 1)
     try:
         Xtr = feat.fit_transform(train_set.data)
-    except (AttributeError, TypeError) as exc:
-        # e.g. a text featurizer handed the feature dicts of a vector corpus
+    except (AttributeError, TypeError, NotTextError) as exc:
+        # e.g. a text featurizer handed the feature dicts of a vector corpus; the built-in text
+        # featurizers say what they found (NotTextError), others fail inside scikit-learn
+        reason = f"its documents are {exc.found}" if isinstance(exc, NotTextError) else str(exc)
         raise InputError(
-            f"featurizer {featurizer!r} cannot read the documents of {corpus} ({exc}); use the "
+            f"featurizer {featurizer!r} cannot read the documents of {corpus} ({reason}); use the "
             f"corpus's own featurizer ({default_featurizer(corpus, regs)!r}) or another that "
             "accepts its documents"
         ) from None
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
 
+    check_labels(train_set.labels, corpus)
     t0 = time.perf_counter()
     fit_kwargs = {}
     if progress is not None and _accepts_progress(est):
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
-    est.fit(Xtr, train_set.labels, **fit_kwargs)
+    try:
+        est.fit(Xtr, train_set.labels, **fit_kwargs)
+    except MemoryError:
+        # The learners keep dense state per feature: an svmlight file with one huge index, or a
+        # hashing featurizer with too many columns, asks for more memory than there is.
+        raise InputError(
+            f"not enough memory to train {learner!r} on {Xtr.shape[1]:,} features; use fewer "
+            "features (renumber the indices of an svmlight file, or lower n_features of hashing)"
+        ) from None
     train_seconds = time.perf_counter() - t0
 
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
@@ -220,6 +232,20 @@ def train(
         accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
         mistakes=list(getattr(est, "mistakes_", [])),
     )
+
+
+def check_labels(labels, corpus: str) -> None:
+    """A training split with a single label is an error that names the corpus.
+
+    The learners refuse it too, but say only "y has one class"; here the user learns which
+    data it is and what to do.
+    """
+    values = np.unique(np.asarray(labels, dtype=object).astype(str))
+    if len(values) == 1:
+        raise InputError(
+            f"the training split of {corpus} has a single label ({values[0]}); a classifier needs "
+            "documents of at least two labels: add documents of another label to the training data"
+        )
 
 
 def _accepts_progress(est) -> bool:

@@ -60,7 +60,7 @@ def test_parameter_and_input_errors(counts):
     with pytest.raises(InputError, match="non-negative"):
         make_learner("nb").fit(-X, y)
     make_learner("nb", event_model="bernoulli").fit(-X, y)
-    with pytest.raises(InputError, match="single class"):
+    with pytest.raises(InputError, match="only one class"):
         make_learner("maxent").fit(X, np.zeros(200))
     est = make_learner("svm").fit(X, y)
     with pytest.raises(InputError, match="features"):

@@ -150,6 +150,13 @@ DOWNLOAD_CHILD = textwrap.dedent("""
 """)
 
 
+class _QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # the client was killed on purpose: its broken connection is expected
+
+
 @pytest.fixture
 def slow_server(tmp_path):
     """Serves ``data.bin``; while ``stall`` is set it sends half the body and then waits."""
@@ -157,7 +164,7 @@ def slow_server(tmp_path):
     root.mkdir()
     body = os.urandom(4 << 20)  # the client reads 1 MB chunks: half the body is two of them
     (root / "data.bin").write_bytes(body)
-    stall = threading.Event()
+    stall, done = threading.Event(), threading.Event()
 
     class Handler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -165,17 +172,22 @@ def slow_server(tmp_path):
 
         def copyfile(self, source, outputfile):
             data = source.read()
-            if stall.is_set():
-                outputfile.write(data[: len(data) // 2])
-                outputfile.flush()
-                time.sleep(30)
-            outputfile.write(data[len(data) // 2:] if stall.is_set() else data)
+            try:
+                if stall.is_set():
+                    outputfile.write(data[: len(data) // 2])
+                    outputfile.flush()
+                    done.wait(30)  # until the test ends; the client is killed meanwhile
+                    return
+                outputfile.write(data)
+            except OSError:  # the killed client's connection
+                pass
 
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
-    httpd.daemon_threads = True
+    httpd = _QuietServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/data.bin", hashlib.sha256(body).hexdigest(), stall
+    done.set()
     httpd.shutdown()
+    httpd.server_close()
 
 
 def test_kill_mid_download_leaves_no_partial_corpus_file(slow_server, tmp_path):

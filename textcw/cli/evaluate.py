@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 
 from textcw.cli.output import progress_bar
-from textcw.errors import ParameterError
+from textcw.errors import ParameterError, TextcwError
+
+# Corpora whose task is a file path, which may itself hold a comma (svmlight:TRAIN,TEST does).
+PATH_CORPORA = ("folder", "svmlight")
 
 
 def print_table(columns: list[str], rows: list[list], title: str | None = None) -> None:
@@ -37,6 +40,26 @@ def parse_floats(text: str | None, option: str) -> list[float]:
         return [float(item) for item in text.split(",")]
     except ValueError:
         raise ParameterError(f"{option} {text!r} is not a comma-separated list of numbers (e.g. 0,0.1,0.2)") from None
+
+
+def split_corpora(text: str, registries=None) -> list[str]:
+    """The tasks of ``--corpus``: comma-separated, but a comma inside the path of a ``folder:``
+    or ``svmlight:`` task does not start a new task (``svmlight:train.svm,test.svm`` is one task).
+
+    An item that names no registered corpus and follows such a task is the rest of its path.
+    """
+    from textcw.evaluation.specs import split_list
+    from textcw.plugins import default_registries
+
+    corpora = (registries or default_registries()).corpora
+    items: list[str] = []
+    for item in split_list(text, "--corpus"):
+        if items and item.partition(":")[0] not in corpora and \
+                items[-1].partition(":")[0] in PATH_CORPORA:
+            items[-1] = f"{items[-1]},{item}"
+        else:
+            items.append(item)
+    return items
 
 
 def task_lines():
@@ -109,7 +132,7 @@ def register(app: typer.Typer) -> None:
         from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
         from textcw.evaluation.suite import run_suite
 
-        tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_list(corpus, "--corpus")]
+        tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_corpora(corpus)]
         learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
         if quick and not tune:
             raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
@@ -122,6 +145,14 @@ def register(app: typer.Typer) -> None:
             report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
                                noise=parse_floats(noise, "--noise"), baseline=baseline, curves=plot is not None,
                                probabilities=plot is not None, progress=report_progress, on_task=on_task)
+        if report.failures and not report.task_info and not report.interrupted:
+            # Nothing finished: an empty table would only hide the reason, so the failures are
+            # the error (one line, like every other command's).
+            if json_out is not None:
+                report.to_json(json_out)
+                typer.echo(f"wrote {json_out}")
+            reasons = "; ".join(" ".join(f.split()) for f in report.failures)
+            raise TextcwError(reasons if len(report.failures) == 1 else f"no task finished: {reasons}")
         print_report(report, spread=spread)
         if json_out is not None:
             report.to_json(json_out)

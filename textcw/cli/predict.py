@@ -12,6 +12,56 @@ import typer
 from textcw.errors import InputError
 
 
+def read_documents(files: list[Path] | None) -> list[str]:
+    """The documents to label: one per file, else one per stdin line.
+
+    Bytes are decoded as ``folder:PATH`` decodes its files (UTF-8, else Latin-1), so a file
+    gets the same words, and so the same features, here as it did in training; left to the
+    featurizer, bytes that are not UTF-8 would become U+FFFD and split or lose words.
+    """
+    from textcw.corpus.base import show_path
+    from textcw.corpus.folder import decode
+
+    if files:
+        raw = []
+        for f in files:
+            try:
+                raw.append(f.read_bytes())
+            except OSError as exc:
+                hint = "give a file, one per document" if f.is_dir() else "check the path"
+                raise InputError(f"cannot read document {show_path(f)}: {exc.strerror}; {hint}") from None
+    else:
+        if sys.stdin is None:  # started with stdin closed
+            raise InputError("no documents: give document files, or one document per line on stdin")
+        try:
+            raw = [line.rstrip(b"\r\n") for line in sys.stdin.buffer]
+        except OSError as exc:
+            raise InputError(f"cannot read the documents on stdin: {exc.strerror or exc}; give "
+                             "document files instead") from None
+    return [decode(doc)[0] for doc in raw]
+
+
+def check_model(pipeline, path: Path) -> None:
+    """Refuse, before reading any document, a model that cannot label text."""
+    from sklearn.pipeline import Pipeline
+
+    from textcw.corpus.base import show_path
+    from textcw.features.precomputed import Precomputed
+
+    if not isinstance(pipeline, Pipeline):
+        raise InputError(
+            f"{show_path(path)} holds a {type(pipeline).__name__}, not a pipeline with a "
+            "featurizer, so it cannot label text; save models with `textcw train --out`"
+        )
+    if isinstance(pipeline.steps[0][1], Precomputed):
+        # Its featurizer would say "got text" about documents the user never called vectors.
+        raise InputError(
+            f"{show_path(path)} was trained on feature vectors (an svmlight or other precomputed "
+            "corpus) and cannot label text documents; label vectors from Python with "
+            "textcw.load(path).predict(X), or train on text to use `textcw predict`"
+        )
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def predict(
@@ -20,18 +70,16 @@ def register(app: typer.Typer) -> None:
         proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
     ) -> None:
         """Print the predicted label of each document, one line each."""
+        from textcw.corpus.base import show_path
+        from textcw.errors import ModelFileError
         from textcw.persist import load
 
+        if model.is_dir():  # a common slip: the folder the model was saved in
+            raise ModelFileError(f"{show_path(model)} is a folder, not a model file; give the "
+                                 "file that `textcw train --out` wrote")
         pipeline = load(model)
-        if files:
-            docs = []
-            for f in files:
-                try:
-                    docs.append(f.read_bytes())
-                except OSError as exc:
-                    raise InputError(f"cannot read document {f}: {exc.strerror}") from None
-        else:
-            docs = [line.rstrip(b"\r\n") for line in sys.stdin.buffer]
+        check_model(pipeline, model)
+        docs = read_documents(files)
         if not docs:
             return
         labels = pipeline.predict(docs)

@@ -7,6 +7,13 @@ the 20 Newsgroups archive. If ``PATH`` has exactly the sub-folders ``train`` and
 laid out as above, they are the split; otherwise the documents are split 80/20 by class with a
 seed.
 
+Only regular files are documents: pipes, sockets and devices are skipped (reading one could
+block or never end), and so are symbolic links to folders inside a class folder (they could
+loop). A symbolic link to a missing file is an error, as is a file or folder that cannot be
+read. A class folder's name is its label, read like the documents (UTF-8, else Latin-1); a name
+with a line break or another control character is refused, since labels are printed one per
+line.
+
 Files are decoded as UTF-8 (a byte-order mark is dropped). A file that is not valid UTF-8 is
 decoded as Latin-1 instead, which maps every byte to a character, so legacy 8-bit text keeps its
 words and nothing is lost or rejected; the names of such files are listed in
@@ -16,11 +23,14 @@ words and nothing is lost or rejected; the names of such files are listed in
 from __future__ import annotations
 
 import functools
+import os
+import stat
+import unicodedata
 from pathlib import Path
 
 import numpy as np
 
-from textcw.corpus.base import check_split
+from textcw.corpus.base import check_split, show_path
 from textcw.corpus.sampling import make_dataset, seeded_split
 from textcw.errors import DataError, InputError
 
@@ -46,33 +56,126 @@ def _visible(name: str) -> bool:
     return not name.startswith(".")
 
 
+# Characters that would split a label over lines or garble a terminal: control characters
+# (including \n, \r, \t and the C1 range that Latin-1 names can decode to) and the Unicode line
+# and paragraph separators, which str.splitlines also breaks on.
+_UNPRINTABLE_IN_LABELS = ("Cc", "Zl", "Zp")
+
+
+def label_of(name: str, folder: Path) -> str:
+    """The label of the class folder ``name`` inside ``folder``.
+
+    A name whose bytes are not UTF-8 reaches Python with lone surrogates, which cannot be
+    printed or saved as text; it is decoded as Latin-1 instead, the rule for the documents
+    (but a leading byte-order mark is kept: dropping it could leave an empty label).
+    """
+    raw = os.fsencode(name)
+    try:
+        label = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        label = raw.decode("latin-1")
+    bad = next((c for c in label if unicodedata.category(c) in _UNPRINTABLE_IN_LABELS), None)
+    if bad is not None:
+        kind = "a line break" if len(f"a{bad}b".splitlines()) > 1 else "a control character"
+        raise DataError(
+            f"class folder {show_path(folder / name)} has {kind} (U+{ord(bad):04X}) in its name; "
+            "labels are printed one per line: rename the folder without control characters or "
+            "line breaks"
+        )
+    return label
+
+
+def _unreadable(what: str, path: Path, exc: OSError) -> DataError:
+    """The error for a file or folder the system would not let us read (no raw OSError)."""
+    advice = "fix its permissions or remove it" if isinstance(exc, PermissionError) else \
+        "fix it or remove it"
+    return DataError(f"cannot read {what}{show_path(path)}: {exc.strerror or exc}; {advice}")
+
+
+def _scan(folder: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError as exc:  # e.g. a folder without read permission
+        raise _unreadable("folder ", folder, exc) from None
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows a symbolic link, so a linked class folder counts
+    except OSError:
+        return False
+
+
+def class_files(folder: Path) -> list[Path]:
+    """The visible regular files under ``folder``, sorted, at any depth.
+
+    Folders are walked without following symbolic links to folders (a link to a parent would
+    loop). Pipes, sockets and devices are skipped: reading one blocks or never ends. A symbolic
+    link to nothing is an error rather than a silently missing document.
+    """
+    files = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        for entry in _scan(current):
+            if not _visible(entry.name):
+                continue
+            path = Path(entry.path)
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
+                    continue
+                mode = os.stat(path).st_mode  # follows a link to its target
+            except FileNotFoundError as exc:
+                if not entry.is_symlink():  # removed while we read the folder
+                    raise _unreadable("", path, exc) from None
+                raise DataError(
+                    f"{show_path(path)} is a symbolic link to a file that does not exist; fix "
+                    "the link or remove it"
+                ) from None
+            except OSError as exc:  # no permission, a loop of links, ...
+                raise _unreadable("", path, exc) from None
+            if stat.S_ISREG(mode):
+                files.append(path)
+    return sorted(files)
+
+
 def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]]:
     """``(class names, texts, class index of each text, files decoded as Latin-1)``."""
     if not root.is_dir():
-        raise DataError(f"folder {root} not found (or not a folder); --corpus folder:PATH needs "
-                        "a folder with one sub-folder of text files per class")
-    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and _visible(p.name))
+        raise DataError(f"folder {show_path(root)} not found (or not a folder); --corpus "
+                        "folder:PATH needs a folder with one sub-folder of text files per class")
+    folders = {}
+    for entry in _scan(root):
+        if _visible(entry.name) and _is_dir(entry):
+            label = label_of(entry.name, root)
+            if label in folders:
+                # two names with different bytes that read as the same text (UTF-8 and Latin-1)
+                raise DataError(
+                    f"class folders {show_path(root / folders[label])} and "
+                    f"{show_path(root / entry.name)} both read as the label {label!r}; rename one"
+                )
+            folders[label] = entry.name
+    classes = sorted(folders)
     if len(classes) < 2:
         raise DataError(
-            f"folder {root} has {len(classes)} class sub-folder(s); a task needs at least two: "
-            "put each class's text files in a sub-folder named after the class"
+            f"folder {show_path(root)} has {len(classes)} class sub-folder(s); a task needs at "
+            "least two: put each class's text files in a sub-folder named after the class"
         )
     texts, target, fallback = [], [], []
-    for k, name in enumerate(classes):
-        files = sorted(
-            p for p in (root / name).rglob("*")
-            if p.is_file() and all(_visible(q) for q in p.relative_to(root).parts)
-        )
+    for k, label in enumerate(classes):
+        files = class_files(root / folders[label])
         if not files:
             raise DataError(
-                f"class folder {root / name} has no files; put the class's documents there as "
-                "text files, or remove the folder"
+                f"class folder {show_path(root / folders[label])} has no files; put the class's "
+                "documents there as text files, or remove the folder"
             )
         for path in files:
             try:
                 text, fell_back = decode(path.read_bytes())
             except OSError as exc:
-                raise DataError(f"cannot read {path}: {exc}") from None
+                raise _unreadable("", path, exc) from None
             texts.append(text)
             target.append(k)
             if fell_back:
@@ -83,7 +186,7 @@ def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]
 @functools.lru_cache(maxsize=2)
 def _read_cached(root: str, stamp: tuple) -> dict:
     path = Path(root)
-    subdirs = {p.name for p in path.iterdir() if p.is_dir() and _visible(p.name)} if path.is_dir() else set()
+    subdirs = {e.name for e in _scan(path) if _visible(e.name) and _is_dir(e)} if path.is_dir() else set()
     if subdirs == {"train", "test"}:
         parts = {split: read_classes(path / split) for split in ("train", "test")}
         if parts["train"][0] != parts["test"][0]:
@@ -96,14 +199,21 @@ def _read_cached(root: str, stamp: tuple) -> dict:
 
 
 def _stamp(root: Path) -> tuple:
-    """Changes when files are added, removed or rewritten (the cache key)."""
+    """Changes when files or folders are added, removed or rewritten (the cache key).
+
+    Folders count too, so that a new empty class folder is seen (and reported). An entry that
+    cannot be examined (gone since the listing, a link to nothing, no permission) is recorded
+    as such: the reader reports it.
+    """
     if not root.is_dir():
         return ()
     entries = []
     for path in sorted(root.rglob("*")):
-        if path.is_file():
-            stat = path.stat()
-            entries.append((str(path), stat.st_size, stat.st_mtime_ns))
+        try:
+            info = path.stat()
+            entries.append((str(path), info.st_mode, info.st_size, info.st_mtime_ns))
+        except OSError:
+            entries.append((str(path), None))
     return tuple(entries)
 
 

@@ -76,8 +76,10 @@ def seeded_split(target: np.ndarray, split: str, seed: int, test_size: float = T
         train, test = train_test_split(np.arange(len(target)), test_size=test_size,
                                        stratify=target, random_state=seed)
     except ValueError as exc:  # e.g. a test share smaller than the number of classes
+        # scikit-learn's message says what failed, not what to do about it
         raise InputError(f"cannot split {len(target)} documents {1 - test_size:.0%}/"
-                         f"{test_size:.0%} by class: {exc}") from None
+                         f"{test_size:.0%} by class: {' '.join(str(exc).split())}; add documents "
+                         "or give a separate test set") from None
     return np.sort(train if split == "train" else test)
 
 

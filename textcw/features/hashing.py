@@ -16,13 +16,13 @@ should not be. Any ``HashingVectorizer`` parameter can be overridden (``n_featur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
+from textcw.corpus.base import one_line
 from textcw.errors import InputError
+from textcw.features.text import check_documents
 
 DEFAULTS = {
     "n_features": 2**20,
@@ -43,25 +43,19 @@ class Hashing(HashingVectorizer):
     """
 
     def fit(self, X, y=None):
-        _check_text(X)
+        check_documents(X, "hashing")
         return super().fit(X, y)
 
     def transform(self, X):
-        _check_text(X)
-        return super().transform(X)
-
-
-def _check_text(X) -> None:
-    if isinstance(X, (str, bytes)):
-        raise InputError("hashing expects a list of documents, not a single string")
-    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc"):
-        raise InputError("hashing featurizes text; these documents are already numeric vectors: "
-                         "use the corpus's default featurizer (e.g. precomputed or pixels)")
-    if isinstance(X, Sequence) and len(X) and not isinstance(X[0], (str, bytes)):
-        raise InputError(
-            f"hashing featurizes text (str or bytes documents), not {type(X[0]).__name__}: use "
-            "the corpus's default featurizer (e.g. precomputed for feature vectors)"
-        )
+        check_documents(X, "hashing")
+        if hasattr(X, "__len__") and len(X) == 0:
+            # scikit-learn's FeatureHasher peeks at the first document and raises StopIteration
+            # on an empty list; no documents are simply no rows.
+            return sp.csr_matrix((0, self.n_features), dtype=self.dtype)
+        try:
+            return super().transform(X)
+        except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents
+            raise InputError(f"hashing featurizes text (str or bytes documents): {one_line(exc)}") from None
 
 
 def hashing(**params) -> Hashing:

@@ -24,6 +24,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.utils.validation import check_is_fitted
 
+from textcw.corpus.base import one_line
 from textcw.errors import InputError
 
 MAPPINGS = "mappings"
@@ -78,10 +79,10 @@ class Precomputed(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         self.input_kind_ = _kind(X)
         if self.input_kind_ == MAPPINGS:
-            self.vectorizer_ = DictVectorizer(dtype=np.float64).fit(X)
+            self.vectorizer_ = _dict_vectorizer(X)
             self.n_features_out_ = len(self.vectorizer_.feature_names_)
         else:
-            self.n_features_out_ = int(_as_matrix(X).shape[1])
+            self.n_features_out_ = int(_check_finite(_as_matrix(X)).shape[1])
         return self
 
     def transform(self, X) -> sp.csr_matrix:
@@ -93,9 +94,15 @@ class Precomputed(TransformerMixin, BaseEstimator):
                 "give it rows in the form it was trained on"
             )
         if kind == MAPPINGS:
-            out = sp.csr_matrix(self.vectorizer_.transform(X))  # unseen features are dropped
+            try:
+                out = sp.csr_matrix(self.vectorizer_.transform(X))  # unseen features are dropped
+            except (TypeError, ValueError) as exc:
+                raise _mapping_error(exc) from None
         else:
             out = _fit_width(_as_matrix(X), self.n_features_out_)
+        # A NaN or infinite value would silently poison every weight it touches in an online
+        # learner; refuse it here, where the rows are still the user's.
+        _check_finite(out)
         if self.binary:
             out.eliminate_zeros()
             out.data[:] = 1.0
@@ -108,10 +115,44 @@ class Precomputed(TransformerMixin, BaseEstimator):
         return np.asarray([f"x{i}" for i in range(self.n_features_out_)], dtype=object)
 
 
+def _dict_vectorizer(X) -> DictVectorizer:
+    vectorizer = DictVectorizer(dtype=np.float64)
+    try:
+        out = sp.csr_matrix(vectorizer.fit_transform(X))
+    except (TypeError, ValueError) as exc:
+        raise _mapping_error(exc) from None
+    _check_finite(out)
+    return vectorizer
+
+
+def _mapping_error(exc: Exception) -> InputError:
+    # DictVectorizer's own messages (e.g. "'<' not supported between instances of 'str' and
+    # 'int'" for keys 1 and "a") name neither the rule nor the fix.
+    return InputError(
+        "precomputed expects mappings from feature names (all str, or all numbers) to numbers "
+        f"(or a str value, read as a category): {one_line(exc)}"
+    )
+
+
+def _check_finite(X: sp.csr_matrix) -> sp.csr_matrix:
+    bad = ~np.isfinite(X.data)
+    if bad.any():
+        row = int(np.searchsorted(X.indptr, np.flatnonzero(bad)[0], side="right")) - 1
+        raise InputError(
+            f"precomputed got a value that is not finite (NaN or infinity) in row {row}; "
+            "fix or drop the rows with missing or overflowing values"
+        )
+    return X
+
+
 def _as_matrix(X) -> sp.csr_matrix:
     if sp.issparse(X):
         return sp.csr_matrix(X, dtype=np.float64)
     if isinstance(X, (list, tuple)) and X and all(sp.issparse(row) for row in X):
+        widths = {row.shape[1] for row in X}
+        if len(widths) > 1:
+            raise InputError(f"precomputed got sparse rows of different widths "
+                             f"({', '.join(map(str, sorted(widths)))}); give every row one width")
         return sp.csr_matrix(sp.vstack(X, format="csr"), dtype=np.float64)  # rows taken one by one
     try:
         arr = np.asarray(X, dtype=np.float64)

@@ -6,14 +6,115 @@
 
 Both accept any ``CountVectorizer`` parameter (``min_df``, ``max_features``, ``lowercase``, ...).
 Bytes are decoded as UTF-8 with undecodable bytes replaced, so any file can be featurized.
+Documents that are not text, and training documents without a single word, are refused with a
+:class:`~textcw.errors.InputError` that says so (scikit-learn's own errors name neither the
+document nor what to do).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 
+try:
+    from sklearn.utils._param_validation import InvalidParameterError
+except ImportError:  # pragma: no cover - a scikit-learn that moved it; its errors are ValueErrors
+    class InvalidParameterError(ValueError):
+        pass
+
+from textcw.corpus.base import one_line
+from textcw.errors import InputError, ParameterError
+
 _COMMON = {"dtype": np.float64, "decode_error": "replace"}
+
+
+class NotTextError(InputError):
+    """Documents that are not text, given to a text featurizer.
+
+    ``found`` says what they are instead (``"numeric vectors"``, ``"dict"``), so that
+    :func:`textcw.pipeline.train` can name the corpus and its own featurizer.
+    """
+
+    def __init__(self, message: str, found: str):
+        super().__init__(message)
+        self.found = found
+
+
+def check_documents(X, name: str) -> None:
+    """Raise :class:`InputError` unless ``X`` is a collection of ``str`` or ``bytes`` documents.
+
+    Every document of a sequence is checked (a ``None`` or a number in the middle would
+    otherwise fail deep in scikit-learn as ``'NoneType' object has no attribute 'lower'``);
+    iterators are left alone, so that a stream of documents is not consumed.
+    """
+    if isinstance(X, (str, bytes)):
+        raise NotTextError(f"{name} expects a list of documents, not a single string",
+                           "a single string")
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind in "biufc"):
+        raise NotTextError(f"{name} featurizes text; these documents are already numeric "
+                           "vectors: use the corpus's default featurizer (e.g. precomputed or "
+                           "pixels)", "numeric vectors")
+    if isinstance(X, (Sequence, np.ndarray)):
+        for i, doc in enumerate(X):
+            if not isinstance(doc, (str, bytes)):
+                kind = type(doc).__name__
+                raise NotTextError(
+                    f"{name} featurizes text (str or bytes documents), not {kind}: use the "
+                    "corpus's default featurizer (e.g. precomputed for feature vectors), or give "
+                    f"every document as text (document {i} is {kind})", f"{kind}, not text"
+                )
+
+
+class WordCounts(CountVectorizer):
+    """scikit-learn's ``CountVectorizer`` that reports unusable input as textcw errors."""
+
+    def fit_transform(self, raw_documents, y=None):  # fit() calls this too
+        check_documents(raw_documents, "the bag-of-words featurizer")
+        try:
+            return super().fit_transform(raw_documents, y)
+        except InvalidParameterError as exc:
+            raise ParameterError(f"bag-of-words featurizer: {one_line(exc)}") from None
+        except ValueError as exc:
+            raise _explain(exc, raw_documents, self) from None
+        except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents
+            raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
+
+    def transform(self, raw_documents):
+        check_documents(raw_documents, "the bag-of-words featurizer")
+        try:
+            return super().transform(raw_documents)
+        except NotFittedError:  # a programming error, not bad input: keep scikit-learn's message
+            raise
+        except (AttributeError, TypeError) as exc:
+            raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
+
+
+def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:
+    message = one_line(exc)
+    n = len(docs) if hasattr(docs, "__len__") else None
+    if message.startswith("empty vocabulary"):
+        if n == 0:
+            return InputError("the bag-of-words featurizer got no training documents")
+        counted = "the training documents" if n is None else \
+            f"the {n} training document{'s' if n != 1 else ''}"
+        return InputError(
+            f"the bag-of-words featurizer found no words in {counted}: they are empty or hold only "
+            "punctuation or one-character tokens (a word is two or more letters or digits); check "
+            "that the files hold text, or set the featurizer's token_pattern parameter"
+        )
+    if "max_df corresponds to < documents than min_df" in message:
+        return ParameterError(
+            f"bag-of-words featurizer: min_df={featurizer.min_df!r} and max_df="
+            f"{featurizer.max_df!r} leave no room for any word in {n} training documents; lower "
+            "min_df or raise max_df"
+        )
+    if message.startswith("After pruning, no terms remain"):
+        return InputError(f"the bag-of-words featurizer kept no words: {message}")
+    return InputError(f"the bag-of-words featurizer cannot featurize these documents: {message}")
 
 
 def _tuples(params: dict) -> dict:
@@ -21,11 +122,11 @@ def _tuples(params: dict) -> dict:
     return {k: tuple(v) if k == "ngram_range" and isinstance(v, list) else v for k, v in params.items()}
 
 
-def binary_bow(**params) -> CountVectorizer:
+def binary_bow(**params) -> WordCounts:
     """Binary bag of words."""
-    return CountVectorizer(**{**_COMMON, "binary": True, **_tuples(params)})
+    return WordCounts(**{**_COMMON, "binary": True, **_tuples(params)})
 
 
-def bigram_counts(**params) -> CountVectorizer:
+def bigram_counts(**params) -> WordCounts:
     """Unigram and bigram counts."""
-    return CountVectorizer(**{**_COMMON, "ngram_range": (1, 2), **_tuples(params)})
+    return WordCounts(**{**_COMMON, "ngram_range": (1, 2), **_tuples(params)})

@@ -8,37 +8,17 @@ A learner module declares its parameters, its state arrays and the kernels that 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import DataConversionWarning
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError
+from textcw.learners.inputs import check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 
 _PROGRESS_CHUNK = 2048
-
-
-def _ndim(X) -> int | None:
-    try:
-        return np.ndim(X)
-    except (ValueError, TypeError):  # ragged rows: as_kernel_csr reports them
-        return None
-
-
-def _dtype_kind(X) -> str | None:
-    dtype = getattr(X, "dtype", None)
-    if dtype is None:
-        try:
-            dtype = np.asarray(X).dtype
-        except (ValueError, TypeError):
-            return None
-    return dtype.kind
 
 
 class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
@@ -198,79 +178,17 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return self._state
 
     def _check_labels(self, y, what="y", min_classes=2) -> np.ndarray:
-        if y.ndim != 1:
-            raise InputError(f"{what} must be 1-d (one label per document); got shape {y.shape}")
-        try:
-            labels = np.unique(y)
-        except TypeError:
-            raise InputError(
-                f"{what} mixes label types ({sorted({type(v).__name__ for v in y.tolist()})}); "
-                "use labels of one type, e.g. all strings or all integers"
-            ) from None
-        if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
-            raise InputError(f"{what} contains NaN or infinite labels")
-        if labels.dtype.kind == "f" and type_of_target(labels) == "continuous":
-            # scikit-learn's wording, so that code catching its errors recognises this one
-            raise InputError(
-                f"Unknown label type: continuous. {what} holds real-valued targets (e.g. "
-                f"{labels[~np.equal(np.mod(labels, 1), 0)][0]!r}), a regression target; a classifier "
-                "needs class labels such as strings or integers"
-            )
-        if labels.size < min_classes:
-            raise InputError(
-                f"{what} has only one class ({labels.tolist()}); a classifier needs at least two"
-            )
-        return labels
+        return check_labels(y, what, min_classes)
 
     def _check_X(self, X, *, reset: bool):
-        """Canonical CSR for the kernels; errors use scikit-learn's wording where it has one."""
-        if not sp.issparse(X) and _ndim(X) == 1:
-            raise InputError(
-                f"X is 1-d with shape {np.shape(X)}; Reshape your data: pass a 2-d matrix with one "
-                "row per document (a single document: X.reshape(1, -1))"
-            )
-        if _dtype_kind(X) == "c":
-            raise InputError(
-                "Complex data not supported: X contains complex values; textcw learns from "
-                "real-valued features"
-            )
-        X = as_kernel_csr(X)
-        if X.shape[1] == 0:
-            raise InputError(
-                f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; every "
-                "document needs a feature vector (featurize the documents first)"
-            )
-        if not reset and X.shape[1] != self.n_features_in_:
-            raise InputError(
-                f"X has {X.shape[1]} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input (it was fitted with "
-                f"{self.n_features_in_}); use the same featurizer (or the saved pipeline) for "
-                "training and prediction"
-            )
-        return X
+        """Canonical CSR for the kernels (:func:`textcw.learners.inputs.check_features`)."""
+        return check_features(X, None if reset else self.n_features_in_, estimator=type(self).__name__)
 
     def _check_training_input(self, X, y, *, reset: bool, min_classes: int = 2):
-        if y is None:
-            raise InputError(
-                f"{type(self).__name__} requires y to be passed, but the target y is None; give "
-                "one label per document"
-            )
+        if y is None:  # before X: scikit-learn's checks expect this error first
+            check_targets(y, 0, estimator=type(self).__name__)
         X = self._check_X(X, reset=reset)
-        y = np.asarray(y)
-        if y.ndim == 2 and y.shape[1] == 1:
-            warnings.warn(
-                "A column-vector y was passed when a 1d array was expected: y of shape "
-                f"{y.shape} was flattened to one label per document; pass a 1-d array of labels "
-                "to avoid this warning",
-                DataConversionWarning, stacklevel=3,
-            )
-            y = y.ravel()
-        if y.ndim != 1:
-            raise InputError(f"y must be 1-d (one label per document); got shape {y.shape}")
-        if y.shape[0] != X.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels; they must match")
-        if X.shape[0] == 0:
-            raise InputError("no training documents: X has 0 rows")
+        y = check_targets(y, X.shape[0], estimator=type(self).__name__)
         if reset:
             labels = self._check_labels(y, min_classes=min_classes)
         else:

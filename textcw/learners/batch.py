@@ -21,17 +21,28 @@ from sklearn.naive_bayes import BernoulliNB, MultinomialNB
 from sklearn.svm import LinearSVC
 from sklearn.utils.validation import check_is_fitted
 
-from textcw._csr import as_kernel_csr
 from textcw.errors import InputError
+from textcw.learners.inputs import check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, POSITIVE, SEED, Interval, Options, check_params
 
 
 def _as_csr(X, n_features):
     """textcw's input checks, then 32-bit indices: liblinear refuses 64-bit ones."""
-    X = as_kernel_csr(X, n_features)
+    X = check_features(X, n_features)
     if X.nnz < np.iinfo(np.int32).max and X.shape[1] < np.iinfo(np.int32).max:
         X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), shape=X.shape)
     return X
+
+
+def _labels(y, n_rows: int) -> np.ndarray:
+    """``y`` checked as the online learners check it, then as a plain (not object) array, so
+    that the scikit-learn estimators behind the baselines see strings, booleans or numbers."""
+    y = check_targets(y, n_rows)
+    check_labels(y)
+    if y.dtype == object:
+        y = np.array(y.tolist())
+        check_labels(y)  # e.g. numbers that were objects, with a NaN among them
+    return y
 
 
 class BatchBaseline(ClassifierMixin, BaseEstimator):
@@ -47,12 +58,10 @@ class BatchBaseline(ClassifierMixin, BaseEstimator):
 
     def fit(self, X, y):
         self.validate_params()
+        if y is None:  # before X, as the online learners
+            check_targets(y, 0)
         X = _as_csr(X, None)
-        y = np.asarray(y)
-        if y.ndim != 1 or y.shape[0] != X.shape[0]:
-            raise InputError(f"X has {X.shape[0]} rows but y has shape {y.shape}; give one label per row")
-        if np.unique(y).size < 2:
-            raise InputError(f"y has a single class ({np.unique(y).tolist()}); a classifier needs at least two")
+        y = _labels(y, X.shape[0])
         self._check_input(X)
         self.estimator_ = self._make().fit(X, y)
         self.classes_ = self.estimator_.classes_
@@ -64,15 +73,24 @@ class BatchBaseline(ClassifierMixin, BaseEstimator):
 
     def _prepared(self, X):
         check_is_fitted(self, "estimator_")
-        return _as_csr(X, self.n_features_in_)
+        X = _as_csr(X, self.n_features_in_)
+        self._check_input(X)  # what the model cannot fit, it cannot score either (nb: negatives)
+        return X
 
     def predict(self, X):
         X = self._prepared(X)  # first: it raises NotFittedError before fit
+        if X.shape[0] == 0:  # scikit-learn refuses empty input; the online learners do not
+            return self.classes_[:0].copy()
         return self.estimator_.predict(X)
+
+    def _score_shape(self, n_rows):
+        return (n_rows,) if len(self.classes_) == 2 else (n_rows, len(self.classes_))
 
     def decision_function(self, X):
         """Scores as scikit-learn gives them: shape (n,) for two classes, else (n, K)."""
         X = self._prepared(X)
+        if X.shape[0] == 0:
+            return np.empty(self._score_shape(0))
         if hasattr(self.estimator_, "decision_function"):
             return self.estimator_.decision_function(X)
         # naive Bayes: the joint log-likelihood plays the role of the score
@@ -124,6 +142,8 @@ class NaiveBayes(BatchBaseline):
 
     def predict_proba(self, X):
         X = self._prepared(X)
+        if X.shape[0] == 0:
+            return np.empty((0, len(self.classes_)))
         return self.estimator_.predict_proba(X)
 
     def __sklearn_tags__(self):
@@ -163,6 +183,8 @@ class MaxEnt(BatchBaseline):
 
     def predict_proba(self, X):
         X = self._prepared(X)
+        if X.shape[0] == 0:
+            return np.empty((0, len(self.classes_)))
         return self.estimator_.predict_proba(X)
 
 

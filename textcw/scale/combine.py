@@ -348,7 +348,7 @@ def _layout(learner, method: str) -> str:
     if method == "kl":
         raise ParameterError(
             f"method='kl' weights each model by its covariance and {kind} keeps none; use "
-            "method='uniform' (parameter averaging)"
+            "method='uniform' (parameter averaging; on the command line: --combine uniform)"
         )
     return FIRST_ORDER
 

@@ -2,12 +2,20 @@
 
 It is the independent twin of the numba kernels: one row at a time with vectorised numpy, the
 multipliers as ``alpha ** x`` (the kernels use ``exp(x * log(alpha))``), the competitor by
-``np.argmax``. The tests check that both agree to 1e-12.
+``np.argmax``, the weights clipped to the kernels' bounds. The tests check that both agree to
+1e-12.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+LOW, HIGH = 1e-100, 1e100  # the kernels' saturation bounds (see textcw_example.kernels)
+
+
+def _scale(w, factor):
+    with np.errstate(over="ignore"):
+        return np.clip(w * factor, LOW, HIGH)
 
 
 def binary_epoch(X, y, order, u, v, alpha, beta, theta, margin):
@@ -21,8 +29,8 @@ def binary_epoch(X, y, order, u, v, alpha, beta, theta, margin):
         if m <= margin and idx.size:
             updates += 1
             up, down = (alpha, beta) if y[i] > 0 else (beta, alpha)
-            u[idx] *= up ** x
-            v[idx] *= down ** x
+            u[idx] = _scale(u[idx], up ** x)
+            v[idx] = _scale(v[idx], down ** x)
     return mistakes, updates
 
 
@@ -40,8 +48,8 @@ def multiclass_epoch(X, y, order, u, v, alpha, beta, margin):
         mistakes += int(m <= 0)
         if m <= margin and idx.size:
             updates += 1
-            u[idx, y[i]] *= alpha ** x
-            v[idx, y[i]] *= beta ** x
-            u[idx, r] *= beta ** x
-            v[idx, r] *= alpha ** x
+            u[idx, y[i]] = _scale(u[idx, y[i]], alpha ** x)
+            v[idx, y[i]] = _scale(v[idx, y[i]], beta ** x)
+            u[idx, r] = _scale(u[idx, r], beta ** x)
+            v[idx, r] = _scale(v[idx, r], alpha ** x)
     return mistakes, updates

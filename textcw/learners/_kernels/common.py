@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
+from textcw.learners._kernels.constants import MAX_ABS_VALUE
 
 
 @kernel
@@ -66,9 +67,9 @@ def kernel_ready(indptr, indices, data, n_columns):
 
     The contract (see :mod:`textcw._csr`): ``indptr`` non-decreasing from 0 to ``len(data)``,
     column indices strictly increasing within each row and inside ``[0, n_columns)``, values
-    finite and non-zero. Index arrays may be int32 or int64 (the kernels are compiled for both).
-    The loops count violations instead of branching on each entry, so they vectorise: the
-    check costs a fraction of one epoch.
+    non-zero and at most ``MAX_ABS_VALUE`` in absolute value (so finite). Index arrays may be
+    int32 or int64 (the kernels are compiled for both). The loops count violations instead of
+    branching on each entry, so they vectorise: the check costs a fraction of one epoch.
     """
     n_rows = indptr.shape[0] - 1
     if n_rows < 0 or indptr[0] != 0 or indptr[n_rows] != data.shape[0] or indices.shape[0] != data.shape[0]:
@@ -76,7 +77,8 @@ def kernel_ready(indptr, indices, data, n_columns):
     bad = 0
     for p in range(data.shape[0]):
         value = data[p]
-        bad += (value == 0.0) | (value - value != 0.0)  # zero, or inf/NaN (inf - inf is NaN)
+        # zero, out of range (inf included), or NaN (the one value unequal to itself)
+        bad += (value == 0.0) | (abs(value) > MAX_ABS_VALUE) | (value != value)
     if bad:
         return False
     for i in range(n_rows):

@@ -37,3 +37,15 @@ MC_EXACT = 3  # the k-constraint problem solved jointly (see hildreth.py)
 
 # Floor on every variance, relative to the initial variance ``a`` (see gaussian_diag.floor_variance).
 VARIANCE_FLOOR = 1e-12
+
+# The smallest positive normal double (numpy.finfo(float).tiny). A margin variance
+# ``v = x' Sigma x`` or squared norm ``||x||^2`` below it has underflowed (to zero or to a
+# subnormal number with a few significant bits): the step sizes divide by it (``alpha ~ |m| / v``,
+# ``tau = loss / ||x||^2``) and would overflow to inf, and a zero would give 0/0. Such a document
+# carries no usable information in double precision, like an empty one, so the kernels skip it.
+SMALLEST_NORMAL = 2.2250738585072014e-308
+
+# The largest feature value, in absolute value, that the kernels accept: larger ones overflow the
+# products of squared values in the update rules. Checked by textcw._csr.as_kernel_csr, whose
+# docstring gives the reasoning; kept here so that the kernels' input check can use it.
+MAX_ABS_VALUE = 1e30

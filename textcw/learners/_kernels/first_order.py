@@ -7,26 +7,40 @@ PA step sizes follow Crammer et al., "Online Passive-Aggressive Algorithms", JML
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_dot, row_scores, row_sq_norm, top_competitor
-from textcw.learners._kernels.constants import PA, PA1, PERCEPTRON
+from textcw.learners._kernels.constants import PA, PA1, PERCEPTRON, SMALLEST_NORMAL
 
 
 @kernel
 def step_size(rule, m, q, C):
-    """The multiplier of ``y x`` (binary) or of ``g`` (multi-class) for margin ``m``, ``q = ||g||^2``."""
+    """The multiplier of ``y x`` (binary) or of ``g`` (multi-class) for margin ``m``, ``q = ||g||^2``.
+
+    Guards, which change nothing on ordinary data: for PA, whose step divides by ``q`` alone, a
+    ``q`` below the smallest normal double (a document whose squared values underflow) makes no
+    update, since ``loss / q`` would overflow (``constants.SMALLEST_NORMAL``); PA-I's cap and
+    PA-II's ``1/(2C)`` keep their steps finite there. A step that is still not finite (a NaN
+    margin, or a loss beyond about ``1e150`` against a tiny ``q``) makes no update either, rather
+    than writing inf/NaN into the weights.
+    """
     if rule == PERCEPTRON:
         return 1.0 if m <= 0.0 else 0.0
     loss = 1.0 - m
-    if loss <= 0.0 or q <= 0.0:
+    if not loss > 0.0 or q <= 0.0:  # "not >": a NaN margin makes no update
         return 0.0
     if rule == PA:
-        return loss / q
-    if rule == PA1:
-        return min(C, loss / q)
-    return loss / (q + 1.0 / (2.0 * C))  # PA2
+        if q < SMALLEST_NORMAL:
+            return 0.0
+        tau = loss / q
+    elif rule == PA1:
+        tau = min(C, loss / q)
+    else:
+        tau = loss / (q + 1.0 / (2.0 * C))  # PA2
+    return tau if math.isfinite(tau) else 0.0
 
 
 @kernel

@@ -22,11 +22,13 @@ A step ``tau`` on pair ``j`` is ``w_y += tau x``, ``w_rj -= tau x``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, row_sq_norm, top_competitors
-from textcw.learners._kernels.constants import MC_PAR, MC_SEQ, PERCEPTRON
+from textcw.learners._kernels.constants import MC_PAR, MC_SEQ, PERCEPTRON, SMALLEST_NORMAL
 from textcw.learners._kernels.first_order import step_size
 from textcw.learners._kernels.hildreth import pa_multipliers
 
@@ -90,14 +92,22 @@ def multiclass_epoch(indptr, indices, data, y, order, W, rule, strategy, k, C):
             if strategy == MC_PAR:
                 for q in range(k):
                     tau[q] = _tau(rule, scores[yi] - scores[comp[q]], xx, C) / k
-            else:
+            elif xx >= SMALLEST_NORMAL:
                 for q in range(k):
                     m0[q] = scores[yi] - scores[comp[q]]
                 pa_multipliers(rule, m0, xx, k, C, tau)
+            else:
+                # ||x||^2 underflows: the joint problem's matrix ||x||^2 (I + 1 1') is zero in
+                # double precision and its solution divides by it; skip the document, as the PA
+                # step does (constants.SMALLEST_NORMAL)
+                for q in range(k):
+                    tau[q] = 0.0
             total = 0.0
             for q in range(k):
                 total += tau[q]
-            if total > 0.0:
+            # "total > 0" is false for NaN; a non-finite total (margins out of range against a
+            # tiny ||x||^2) would write inf/NaN into the weights: no update
+            if total > 0.0 and math.isfinite(total):
                 changed = True
                 _move(indptr, indices, data, i, W, yi, total)
                 for q in range(k):

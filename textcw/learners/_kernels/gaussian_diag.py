@@ -17,10 +17,17 @@ increment grows like ``c ~ (m phi / v)^2`` (eq. 31 with ``alpha ~ |m| / v``), so
 variance drops from ``v`` to about ``v^2 / (m phi)^2`` in one update, and diag-kl hands the
 whole increment to every active feature: on noisy data variances underflow to exactly 0 within a
 few hundred updates, after which ``alpha ~ |m| / v`` overflows. The floor sits twelve orders of
-magnitude below ``a``. On text it never fires (on 20 Newsgroups the smallest variance after 5
-epochs is about ``1e-3 a``), so the kernels equal the papers' updates there; on dense
-low-dimensional data CW-stdev's diagonal forms at ``eta = 0.99`` do reach it, and it then
-stands in for the underflow.
+magnitude below ``a``. On clean text it never fires (on 20 Newsgroups the smallest variance
+after 5 epochs is about ``1e-3 a``), so the kernels equal the papers' updates there; on dense
+low-dimensional data CW-stdev's diagonal forms at ``eta = 0.99`` do reach it, as does CW on long
+noisy streams, and it then stands in for the underflow.
+
+Grouping of products (here and in the other diagonal and exact kernels): the mean step is
+computed as ``alpha * (s_j x_j)`` and the precision increment as ``c * (s_j x_j^2)``, the
+components of ``Sigma x`` and ``x' Sigma x`` (which is how ``v`` is summed), not as
+``(alpha s_j) x_j``: with a large initial variance ``a`` and small feature values ``alpha s_j``
+overflows (``alpha ~ 1/(s_j x_j^2)``, e.g. ``1e20 * 1e300`` for ``a = 1e300``, ``x = 1e-170``)
+although the step itself is moderate. Equal up to rounding; the tests' twins use the plain order.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
     one division instead of two, which is a tenth of the epoch on text-sized data.
     """
     if covariance == DIAG_KL:
-        new = s_j / (1.0 + c * s_j * x_j * x_j)
+        new = s_j / (1.0 + c * (s_j * x_j * x_j))
     else:
         sx = s_j * x_j
         new = s_j - beta * sx * sx
@@ -75,15 +82,15 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
-                    mu[j] += ay * sj * xj
-                    new = sj / (1.0 + c * sj * xj * xj)
+                    mu[j] += ay * (sj * xj)
+                    new = sj / (1.0 + c * (sj * xj * xj))
                     s[j] = new if new > floor else floor
             else:
                 for p in range(column(indptr[i]), column(indptr[i + 1])):
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
-                    mu[j] += ay * sj * xj
+                    mu[j] += ay * (sj * xj)
                     sx = sj * xj
                     new = sj - beta * sx * sx
                     s[j] = new if new > floor else floor
@@ -117,8 +124,8 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 j = column(indices[p])
                 xj = data[p]
-                mu[j, yi] += alpha * s[j, yi] * xj
-                mu[j, rc] -= alpha * s[j, rc] * xj
+                mu[j, yi] += alpha * (s[j, yi] * xj)
+                mu[j, rc] -= alpha * (s[j, rc] * xj)
                 s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
                 s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
     return mistakes, updates

@@ -24,7 +24,8 @@ the binary variance update with ``x`` (:mod:`.gaussian_diag`).
   every label, ``f_t = sum_l f(x, l)``: every label block gets ``1/s += x^2 / r`` (diag-kl) or
   ``s -= (s x)^2 / (r + sum_l v_l)`` (diag-l2), whatever ``k``.
 
-Variances keep the floor of :mod:`.gaussian_diag`.
+Variances keep the floor of :mod:`.gaussian_diag`, and products are grouped as there
+(``alpha * (s_j x_j)``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, row_variances, top_competitors
-from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, DIAG_KL, MC_PAR, MC_SEQ
+from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, DIAG_KL, MC_PAR, MC_SEQ, SMALLEST_NORMAL
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners._kernels.gaussian_rules import steps
 from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_multipliers
@@ -72,8 +73,8 @@ def _seq(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
             for p in range(start, stop):
                 j = column(indices[p])
                 xj = data[p]
-                mu[j, yi] += alpha * s[j, yi] * xj
-                mu[j, rc] -= alpha * s[j, rc] * xj
+                mu[j, yi] += alpha * (s[j, yi] * xj)
+                mu[j, rc] -= alpha * (s[j, rc] * xj)
                 s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
                 s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
     return changed
@@ -111,7 +112,7 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
         j = column(indices[p])
         xj = data[p]
         sy = s[j, yi]
-        mu[j, yi] += alpha_mean * sy * xj
+        mu[j, yi] += alpha_mean * (sy * xj)
         if covariance == DIAG_KL:
             s[j, yi] = update_variance(sy, xj, 0.0, c_mean, DIAG_KL, floor)
         else:
@@ -125,7 +126,7 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
                 continue  # this constraint's "update" is the starting point: r_q unchanged
             rc = comp[q]
             sr = s[j, rc]
-            mu[j, rc] -= alpha[q] / k * sr * xj
+            mu[j, rc] -= alpha[q] / k * (sr * xj)
             if covariance == DIAG_KL:
                 s[j, rc] = update_variance(sr, xj, 0.0, cc[q] / k, DIAG_KL, floor)
             else:
@@ -133,6 +134,21 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
                 own = _floored(sr - beta[q] * sx * sx, floor)
                 s[j, rc] = _floored(k / (1.0 / own + (k - 1) / sr), floor)
     return 1
+
+
+@kernel
+def joint_step_defined(vy, vr, k):
+    """Whether the joint (``exact``) step can be taken: every block's score variance is normal.
+
+    The guards of :func:`.gaussian_rules.steps` for the joint problem: the multipliers divide by
+    the score variances (the AROW and PA quadratic programs by ``v_rj``, CW's coordinate steps by
+    ``v_y + v_rj``), so a document whose squared values underflow (a variance below the smallest
+    normal double) makes no update; the callers also refuse multipliers that are not finite.
+    """
+    smallest = vy
+    for q in range(k):
+        smallest = min(smallest, vr[q])
+    return smallest >= SMALLEST_NORMAL
 
 
 @kernel
@@ -146,15 +162,20 @@ def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covarianc
     for q in range(k):
         m0[q] = scores[yi] - scores[comp[q]]
         vr[q] = var[comp[q]]
+    if not joint_step_defined(vy, vr, k):
+        return 0
     arow = rule == AROW_SQUARED_HINGE
     if arow:
         arow_multipliers(m0, vy, vr, k, r, lam)
     else:
         cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t)
     total = 0.0
+    increments = 0.0  # CW's precision increments must be finite too
     for q in range(k):
         total += lam[q]
-    if total <= 0.0:
+        if not arow:
+            increments += D[q]
+    if not (total > 0.0 and np.isfinite(total) and np.isfinite(increments)):  # joint_step_defined
         return 0
     K = s.shape[1]
     if arow:
@@ -174,10 +195,10 @@ def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covarianc
         j = column(indices[p])
         xj = data[p]
         # the mean moves with the covariance from before the update
-        mu[j, yi] += total * s[j, yi] * xj
+        mu[j, yi] += total * (s[j, yi] * xj)
         for q in range(k):
             if lam[q] > 0.0:
-                mu[j, comp[q]] -= lam[q] * s[j, comp[q]] * xj
+                mu[j, comp[q]] -= lam[q] * (s[j, comp[q]] * xj)
         if arow:
             for label in range(K):
                 s[j, label] = update_variance(s[j, label], xj, beta_all, c_all, covariance, floor)

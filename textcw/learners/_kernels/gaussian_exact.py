@@ -18,7 +18,13 @@ well scaled. ``t`` is bracketed by ``(max(0, m), phi v]`` (var) or ``(max(0, m),
 increasing and concave in ``t``, so Newton's method started at the left end stays left of the
 root and converges monotonically (quadratically near it); a step that leaves the bracket falls
 back to bisection. The update then uses ``alpha w_j = (t - m) (w_j / v)``, a product of
-well-scaled factors. Variances are floored as in :mod:`.gaussian_diag`.
+well-scaled factors. Variances are floored, and the mean step grouped as
+``alpha * (s_j x_j)``, as in :mod:`.gaussian_diag`.
+
+Guards (they change nothing on ordinary data), as for the closed-form rules
+(:func:`.gaussian_rules.steps`): a document whose margin variance ``v`` is below the smallest
+normal double makes no update (every step divides by ``v``), nor does one whose step
+``alpha = (t - m) / v`` is not finite (a margin out of range against a tiny ``v``).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitor
-from textcw.learners._kernels.constants import CW_VAR
+from textcw.learners._kernels.constants import CW_VAR, SMALLEST_NORMAL
 
 _MAX_ITER = 200
 _EPS = 2.220446049250313e-16
@@ -91,11 +97,17 @@ def widest_row(indptr):
 
 @kernel
 def violated(rule, m, v, phi):
-    if v <= 0.0:
+    if not v >= SMALLEST_NORMAL:  # empty, or its squares underflow (also false for NaN)
         return False
     if rule == CW_VAR:
         return m < phi * v
     return m < phi * np.sqrt(v)
+
+
+@kernel
+def usable(k, v):
+    """Whether the margin change ``k = t - m`` makes an update: positive, ``alpha = k / v`` finite."""
+    return k > 0.0 and np.isfinite(k / v)
 
 
 @kernel
@@ -104,7 +116,9 @@ def new_variance(rule, s_j, wv, k, t, phi, floor):
     if rule == CW_VAR:
         new = s_j / (1.0 + 2.0 * phi * k * wv)
     else:
-        new = s_j * t / (t + phi * phi * k * wv)
+        # s_j t / (t + alpha phi^2 w_j), divided through by t: the product s_j t overflows when
+        # the initial variance a is huge (t ~ phi sqrt(v) ~ sqrt(a)), the ratio does not
+        new = s_j / (1.0 + phi * phi * k * wv / t)
     return new if new > floor else floor
 
 
@@ -131,13 +145,13 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor):
             continue
         t = solve_margin(rule, m, v, phi, w, n)
         k = t - m
-        if k <= 0.0:
+        if not usable(k, v):
             continue
         updates += 1
         ky = k * y[i] / v  # alpha y
         for p in range(start, start + n):
             j = column(indices[p])
-            mu[j] += ky * s[j] * data[p]
+            mu[j] += ky * (s[j] * data[p])
             s[j] = new_variance(rule, s[j], w[p - start] / v, k, t, phi, floor)
     return mistakes, updates
 
@@ -170,14 +184,14 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, phi, flo
             continue
         t = solve_margin(rule, m, v, phi, w, 2 * n)
         k = t - m
-        if k <= 0.0:
+        if not usable(k, v):
             continue
         updates += 1
         a = k / v  # alpha
         for p in range(start, start + n):
             j = column(indices[p])
-            mu[j, yi] += a * s[j, yi] * data[p]
-            mu[j, rc] -= a * s[j, rc] * data[p]
+            mu[j, yi] += a * (s[j, yi] * data[p])
+            mu[j, rc] -= a * (s[j, rc] * data[p])
             s[j, yi] = new_variance(rule, s[j, yi], w[2 * (p - start)] / v, k, t, phi, floor)
             s[j, rc] = new_variance(rule, s[j, rc], w[2 * (p - start) + 1] / v, k, t, phi, floor)
     return mistakes, updates

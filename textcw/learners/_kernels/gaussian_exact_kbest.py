@@ -16,6 +16,8 @@ section 6.2), its margin variance summing both blocks' ``w_j = s_j x_j^2``.
 constraint, and k of them solved jointly couple through the true label's variances into a
 k-dimensional nonlinear system per example, which textcw does not solve; the learners refuse the
 combination and name the alternatives.
+
+Guards, floors and the grouping of products are those of :mod:`.gaussian_exact`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitors
 from textcw.learners._kernels.constants import MC_SEQ
-from textcw.learners._kernels.gaussian_exact import new_variance, solve_margin, violated, widest_row
+from textcw.learners._kernels.gaussian_exact import new_variance, solve_margin, usable, violated, widest_row
 
 
 @kernel
@@ -61,14 +63,14 @@ def _seq(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor,
             continue
         t = solve_margin(rule, m, v, phi, w, 2 * n)
         kk = t - m
-        if kk <= 0.0:
+        if not usable(kk, v):  # the guards of gaussian_exact
             continue
         changed = 1
         a = kk / v  # alpha
         for p in range(start, start + n):
             j = column(indices[p])
-            mu[j, yi] += a * s[j, yi] * data[p]
-            mu[j, rc] -= a * s[j, rc] * data[p]
+            mu[j, yi] += a * (s[j, yi] * data[p])
+            mu[j, rc] -= a * (s[j, rc] * data[p])
             s[j, yi] = new_variance(rule, s[j, yi], w[2 * (p - start)] / v, kk, t, phi, floor)
             s[j, rc] = new_variance(rule, s[j, rc], w[2 * (p - start) + 1] / v, kk, t, phi, floor)
     return changed
@@ -88,7 +90,7 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor,
         ts[q] = 0.0
         if violated(rule, m, v, phi):
             t = solve_margin(rule, m, v, phi, w, 2 * n)
-            if t - m > 0.0:
+            if usable(t - m, v):  # the guards of gaussian_exact
                 ks[q] = t - m
                 ts[q] = t
                 alpha_mean += (t - m) / v / k
@@ -100,7 +102,7 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor,
         xj = data[p]
         x2 = xj * xj
         sy = s[j, yi]
-        mu[j, yi] += alpha_mean * sy * xj
+        mu[j, yi] += alpha_mean * (sy * xj)
         precision = 0.0
         for q in range(k):
             if ks[q] > 0.0:
@@ -114,7 +116,7 @@ def _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor,
                 continue
             rc = comp[q]
             sr = s[j, rc]
-            mu[j, rc] -= ks[q] / vs[q] / k * sr * xj
+            mu[j, rc] -= ks[q] / vs[q] / k * (sr * xj)
             own = new_variance(rule, sr, sr * x2 / vs[q], ks[q], ts[q], phi, floor)
             new = k / (1.0 / own + (k - 1) / sr)
             s[j, rc] = new if new > floor else floor

@@ -33,6 +33,7 @@ import numpy as np
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitors
 from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, MC_PAR, MC_SEQ
+from textcw.learners._kernels.gaussian_diag_kbest import joint_step_defined
 from textcw.learners._kernels.gaussian_full import guarded_increment
 from textcw.learners._kernels.gaussian_rules import steps
 from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_multipliers
@@ -142,14 +143,19 @@ def _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, z, sx, var
             var[comp[q]] = dot(z, z)
         vr[q] = var[comp[q]]
     vy = var[yi]
+    if not joint_step_defined(vy, vr, k):
+        return 0
     if arow:
         arow_multipliers(m0, vy, vr, k, r, lam)
     else:
         cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t)
     total = 0.0
+    increments = 0.0  # CW's precision increments must be finite too
     for q in range(k):
         total += lam[q]
-    if total <= 0.0:
+        if not arow:
+            increments += D[q]
+    if not (total > 0.0 and np.isfinite(total) and np.isfinite(increments)):  # joint_step_defined
         return 0
     _move_mean(mu, yi, R, x, z, sx, total)
     for q in range(k):

@@ -16,7 +16,14 @@ from __future__ import annotations
 import math
 
 from textcw._jit import kernel
-from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE, CW_STDEV, CW_VAR, SCW1
+from textcw.learners._kernels.constants import (
+    AROW_HINGE,
+    AROW_SQUARED_HINGE,
+    CW_STDEV,
+    CW_VAR,
+    SCW1,
+    SMALLEST_NORMAL,
+)
 
 _NONE = (0.0, 0.0, 0.0)
 
@@ -104,9 +111,30 @@ def steps(rule, m, v, phi, C, r):
     """``(alpha, beta, c)`` for one example; all zero when the rule makes no update.
 
     ``phi`` is used by CW and SCW, ``C`` by SCW, ``r`` by AROW.
+
+    Two guards, which change nothing on ordinary data:
+
+    - ``v`` below the smallest normal double (an empty document, or one whose squared values
+      underflow, e.g. every ``|x_j| < 1e-154``) makes no update: every rule divides by ``v``
+      (``alpha ~ |m| / v`` in eqs. 18 and 31), which would give 0/0 or overflow. Such a document
+      carries no usable information in double precision (``constants.SMALLEST_NORMAL``).
+    - steps that are not finite make no update. With ``v`` normal they overflow only for a
+      large margin against a tiny ``v``: CW-stdev's precision increment grows like
+      ``(m phi / v)^2`` on a confident mistake (eq. 31 with ``alpha ~ |m| / v``), and a weight
+      grown on tiny feature values can meet a large one. Applying an infinite step would put
+      inf/NaN into every weight and variance of the document's features for good.
     """
-    if v <= 0.0:  # empty document: nothing to update
+    if not v >= SMALLEST_NORMAL:  # also false for NaN
         return _NONE
+    alpha, beta, c = _rule_steps(rule, m, v, phi, C, r)
+    if math.isfinite(alpha) and math.isfinite(beta) and math.isfinite(c):
+        return alpha, beta, c
+    return _NONE
+
+
+@kernel
+def _rule_steps(rule, m, v, phi, C, r):
+    """The rule's ``(alpha, beta, c)`` for ``v > 0`` (see :func:`steps`)."""
     if rule == CW_VAR:
         return cw_var_steps(m, v, phi)
     if rule == AROW_SQUARED_HINGE or rule == AROW_HINGE:

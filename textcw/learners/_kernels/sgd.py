@@ -73,6 +73,23 @@ def _fold(w, scale):
 
 
 @kernel
+def _decayed(w, scale, decay):
+    """The scale after this example's decay ``1 - eta_t alpha``, folded into ``w`` first if small.
+
+    Folding before the gradient step, not after it: the step adds ``eta g y x / scale`` to the
+    stored weights, and with a large ``alpha`` the decay can make ``scale`` tiny or exactly 0 in
+    one example (``1 - eta_t alpha`` rounds to 0 once ``eta0 alpha`` reaches about 1e16, as
+    ``eta_t alpha = eta0 alpha / (1 + eta0 alpha t)`` rounds to 1), and that division would
+    overflow or give inf/NaN. Folded, the weights are the decayed ones (all zero if the decay
+    is complete) and the step divides by 1.
+    """
+    scale *= decay
+    if scale < _RESCALE_BELOW:
+        return _fold(w, scale)
+    return scale
+
+
+@kernel
 def binary_epoch(indptr, indices, data, y, order, w, count, loss, schedule, alpha, eta0, power_t):
     mistakes = 0
     updates = 0
@@ -85,14 +102,12 @@ def binary_epoch(indptr, indices, data, y, order, w, count, loss, schedule, alph
         if m <= 0.0:
             mistakes += 1
         g = negative_slope(loss, m)
-        scale *= 1.0 - eta * alpha
+        scale = _decayed(w, scale, 1.0 - eta * alpha)
         if g > 0.0 and indptr[i + 1] > indptr[i]:
             updates += 1
             step_size = eta * g * y[i] / scale
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 w[column(indices[p])] += step_size * data[p]
-        if scale < _RESCALE_BELOW:
-            scale = _fold(w, scale)
     _fold(w, scale)
     return mistakes, updates
 
@@ -115,7 +130,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, W, count, loss, sched
         if m <= 0.0:
             mistakes += 1
         g = negative_slope(loss, m)
-        scale *= 1.0 - eta * alpha
+        scale = _decayed(W, scale, 1.0 - eta * alpha)
         if g > 0.0 and indptr[i + 1] > indptr[i]:
             updates += 1
             step_size = eta * g / scale
@@ -123,7 +138,5 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, W, count, loss, sched
                 j = column(indices[p])
                 W[j, yi] += step_size * data[p]
                 W[j, rc] -= step_size * data[p]
-        if scale < _RESCALE_BELOW:
-            scale = _fold(W, scale)
     _fold(W, scale)
     return mistakes, updates

@@ -13,6 +13,13 @@ can drive them:
 
 The multipliers are applied as ``exp(x * log(alpha))`` rather than ``alpha ** x``: the same
 number, but ``log(alpha)`` is computed once per epoch instead of once per nonzero.
+
+Every weight is kept within ``[WEIGHT_MIN, WEIGHT_MAX]``. Multiplicative weights grow or shrink
+geometrically on data that is not separable (a feature value of 2,000 with ``alpha = 1.5``
+multiplies by 10^352 at once); unbounded, they overflow to infinity and ``u - v`` becomes NaN.
+A weight at a bound has saturated: it has long decided its feature's vote, and clipping it keeps
+every score finite (at most 1e100 times the largest feature value textcw accepts, 1e30, per
+nonzero). On ordinary data no weight comes near the bounds.
 """
 
 from __future__ import annotations
@@ -25,6 +32,14 @@ import numpy as np
 # textcw's kernel policy: compiled once and cached on disk, the GIL released so shards can train
 # in threads, and no fastmath, which would reorder sums and break agreement with the reference.
 _jit = numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+WEIGHT_MIN = 1e-100
+WEIGHT_MAX = 1e100
+
+
+@_jit
+def _scaled(weight, log_factor, x):
+    """``weight * exp(log_factor * x)``, clipped to ``[WEIGHT_MIN, WEIGHT_MAX]``."""
+    return min(max(weight * math.exp(log_factor * x), WEIGHT_MIN), WEIGHT_MAX)
 
 
 @_jit
@@ -56,8 +71,8 @@ def binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, the
                 log_up, log_down = log_beta, log_alpha
             for p in range(start, stop):
                 j = indices[p]
-                u[j] *= math.exp(log_up * data[p])
-                v[j] *= math.exp(log_down * data[p])
+                u[j] = _scaled(u[j], log_up, data[p])
+                v[j] = _scaled(v[j], log_down, data[p])
     return mistakes, updates
 
 
@@ -95,10 +110,8 @@ def multiclass_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta,
             updates += 1
             for p in range(start, stop):
                 j = indices[p]
-                up = math.exp(log_alpha * data[p])
-                down = math.exp(log_beta * data[p])
-                u[j, yi] *= up
-                v[j, yi] *= down
-                u[j, r] *= down
-                v[j, r] *= up
+                u[j, yi] = _scaled(u[j, yi], log_alpha, data[p])
+                v[j, yi] = _scaled(v[j, yi], log_beta, data[p])
+                u[j, r] = _scaled(u[j, r], log_beta, data[p])
+                v[j, r] = _scaled(v[j, r], log_alpha, data[p])
     return mistakes, updates

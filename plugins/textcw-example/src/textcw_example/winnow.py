@@ -29,6 +29,9 @@ Warmuth, "Exponentiated gradient versus gradient descent for linear predictors",
 and Computation 132(1), 1997): a feature counts as ``x_j`` repetitions of a binary one, and a
 negative value moves its weights the other way.
 
+Weights saturate at ``[1e-100, 1e100]`` (see :mod:`textcw_example.kernels`): on data that is not
+separable, multiplicative weights would otherwise overflow to infinity.
+
 Both vectors start at ``init_weight``, so a feature never involved in a mistake has net weight
 zero and the learner starts from the zero classifier, like the perceptron; ``theta`` then acts
 as a fixed bias. Starting weights are a free choice of the algorithm: only their scale relative

@@ -1,0 +1,121 @@
+"""Checks of a learner's input, shared by the online learners and the batch baselines.
+
+Each failure is an :class:`~textcw.errors.InputError` that says what was wrong and what to do;
+where scikit-learn has a wording for the same problem ("Reshape your data", "Unknown label
+type: continuous", "is expecting N features as input"), it is kept, so that code (and
+scikit-learn's estimator checks) that recognise its messages recognise these.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import type_of_target
+
+from textcw._csr import as_kernel_csr
+from textcw.errors import InputError
+
+_BOOLS = {"bool", "bool_"}
+
+
+def _ndim(X) -> int | None:
+    try:
+        return np.ndim(X)
+    except (ValueError, TypeError):  # ragged rows: as_kernel_csr reports them
+        return None
+
+
+def _dtype_kind(X) -> str | None:
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:
+        try:
+            dtype = np.asarray(X).dtype
+        except (ValueError, TypeError):
+            return None
+    return dtype.kind
+
+
+def check_features(X, n_features: int | None = None, *, estimator: str = "the model") -> sp.csr_matrix:
+    """``X`` as canonical CSR (:func:`textcw._csr.as_kernel_csr`), 2-d, real, with at least one
+    column, and ``n_features`` columns when the model was fitted with that many."""
+    if not sp.issparse(X) and _ndim(X) == 1:
+        raise InputError(
+            f"X is 1-d with shape {np.shape(X)}; Reshape your data: pass a 2-d matrix with one "
+            "row per document (a single document: X.reshape(1, -1))"
+        )
+    if _dtype_kind(X) == "c":
+        raise InputError(
+            "Complex data not supported: X contains complex values; textcw learns from "
+            "real-valued features"
+        )
+    X = as_kernel_csr(X)
+    if X.shape[1] == 0:
+        raise InputError(
+            f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required; every "
+            "document needs a feature vector (featurize the documents first)"
+        )
+    if n_features is not None and X.shape[1] != n_features:
+        raise InputError(
+            f"X has {X.shape[1]} features, but {estimator} is expecting {n_features} features as "
+            f"input (it was fitted with {n_features}); use the same featurizer (or the saved "
+            "pipeline) for training and prediction"
+        )
+    return X
+
+
+def check_targets(y, n_rows: int, *, estimator: str = "the model") -> np.ndarray:
+    """``y`` as a 1-d array with one label per row of ``X`` (a column vector is flattened, with
+    scikit-learn's warning); no rows at all is an error."""
+    if y is None:
+        raise InputError(
+            f"{estimator} requires y to be passed, but the target y is None; give one label per "
+            "document"
+        )
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected: y of shape "
+            f"{y.shape} was flattened to one label per document; pass a 1-d array of labels "
+            "to avoid this warning",
+            DataConversionWarning, stacklevel=4,
+        )
+        y = y.ravel()
+    if y.ndim != 1:
+        raise InputError(f"y must be 1-d (one label per document); got shape {y.shape}")
+    if y.shape[0] != n_rows:
+        raise InputError(f"X has {n_rows} rows but y has {y.shape[0]} labels; they must match")
+    if n_rows == 0:
+        raise InputError("no training documents: X has 0 rows")
+    return y
+
+
+def check_labels(y: np.ndarray, what: str = "y", min_classes: int = 2) -> np.ndarray:
+    """The sorted distinct labels of ``y``: of one type, finite, not real-valued, and at least
+    ``min_classes`` of them."""
+    if y.ndim != 1:
+        raise InputError(f"{what} must be 1-d (one label per document); got shape {y.shape}")
+    kinds = {type(v).__name__ for v in y.tolist()} if y.dtype == object else set()
+    try:
+        labels = np.unique(y)
+        # np.unique would merge True with 1 and False with 0 without a word
+        if kinds & _BOOLS and kinds - _BOOLS:
+            raise TypeError
+    except TypeError:
+        raise InputError(
+            f"{what} mixes label types ({sorted(kinds or {type(v).__name__ for v in y.tolist()})}); "
+            "use labels of one type, e.g. all strings or all integers"
+        ) from None
+    if labels.dtype.kind == "f" and not np.all(np.isfinite(labels)):
+        raise InputError(f"{what} contains NaN or infinite labels")
+    if labels.dtype.kind == "f" and type_of_target(labels) == "continuous":
+        raise InputError(
+            f"Unknown label type: continuous. {what} holds real-valued targets (e.g. "
+            f"{labels[~np.equal(np.mod(labels, 1), 0)][0]!r}), a regression target; a classifier "
+            "needs class labels such as strings or integers"
+        )
+    if labels.size < min_classes:
+        raise InputError(f"{what} has only one class ({labels.tolist()}); a classifier needs at least two")
+    return labels
