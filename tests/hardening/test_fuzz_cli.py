@@ -104,6 +104,17 @@ def expect_failure(line: str | None, code, fragments: list[str], exit_code: int 
     assert any(f in line for f in fragments), f"{line!r} names none of {fragments}"
 
 
+def succeeded_as_expected(code, out: str, err: str, expected) -> bool:
+    """True when the run succeeded and was allowed to; a failure must be one it expected."""
+    line = contract(code, out, err)
+    if line is not None:
+        assert expected.errors, f"well-formed input failed: {line}"
+        expect_failure(line, code, expected.errors)
+        return False
+    assert not expected.must_fail, f"succeeded, but must fail with one of {expected.errors}"
+    return True
+
+
 def predicted_lines(out: str) -> list[str]:
     assert out.endswith("\n") or out == "", repr(out)
     return out.split("\n")[:-1]
@@ -147,12 +158,8 @@ def train_and_predict(capsys, base: Path, layout: Layout, learner: str, featuriz
     expected = expect_folder(layout, train=featurizer != "hashing")
     code, out, err = run(capsys, "train", "--corpus", b"folder:" + root, "--learner", learner,
                          "--featurizer", featurizer, "--epochs", "1", "--out", model, "--json")
-    line = contract(code, out, err)
-    if line is not None:
-        assert expected.errors, f"a well-formed corpus failed: {line}"
-        expect_failure(line, code, expected.errors)
+    if not succeeded_as_expected(code, out, err, expected):
         return
-    assert not expected.must_fail, f"succeeded, but must fail with one of {expected.errors}"
     assert err == ""
     result = json.loads(out)
     assert result["n_train"] + result["n_test"] == expected.n_docs
@@ -492,12 +499,8 @@ def test_train_on_fuzzed_svmlight_pairs(capsys, tmp_path, train, test):
     code, out, err = run(capsys, "train", "--corpus",
                          f"svmlight:{base / 'train.svm'},{base / 'test.svm'}", "--learner", "pa",
                          "--json")
-    line = contract(code, out, err)
-    if line is not None:
-        assert expected.errors, f"well-formed files failed: {line}"
-        expect_failure(line, code, expected.errors)
+    if not succeeded_as_expected(code, out, err, expected):
         return
-    assert not expected.must_fail, f"succeeded, but must fail with one of {expected.errors}"
     result = json.loads(out)
     assert (result["n_train"], result["n_test"]) == (len(train.labels), len(test.labels))
     assert 0.0 <= result["accuracy"] <= 1.0
