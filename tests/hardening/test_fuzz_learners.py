@@ -36,7 +36,7 @@ from hypothesis.extra import numpy as hnp
 
 import textcw
 from textcw._csr import MAX_ABS_VALUE
-from textcw.errors import TextcwError
+from textcw.errors import InputError, TextcwError
 from textcw.plugins import default_registries
 
 REGISTRY = default_registries().learners
@@ -712,3 +712,12 @@ def test_hyperparameters_at_the_edges_of_their_range_keep_the_state_finite(name,
     fitted = model.fit(D, y)
     assert_healthy_state(fitted)
     assert_sound_predictions(fitted, D, D.shape[0])
+
+
+@pytest.mark.parametrize("name", ONLINE)
+def test_a_width_whose_state_cannot_fit_is_refused_before_allocating(name):
+    X = sp.csr_matrix((2, 10**12))  # no values: only the width is absurd
+    with pytest.raises(InputError, match=r"X has 1,000,000,000,000 features: .* GB, more than half of this machine"):
+        learner(name, {}).fit(X, [0, 1])
+    with pytest.raises(InputError, match="more than half of this machine"):
+        learner(name, {}).partial_fit(X, [0, 1], classes=[0, 1])

@@ -8,6 +8,8 @@ A learner module declares its parameters, its state arrays and the kernels that 
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -19,6 +21,14 @@ from textcw.learners.inputs import check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 
 _PROGRESS_CHUNK = 2048
+
+
+def memory_budget() -> int:
+    """Bytes a learner's state may take: half the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: assume 16 GB of memory
+        return 8 * 2**30
 
 
 class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
@@ -208,8 +218,18 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes
 
     def _init_model(self, n_columns: int) -> None:
+        n_labels = None if self._binary else len(self.classes_)
+        # Refuse before allocating: np.zeros of a huge width fails with a bare MemoryError (or,
+        # with overcommit, later and anywhere). Full covariances check their own, larger size.
+        need = 8 * n_columns * (n_labels or 1) * len(self._state_names)
+        if need > memory_budget():
+            raise InputError(
+                f"X has {n_columns - int(self.fit_intercept):,} features: {type(self).__name__}'s state "
+                f"would take {need / 1e9:,.1f} GB, more than half of this machine's memory; use "
+                "fewer features (e.g. the hashing featurizer with a smaller n_features)"
+            )
         self.n_features_in_ = n_columns - int(self.fit_intercept)
-        self._state = self._new_state(n_columns, None if self._binary else len(self.classes_))
+        self._state = self._new_state(n_columns, n_labels)
         self.mistakes_ = []
         self.n_updates_ = []
 

@@ -19,8 +19,6 @@ Covariance forms (``covariance=``):
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -37,7 +35,7 @@ from textcw.learners._kernels import (
     gaussian_full_kbest,
 )
 from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, MC_TOP1, VARIANCE_FLOOR
-from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.base import OnlineLinearClassifier, memory_budget
 from textcw.learners.params import POSITIVE, Interval, Options
 from textcw.learners.probability import (
     binary_probability_sampling,
@@ -50,12 +48,9 @@ PROBA = Options(("quadrature", "sampling"))
 _CHUNK = 4096
 
 
-def full_matrix_budget() -> int:
-    """Bytes the full-covariance matrices may take: half the machine's physical memory."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
-    except (ValueError, OSError, AttributeError):  # not a POSIX system: assume 16 GB of memory
-        return 8 * 2**30
+# The full-covariance matrices may take the memory any learner state may take (a module-level
+# name, so that tests can shrink it).
+full_matrix_budget = memory_budget
 
 
 def check_full_fits(learner, n_rows: int, n_blocks: int, diagonal: str) -> None:
