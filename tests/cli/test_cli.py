@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import subprocess
@@ -10,27 +9,8 @@ import sys
 
 import pytest
 
-from textcw.cli import main
+from cli_run import one_line_error, run
 from textcw.corpus import newsgroups
-
-
-def run(capsys, *argv, stdin: bytes | None = None, monkeypatch=None):
-    if stdin is not None:
-        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    assert "Traceback" not in err
-    return lines[0]
 
 
 def test_list_learners_json(capsys):
@@ -104,7 +84,7 @@ def test_train_save_predict(capsys, data_home, tmp_path, monkeypatch):
     assert code == 0 and out.split() == ["comp.sys.mac.hardware", "comp.sys.ibm.pc.hardware"]
 
     code, out, _ = run(capsys, "predict", str(model), "--proba",
-                       stdin=b"apple powerbook duo\nvesa local bus and isa cards\n", monkeypatch=monkeypatch)
+                       stdin=b"apple powerbook duo\nvesa local bus and isa cards\n")
     rows = [line.split("\t") for line in out.splitlines()]
     assert code == 0 and [r[0] for r in rows] == ["comp.sys.mac.hardware", "comp.sys.ibm.pc.hardware"]
     assert all(0.5 <= float(r[1]) <= 1.0 for r in rows)

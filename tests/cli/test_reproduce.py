@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from textcw.cli import main
+from cli_run import run
 from textcw.evaluation import experiments
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_lists_the_experiments(capsys):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from test_cli import one_line_error, run
+from cli_run import one_line_error, run
 
 SMALL = ["--corpus", "synthetic-text:400", "--learner", "cw-stdev", "--featurizer-param", "n_features=4096",
          "--epochs", "1"]

@@ -46,6 +46,7 @@ from hypothesis import event, given, settings
 from hypothesis.control import currently_in_test_context
 from hypothesis import strategies as st
 
+from cli_run import run
 from textcw.cli import main
 
 FAST_LEARNERS = ["perceptron", "pa", "cw-var", "arow"]
@@ -53,21 +54,6 @@ _counter = itertools.count()
 
 
 # ------------------------------------------------------------------------------------ helpers
-def run(capsys, *argv, stdin: bytes | None = None) -> tuple[int, str, str]:
-    """``textcw ARGV`` in-process: ``(exit code, stdout, stderr)``."""
-    saved = sys.stdin
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-    try:
-        main([os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.stdin = saved
-    out, err = capsys.readouterr()
-    return code, out, err
-
 
 def contract(code, out: str, err: str) -> str | None:
     """Check the contract every run must keep; the error line on failure, else ``None``."""

@@ -7,24 +7,8 @@ import socket
 
 import pytest
 
-from textcw.cli import main
+from cli_run import one_line_error, run
 from textcw.persist import read_manifest
-
-
-def run(capsys, *argv):
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), err
-    return lines[0]
 
 
 SMALL = ["--featurizer-param", "n_features=16384"]

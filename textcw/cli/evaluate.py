@@ -110,6 +110,26 @@ def write_figures(report, directory: Path, registries=None) -> list[Path]:
     return suite_figures(report, directory, online_reports=online_reports)
 
 
+def finish_run(report, *, json_out, plot, figures, interrupted: str) -> None:
+    """After a printed suite or experiment: write the JSON, list failed tasks, exit 130 if
+    interrupted, draw the figures, and exit 1 if a task failed (the rest was printed)."""
+    if json_out is not None:
+        report.to_json(json_out)
+        typer.echo(f"wrote {json_out}")
+    for failure in report.failures:
+        typer.echo(f"failed: {failure}", err=True)
+    if report.interrupted:
+        typer.echo(f"interrupted: {interrupted}", err=True)
+        # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
+        # would turn typer.Exit into a return value and the exit code would be lost.
+        raise SystemExit(130)
+    if plot is not None:
+        for path in figures(report, plot):
+            typer.echo(f"wrote {path}")
+    if report.failures:
+        raise SystemExit(1)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def evaluate(
@@ -154,18 +174,5 @@ def register(app: typer.Typer) -> None:
             reasons = "; ".join(" ".join(f.split()) for f in report.failures)
             raise TextcwError(reasons if len(report.failures) == 1 else f"no task finished: {reasons}")
         print_report(report, spread=spread)
-        if json_out is not None:
-            report.to_json(json_out)
-            typer.echo(f"wrote {json_out}")
-        for failure in report.failures:
-            typer.echo(f"failed: {failure}", err=True)
-        if report.interrupted:
-            typer.echo("interrupted: the table shows the runs that finished", err=True)
-            # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
-            # would turn typer.Exit into a return value and the exit code would be lost.
-            raise SystemExit(130)
-        if plot is not None:
-            for path in write_figures(report, plot):
-                typer.echo(f"wrote {path}")
-        if report.failures:
-            raise SystemExit(1)  # the finished tasks were printed (and written) above
+        finish_run(report, json_out=json_out, plot=plot, figures=write_figures,
+                   interrupted="the table shows the runs that finished")

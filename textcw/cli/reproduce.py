@@ -35,7 +35,7 @@ def register(app: typer.Typer) -> None:
         plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
     ) -> None:
         """Reproduce a table of the papers on the data that is here, beside the published numbers."""
-        from textcw.cli.evaluate import task_lines
+        from textcw.cli.evaluate import finish_run, task_lines
         from textcw.evaluation import experiments
 
         if name is None:
@@ -50,20 +50,7 @@ def register(app: typer.Typer) -> None:
             result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
                                     on_task=task_lines())
         print_result(result)
-        if json_out is not None:
-            result.to_json(json_out)
-            typer.echo(f"wrote {json_out}")
-        for failure in result.failures:
-            typer.echo(f"failed: {failure}", err=True)
-        if result.interrupted:
-            typer.echo("interrupted: the tables show the runs that finished", err=True)
-            # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
-            # would turn typer.Exit into a return value and the exit code would be lost.
-            raise SystemExit(130)
-        if plot is not None:
-            from textcw.evaluation.experiments.figures import experiment_figures
+        from textcw.evaluation.experiments.figures import experiment_figures
 
-            for path in experiment_figures(result, plot):
-                typer.echo(f"wrote {path}")
-        if result.failures:
-            raise SystemExit(1)  # the finished tasks were printed (and written) above
+        finish_run(result, json_out=json_out, plot=plot, figures=experiment_figures,
+                   interrupted="the tables show the runs that finished")
