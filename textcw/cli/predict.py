@@ -70,13 +70,8 @@ def register(app: typer.Typer) -> None:
         proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
     ) -> None:
         """Print the predicted label of each document, one line each."""
-        from textcw.corpus.base import show_path
-        from textcw.errors import ModelFileError
         from textcw.persist import load
 
-        if model.is_dir():  # a common slip: the folder the model was saved in
-            raise ModelFileError(f"{show_path(model)} is a folder, not a model file; give the "
-                                 "file that `textcw train --out` wrote")
         pipeline = load(model)
         check_model(pipeline, model)
         docs = read_documents(files)
