@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
 
@@ -25,23 +25,31 @@ def atomic_output(path: str | os.PathLike, suffix: str = ".tmp"):
     left as it was.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
-    os.close(fd)
+    tmp = _create_temporary(path, suffix)
     try:
-        with open(tmp, "wb") as fh:
+        with open(tmp, "wb") as fh:  # by name, so that fh.name is the temporary path
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        # mkstemp creates the file readable by its owner only; a saved model or report should
-        # get the permissions any new file of this user gets.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
         _fsync_folder(path.parent)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _create_temporary(path: Path, suffix: str) -> str:
+    """A new, exclusively created file beside ``path``. Created with mode 0o666 so that the
+    user's umask applies, as to any new file (mkstemp's 0o600 would make models and reports
+    private; changing the umask to read it would race with other threads)."""
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            return tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file beside {path}")
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -51,11 +51,20 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _member(name: str) -> zipfile.ZipInfo:
+def zip_member(name: str, *, compress: bool = False) -> zipfile.ZipInfo:
+    """A ZIP member with a fixed timestamp: the same content always gives the same bytes."""
     info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
-    info.compress_type = zipfile.ZIP_STORED
+    info.compress_type = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     info.external_attr = 0o644 << 16
     return info
+
+
+def check_destination(path: Path, example: str) -> None:
+    """Refuse a folder, or a file in a folder that does not exist, before any work."""
+    if path.is_dir():
+        raise ModelFileError(f"{path} is a folder; give a file name such as {path / example}")
+    if not path.parent.exists():
+        raise ModelFileError(f"folder {path.parent} does not exist; create it first")
 
 
 def _reproducible(model):
@@ -92,10 +101,7 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None) -> Path:
         Extra JSON-able facts to record in the manifest (corpus, metrics).
     """
     path = Path(path)
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a folder; give a file name such as {path / 'model.joblib'}")
-    if not path.parent.exists():
-        raise ModelFileError(f"folder {path.parent} does not exist; create it first")
+    check_destination(path, "model.joblib")
     from textcw import __version__
 
     buffer = io.BytesIO()
@@ -119,8 +125,8 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None) -> Path:
     text = json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n"
     try:
         with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
-            archive.writestr(_member(MANIFEST_MEMBER), text.encode("utf-8"))
-            archive.writestr(_member(PAYLOAD_MEMBER), payload)
+            archive.writestr(zip_member(MANIFEST_MEMBER), text.encode("utf-8"))
+            archive.writestr(zip_member(PAYLOAD_MEMBER), payload)
     except OSError as exc:
         raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}; nothing was changed") from None
     return path

@@ -42,12 +42,12 @@ from sklearn.pipeline import Pipeline
 
 from textcw._atomic import atomic_output
 from textcw.errors import InputError, ModelFileError, TextcwError, UnknownNameError
+from textcw.persist import check_destination, zip_member
 
 FORMAT = "textcw-portable"
 FORMAT_VERSION = 1
 JSON_MEMBER = "model.json"
 DEFAULT_MAX_BYTES = 4 << 30
-_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
 _KINDS = {"featurizer": "featurizers", "learner": "learners"}
 _FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
 _NESTED_MODULES = ("sklearn.", "textcw.")
@@ -59,10 +59,7 @@ def export_model(model, path: str | os.PathLike) -> Path:
     """Write ``model`` (a pipeline from :func:`textcw.pipeline.train` or :func:`textcw.load`) to
     ``path`` as arrays + JSON; returns the path. The write is atomic."""
     path = Path(path)
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a folder; give a file name such as {path / 'model.textcw'}")
-    if not path.parent.exists():
-        raise ModelFileError(f"folder {path.parent} does not exist; create it first")
+    check_destination(path, "model.textcw")
     components = getattr(model, "textcw_components_", None)
     if not isinstance(model, Pipeline) or not isinstance(components, dict):
         raise InputError(
@@ -97,21 +94,14 @@ def export_model(model, path: str | os.PathLike) -> Path:
     text = json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n"
     try:
         with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
-            archive.writestr(_member(JSON_MEMBER), text.encode("utf-8"))
+            archive.writestr(zip_member(JSON_MEMBER, compress=True), text.encode("utf-8"))
             for number, array in enumerate(arrays):
                 buffer = io.BytesIO()
                 np.lib.format.write_array(buffer, array, allow_pickle=False)
-                archive.writestr(_member(f"arrays/{number}.npy"), buffer.getvalue())
+                archive.writestr(zip_member(f"arrays/{number}.npy", compress=True), buffer.getvalue())
     except OSError as exc:
         raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}; nothing was changed") from None
     return path
-
-
-def _member(name: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)  # fixed: the same model exports the same bytes
-    info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = 0o644 << 16
-    return info
 
 
 def _plain_components(components: dict) -> dict:

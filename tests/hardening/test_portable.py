@@ -7,7 +7,6 @@ import io
 import json
 import zipfile
 
-import joblib
 import numpy as np
 import pytest
 import scipy.sparse as sp
