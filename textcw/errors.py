@@ -48,5 +48,10 @@ class ModelFileError(TextcwError):
     """A model file that is missing, truncated, tampered with, or foreign."""
 
 
+class OutputError(TextcwError):
+    """An output destination that cannot be written safely: a folder, a device, a FIFO, a
+    symbolic link, a missing or read-only folder, or the input file itself."""
+
+
 class ClusterError(TextcwError):
     """A Dask scheduler that cannot be reached, has no workers, or keeps losing a task."""

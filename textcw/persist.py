@@ -31,7 +31,7 @@ from pathlib import Path
 import joblib
 from sklearn.pipeline import Pipeline
 
-from textcw._atomic import atomic_output
+from textcw._atomic import atomic_output, check_output_path
 from textcw.errors import ModelFileError
 
 FORMAT = "textcw-model"
@@ -60,11 +60,9 @@ def zip_member(name: str, *, compress: bool = False) -> zipfile.ZipInfo:
 
 
 def check_destination(path: Path, example: str) -> None:
-    """Refuse a folder, or a file in a folder that does not exist, before any work."""
-    if path.is_dir():
-        raise ModelFileError(f"{path} is a folder; give a file name such as {path / example}")
-    if not path.parent.exists():
-        raise ModelFileError(f"folder {path.parent} does not exist; create it first")
+    """Refuse a destination that cannot receive the model before any work: a folder, a device,
+    a FIFO, a symbolic link, a missing or read-only folder (:func:`textcw._atomic.check_output_path`)."""
+    check_output_path(path, "model file", example=example, error=ModelFileError)
 
 
 def _reproducible(model):
