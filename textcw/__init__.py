@@ -13,21 +13,38 @@ The public surface::
 Plugins implement the hooks of :mod:`textcw.hookspecs` with :data:`textcw.hookimpl`.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from textcw.hookspecs import hookimpl  # noqa: E402
-from textcw.persist import load, read_manifest, save  # noqa: E402
-from textcw.pipeline import load_corpus, make_featurizer, make_learner  # noqa: E402
-from textcw.portable import export_model, import_model  # noqa: E402
+import importlib
 
-__all__ = ["__version__", "combine", "export_model", "import_model", "hookimpl", "load", "load_corpus", "make_featurizer", "make_learner", "read_manifest", "save"]
+from textcw._version import __version__
+
+# Each public name and the module that defines it. They are imported on first use (PEP 562), so
+# that ``import textcw`` and the command line's help do not pay for scikit-learn, scipy and numba.
+_PUBLIC = {
+    "combine": "textcw.scale.combine",
+    "export_model": "textcw.portable",
+    "hookimpl": "textcw.hookspecs",
+    "import_model": "textcw.portable",
+    "load": "textcw.persist",
+    "load_corpus": "textcw.pipeline",
+    "make_featurizer": "textcw.pipeline",
+    "make_learner": "textcw.pipeline",
+    "read_manifest": "textcw.persist",
+    "save": "textcw.persist",
+}
+
+__all__ = ["__version__", *sorted(_PUBLIC)]
 
 
-def __getattr__(name):
-    # textcw.combine is imported on first use: it needs the learners (and numba), which a bare
-    # ``import textcw`` should not load.
-    if name == "combine":
-        from textcw.scale.combine import combine
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'textcw' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return combine
-    raise AttributeError(f"module 'textcw' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

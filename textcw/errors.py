@@ -6,6 +6,7 @@ what to do about it; the CLI prints them on one line without a traceback.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 
 
@@ -20,8 +21,10 @@ class UnknownNameError(TextcwError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = sorted(valid)
+        close = difflib.get_close_matches(str(name), self.valid, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
         super().__init__(
-            f"unknown {kind} {name!r}; valid {kind} names: {', '.join(self.valid) or '(none)'}"
+            f"unknown {kind} {name!r}; valid {kind} names: {', '.join(self.valid) or '(none)'}{hint}"
         )
 
     def __str__(self) -> str:  # KeyError would repr() the message

@@ -81,7 +81,7 @@ def test_train_save_predict(capsys, data_home, tmp_path, monkeypatch):
     pc = tmp_path / "pc.txt"
     pc.write_bytes(b"IDE controller jumper on my 486 motherboard, BIOS settings for the \xff drive")
     code, out, _ = run(capsys, "predict", str(model), str(mac), str(pc))
-    assert code == 0 and out.split() == ["comp.sys.mac.hardware", "comp.sys.ibm.pc.hardware"]
+    assert code == 0 and out == f"{mac}\tcomp.sys.mac.hardware\n{pc}\tcomp.sys.ibm.pc.hardware\n"
 
     code, out, _ = run(capsys, "predict", str(model), "--proba",
                        stdin=b"apple powerbook duo\nvesa local bus and isa cards\n")

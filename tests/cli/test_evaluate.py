@@ -50,7 +50,7 @@ def test_a_failing_task_does_not_lose_the_others(capsys, tmp_path, monkeypatch):
 
     monkeypatch.setattr(suite, "load_task", flaky)
     code, out, err = run(capsys, "evaluate", "--corpus", "newsgroups:sci,newsgroups:comp", "--learner", "pa",
-                         "--folds", "2", "--sample", "200", "--json", str(tmp_path / "r.json"))
+                         "--folds", "2", "--sample", "200", "--json-out", str(tmp_path / "r.json"))
     assert code == 1
     assert "failed: newsgroups:sci: sci archive unreadable" in err and "Traceback" not in err
     assert "newsgroups:comp" in out and "newsgroups:sci" not in out.split("test error")[1]
@@ -66,7 +66,7 @@ def test_table_json_and_figures(capsys, tmp_path, data_home):
     out_json = tmp_path / "report.json"
     code, out, err = run(capsys, "evaluate", "--corpus", "newsgroups:comp,newsgroups:sci", "--learner",
                          "perceptron,cw-stdev,nb", "--folds", "2", "--sample", "400", "--baseline", "perceptron",
-                         "--tune", "--quick", "--json", str(out_json), "--plot", str(tmp_path / "fig"))
+                         "--tune", "--quick", "--json-out", str(out_json), "--plot", str(tmp_path / "fig"))
     assert code == 0, err
     assert "newsgroups:comp" in out and "mean rank" in out and "McNemar vs perceptron" in out
     assert "•" in out and "chosen on the tuning run" in out
@@ -97,7 +97,7 @@ def test_ctrl_c_keeps_what_finished(capsys, tmp_path, monkeypatch, data_home):
     monkeypatch.setattr(cv_module, "fit_timed", interrupted_on_third_task)
     out_json = tmp_path / "partial.json"
     code, out, err = run(capsys, "evaluate", "--corpus", "newsgroups:comp,newsgroups:sci", "--learner",
-                         "perceptron,pa", "--folds", "2", "--sample", "300", "--json", str(out_json))
+                         "perceptron,pa", "--folds", "2", "--sample", "300", "--json-out", str(out_json))
     assert code == 130
     assert "interrupted" in err and "Traceback" not in err
     assert "newsgroups:comp" in out

@@ -51,12 +51,15 @@ QUICK_ROWS = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", experiments.names())
 def test_quick_reproduction(capsys, tmp_path, name, data_home):
-    code, out, err = run(capsys, "reproduce", name, "--quick", "--json", str(tmp_path / "r.json"))
-    assert code == 0, err
+    code, out, err = run(capsys, "reproduce", name, "--quick", "--json-out", str(tmp_path / "r.json"))
     assert "published:" in out and "quick run in" in out
     from textcw.evaluation.experiments.base import ExperimentResult
 
     result = ExperimentResult.from_json(tmp_path / "r.json")
+    failed = [check.name for check in result.checks if not check.passed]
+    # A failed check is a non-zero exit, named on stderr, as a failed test would be.
+    assert code == (1 if failed else 0), err
+    assert (f"{len(failed)} of {len(result.checks)} checks failed" in err) == bool(failed), err
     assert result.quick and not result.interrupted
     assert [row[0] for row in result.tables[0].rows][: len(QUICK_ROWS[name])] == QUICK_ROWS[name]
     assert not [s for s in result.skipped if "no data here" in s or "not registered" in s or "learner" in s]

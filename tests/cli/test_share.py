@@ -13,14 +13,16 @@ SMALL = ["--corpus", "synthetic-text:400", "--learner", "cw-stdev", "--featurize
 def test_export_import_predict_and_inspect(capsys, tmp_path):
     model, shared, imported = tmp_path / "m.joblib", tmp_path / "m.textcw", tmp_path / "imported.joblib"
     assert run(capsys, "train", *SMALL, "--out", str(model))[0] == 0
-    code, out, _ = run(capsys, "export", str(model), str(shared))
-    assert code == 0 and out.strip() == f"exported {model} to {shared}"
-    code, out, _ = run(capsys, "import", str(shared), str(imported))
-    assert code == 0 and out.strip() == f"imported {shared} (cw-stdev, 4096 features, 2 classes) to {imported}"
+    code, out, err = run(capsys, "export", str(model), str(shared))
+    assert (code, out, err.strip()) == (0, "", f"exported {model} to {shared}")
+    code, out, err = run(capsys, "import", str(shared), str(imported))
+    assert (code, out) == (0, "")
+    assert err.strip() == f"imported {shared} (cw-stdev, 4096 features, 2 classes) to {imported}"
+    assert run(capsys, "--quiet", "export", str(model), str(shared)) == (0, "", "")
     doc = tmp_path / "doc.txt"
     doc.write_text("bebu bebe reyu caba beso lawi")
     predictions = [run(capsys, "predict", str(m), str(doc), "--proba")[1] for m in (model, imported)]
-    assert predictions[0] == predictions[1] and predictions[0].split("\t")[0] in ("neg", "pos")
+    assert predictions[0] == predictions[1] and predictions[0].split("\t")[:2] in ([str(doc), "neg"], [str(doc), "pos"])
 
     code, out, _ = run(capsys, "inspect", str(model))
     manifest = json.loads(out)

@@ -48,6 +48,7 @@ from hypothesis import strategies as st
 
 from cli_run import run
 from textcw.cli import main
+from textcw.corpus.base import show_path
 
 FAST_LEARNERS = ["perceptron", "pa", "cw-var", "arow"]
 _counter = itertools.count()
@@ -106,6 +107,15 @@ def predicted_lines(out: str) -> list[str]:
     return out.split("\n")[:-1]
 
 
+def predicted_file_labels(out: str, paths) -> list[str]:
+    """The labels of ``predict FILE...`` output, after checking each line is ``PATH<TAB>label``
+    for the files in order, with the path escaped onto one line."""
+    rows = [line.split("\t") for line in predicted_lines(out)]
+    assert [len(row) for row in rows] == [2] * len(paths), rows
+    assert [row[0] for row in rows] == [show_path(os.fsdecode(p)) for p in paths]
+    return [row[1] for row in rows]
+
+
 def visible_docs(layout: Layout, root: bytes) -> list[bytes]:
     return [os.path.join(root, folder, name) for folder, files in layout.classes.items()
             if not is_hidden(folder) for name, _ in files if not is_hidden(name)]
@@ -154,8 +164,8 @@ def train_and_predict(capsys, base: Path, layout: Layout, learner: str, featuriz
     docs = visible_docs(layout, root)[:6]
     code, out, err = run(capsys, "predict", model, *docs)
     assert contract(code, out, err) is None and err == ""
-    predicted = predicted_lines(out)
-    assert len(predicted) == len(docs) and set(predicted) <= set(expected.labels), predicted
+    predicted = predicted_file_labels(out, docs)
+    assert set(predicted) <= set(expected.labels), predicted
 
 
 @given(layout=folder_layouts(min_classes=2, class_names=label_names, faults=False),
@@ -183,7 +193,7 @@ def test_evaluate_on_fuzzed_folders(capsys, tmp_path, layout):
     report = base / "report.json"
     expected = expect_folder(layout, train=False)
     code, out, err = run(capsys, "evaluate", "--corpus", b"folder:" + root, "--learner",
-                         "perceptron", "--folds", "2", "--json", report)
+                         "perceptron", "--folds", "2", "--json-out", report)
     line = contract(code, out, err)
     if expected.errors:  # the loader's errors come first
         expect_failure(line, code, expected.errors)
@@ -212,8 +222,7 @@ def test_predict_labels_every_fuzzed_file(capsys, tmp_path, text_model, docs, fi
         paths.append(path)
     code, out, err = run(capsys, "predict", model, *paths)
     assert contract(code, out, err) is None and err == ""
-    predicted = predicted_lines(out)
-    assert len(predicted) == len(paths) and set(predicted) <= set(labels)
+    assert set(predicted_file_labels(out, paths)) <= set(labels)
 
 
 @given(data=st.one_of(st.binary(max_size=400),
@@ -243,7 +252,7 @@ def test_predict_on_a_document_in_an_unexpected_encoding(capsys, tmp_path, text_
         docs[-1].write_bytes(f"{WORDS[2]} {WORDS[3]} café 東京".encode(encoding, "replace"))
     code, out, err = run(capsys, "predict", model, *docs)
     assert contract(code, out, err) is None
-    assert len(predicted_lines(out)) == len(docs) and set(predicted_lines(out)) <= set(labels)
+    assert set(predicted_file_labels(out, docs)) <= set(labels)
 
 
 def test_predict_decodes_files_as_training_did(capsys, tmp_path):
@@ -259,7 +268,7 @@ def test_predict_decodes_files_as_training_did(capsys, tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
     code, out, err = run(capsys, "predict", model, doc)
-    assert contract(code, out, err) is None and out == "french\n"
+    assert contract(code, out, err) is None and out == f"{doc}\tfrench\n"
 
 
 @pytest.mark.parametrize("stdin,expected_lines", [(b"", 0), (b"\n", 1), (b"\r\n", 1),
@@ -557,7 +566,7 @@ def test_evaluate_svmlight_train_and_test_files(capsys, tmp_path):
         (tmp_path / name).write_text("\n".join(lines) + "\n")
     spec = f"svmlight:{tmp_path / 'a.svm'},{tmp_path / 'b.svm'}"
     code, out, err = run(capsys, "evaluate", "--corpus", spec, "--learner", "pa", "--split",
-                         "--json", tmp_path / "r.json")
+                         "--json-out", tmp_path / "r.json")
     assert contract(code, out, err) is None
     assert [t["corpus"] for t in json.loads((tmp_path / "r.json").read_text())["tasks"]] == [spec]
 

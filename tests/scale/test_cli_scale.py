@@ -71,4 +71,4 @@ def test_shards_on_a_local_dask_cluster_save_and_predict(capsys, tmp_path):
     doc = tmp_path / "doc.txt"
     doc.write_text("bebu bebe reyu caba beso lawi")
     code, out, _ = run(capsys, "predict", str(model), str(doc))
-    assert code == 0 and out.strip() in ("neg", "pos")
+    assert code == 0 and out in (f"{doc}\tneg\n", f"{doc}\tpos\n")

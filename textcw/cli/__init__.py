@@ -1,66 +1,107 @@
 """The ``textcw`` command line: typer commands that parse, call library functions and print.
 
-Errors a user can cause print one line (``error: ...``) and exit with 2 for a bad name or
-parameter (the usage errors) and 1 otherwise; no traceback is shown unless ``TEXTCW_DEBUG=1``.
+Exit codes: 0 success; 1 an error the user can fix that is not a usage error (a missing file, a
+corrupt model); 2 a usage error (typer's own: an unknown option or command, a missing or badly
+typed value; and textcw's: an unknown name or a bad parameter); 130 interrupted by Ctrl-C
+(SIGINT), 143 terminated (SIGTERM). Errors print one line (``error: ...``) without a traceback
+unless ``TEXTCW_DEBUG=1``; typer's usage errors print its usage text and suggestion.
+
+Start-up is kept light: this module and the command modules import only typer and textcw's
+own light modules at the top; scikit-learn, scipy and numba are imported by the command that
+needs them, so ``textcw --help``, ``textcw list`` and shell completion start quickly.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+from typing import NoReturn
 
-import click
 import typer
 
+from textcw.cli.signals import exit_interrupted, handle_signals
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
 
 USAGE_ERRORS = (UnknownNameError, ParameterError)
+COMMAND_MODULES = ("train", "predict", "share", "listing", "plugins_info", "evaluate", "reproduce")
+DEBUG_VAR = "TEXTCW_DEBUG"
+HELP_OPTIONS = ["-h", "--help"]
+
+__all__ = ["build_app", "build_command", "exit_interrupted", "fail", "main"]
 
 
 def build_app(pm=None) -> typer.Typer:
     """The root application with the built-in commands and every plugin's commands."""
-    from textcw.cli import evaluate, listing, plugins_info, predict, reproduce, share, train
+    import importlib
+
+    from textcw.cli.root import root
     from textcw.plugins import default_plugin_manager
 
     app = typer.Typer(
         name="textcw",
         help="Fast, confidence-aware online text classification.",
-        add_completion=False,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
-    for module in (train, predict, share, listing, plugins_info, evaluate, reproduce):
-        module.register(app)
+    app.callback()(root)
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"textcw.cli.{name}").register(app)
     (pm or default_plugin_manager()).hook.register_commands(app=app)
     return app
 
 
-def fail(message: str, code: int) -> None:
-    click.echo(f"error: {message}", err=True)
+def build_command(app: typer.Typer):
+    """The command object typer builds for ``app``, with the usual help metavars.
+
+    typer 0.29 shows a Python type (``<bool>``, ``<list[str]>``) after every option, even after
+    a flag that takes no value; a user who follows it (``--stream true``) gets an error. Options
+    without an explicit metavar get the conventional one here: nothing after a flag, the
+    option's name in capitals otherwise (``--epochs EPOCHS``, as argparse shows it).
+    """
+    command = typer.main.get_command(app)
+    stack = [command]
+    while stack:
+        cmd = stack.pop()
+        stack.extend(getattr(cmd, "commands", {}).values())
+        help_option = cmd.get_help_option(typer.Context(cmd, info_name=cmd.name, help_option_names=HELP_OPTIONS))
+        for param in [*cmd.params, *([help_option] if help_option is not None else [])]:
+            if param.metavar is not None:
+                continue
+            if getattr(param, "is_flag", False) or getattr(param, "count", False):
+                param.metavar = ""
+            elif param.param_type_name == "option":
+                param.metavar = param.name.upper()
+    return command
+
+
+def fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
     raise SystemExit(code)
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``textcw`` console script."""
-    debug = os.environ.get("TEXTCW_DEBUG") == "1"
-    try:
-        app = build_app()
-        app(args=argv, prog_name="textcw", standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        raise SystemExit(exc.exit_code) from None
-    except click.ClickException as exc:
-        exc.show()
-        raise SystemExit(exc.exit_code) from None
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        fail("interrupted", 130)
-    except TextcwError as exc:
-        if debug:
+    debug = os.environ.get(DEBUG_VAR) == "1"
+    with handle_signals():
+        try:
+            build_command(build_app()).main(args=argv, prog_name="textcw")
+        except SystemExit as exc:
+            if exc.code == 130:  # typer's answer to KeyboardInterrupt, or ours after a signal
+                exit_interrupted()
             raise
-        fail(str(exc), 2 if isinstance(exc, USAGE_ERRORS) else 1)
-    except Exception as exc:  # a bug or an environment problem: say so in one line
-        if debug:
-            raise
-        fail(f"unexpected {type(exc).__name__}: {exc} (rerun with TEXTCW_DEBUG=1 for details)", 1)
+        except KeyboardInterrupt:  # before typer took over (e.g. while loading plugins)
+            exit_interrupted()
+        except TextcwError as exc:
+            if debug:
+                raise
+            fail(str(exc), 2 if isinstance(exc, USAGE_ERRORS) else 1)
+        except Exception as exc:  # a bug or an environment problem: say so in one line
+            if debug:
+                raise
+            logging.getLogger("textcw").debug("unexpected error", exc_info=True)
+            fail(f"unexpected {type(exc).__name__}: {exc} (rerun with {DEBUG_VAR}=1 for details)", 1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, log, progress_bar
 from textcw.errors import ParameterError, TextcwError
 
 # Corpora whose task is a file path, which may itself hold a comma (svmlight:TRAIN,TEST does).
@@ -110,23 +110,47 @@ def write_figures(report, directory: Path, registries=None) -> list[Path]:
     return suite_figures(report, directory, online_reports=online_reports)
 
 
-def finish_run(report, *, json_out, plot, figures, interrupted: str) -> None:
-    """After a printed suite or experiment: write the JSON, list failed tasks, exit 130 if
-    interrupted, draw the figures, and exit 1 if a task failed (the rest was printed)."""
+def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
+    """Refuse, before the run, a ``--json-out`` file or ``--plot`` folder that cannot be written
+    (and a ``--plot`` without matplotlib): a long run is not lost to a typo."""
+    from textcw._atomic import check_output_path
+    from textcw.errors import OutputError
+
+    if json_out is not None:
+        check_output_path(json_out, "--json-out", example="report.json")
+    if plot is not None:
+        from textcw.evaluation.plot import require_matplotlib
+
+        require_matplotlib()
+        if plot.exists() and not plot.is_dir():
+            raise OutputError(f"--plot {plot} is not a folder; give a folder for the figures")
+        if not plot.parent.is_dir():
+            raise OutputError(f"--plot: folder {plot.parent} does not exist; create it first")
+
+
+def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: str) -> None:
+    """After a suite or an experiment: print it (text or ``--json``), write the JSON file, list
+    failed tasks, exit 130 if interrupted, draw the figures, and exit 1 if a task failed or (an
+    experiment) one of its checks failed; whatever finished was printed first."""
+    from textcw.cli.signals import exit_interrupted
+
+    if as_json:
+        typer.echo(report.to_json())
     if json_out is not None:
         report.to_json(json_out)
-        typer.echo(f"wrote {json_out}")
+        log.info("wrote %s", json_out)
     for failure in report.failures:
-        typer.echo(f"failed: {failure}", err=True)
+        log.error("failed: %s", failure)
     if report.interrupted:
-        typer.echo(f"interrupted: {interrupted}", err=True)
-        # SystemExit, not typer.Exit: the app runs with standalone_mode=False, where click
-        # would turn typer.Exit into a return value and the exit code would be lost.
-        raise SystemExit(130)
+        exit_interrupted(interrupted)
     if plot is not None:
         for path in figures(report, plot):
-            typer.echo(f"wrote {path}")
-    if report.failures:
+            log.info("wrote %s", path)
+    failed_checks = [check.name for check in getattr(report, "checks", []) if not check.passed]
+    if failed_checks:
+        log.error("%d of %d checks failed: %s", len(failed_checks), len(report.checks),
+                  "; ".join(failed_checks))
+    if report.failures or failed_checks:
         raise SystemExit(1)
 
 
@@ -145,7 +169,8 @@ def register(app: typer.Typer) -> None:
         featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer (default: each corpus's own)")] = None,
         seed: Annotated[int, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise")] = 0,
         spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
-        json_out: Annotated[Path | None, typer.Option("--json", help="Write the full report (JSON) here")] = None,
+        as_json: JsonFlag = False,
+        json_out: JsonOut = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
     ) -> None:
         """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
@@ -156,10 +181,7 @@ def register(app: typer.Typer) -> None:
         learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
         if quick and not tune:
             raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
-        if plot is not None:
-            from textcw.evaluation.plot import require_matplotlib
-
-            require_matplotlib()  # fail now, not after the run, if matplotlib is missing
+        check_outputs(json_out=json_out, plot=plot)
         on_task = task_lines()
         with progress_bar() as report_progress:
             report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
@@ -170,9 +192,10 @@ def register(app: typer.Typer) -> None:
             # the error (one line, like every other command's).
             if json_out is not None:
                 report.to_json(json_out)
-                typer.echo(f"wrote {json_out}")
+                log.info("wrote %s", json_out)
             reasons = "; ".join(" ".join(f.split()) for f in report.failures)
             raise TextcwError(reasons if len(report.failures) == 1 else f"no task finished: {reasons}")
-        print_report(report, spread=spread)
-        finish_run(report, json_out=json_out, plot=plot, figures=write_figures,
+        if not as_json:
+            print_report(report, spread=spread)
+        finish_run(report, as_json=as_json, json_out=json_out, plot=plot, figures=write_figures,
                    interrupted="the table shows the runs that finished")

@@ -1,18 +1,48 @@
-"""Printing helpers shared by the commands: JSON, tables and progress bars."""
+"""Printing helpers shared by the commands: JSON, tables, progress bars and status lines.
+
+Results go to stdout. ``--json`` means one thing in every command: print the result as JSON on
+stdout instead of text; ``--json-out PATH`` writes the same JSON to a file (atomically) and
+leaves the text output as it is. Status lines ("saved m.joblib") go to stderr through the
+``textcw`` logger, so ``--quiet`` silences them and a pipe of stdout gets only results.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 
+log = logging.getLogger("textcw.cli")
+
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout instead of text")]
+JsonOut = Annotated[Path | None, typer.Option("--json-out", metavar="PATH",
+                                              help="Also write the result as JSON to this file")]
+
+
+def json_text(obj) -> str:
+    return json.dumps(obj, indent=2, sort_keys=True, default=str)
+
+
 def print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    sys.stdout.write(json_text(obj) + "\n")
+
+
+def write_json(obj, path: Path) -> None:
+    """``obj`` as JSON in ``path``, atomically, and a status line saying so."""
+    from textcw._atomic import atomic_write_text
+
+    atomic_write_text(path, json_text(obj) + "\n")
+    log.info("wrote %s", path)
 
 
 def print_table(columns: list[str], rows: list[list], title: str | None = None) -> None:

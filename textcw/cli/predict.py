@@ -62,14 +62,29 @@ def check_model(pipeline, path: Path) -> None:
         )
 
 
+def output_lines(labels, best, files: list[Path] | None) -> list[str]:
+    """``[PATH<TAB>]label[<TAB>p]`` per document: the path when documents came from files (so a
+    script can join the answer to its input), the probability when asked for. Paths and labels
+    that hold tabs, line breaks or other control characters are printed escaped, so each document
+    stays on one line of exactly these columns."""
+    from textcw.corpus.base import show_path
+
+    columns = [[show_path(f) for f in files]] if files else []
+    columns.append([show_path(label) for label in labels])
+    if best is not None:
+        columns.append([f"{q:.6f}" for q in best])
+    return ["\t".join(row) for row in zip(*columns)]
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def predict(
-        model: Annotated[Path, typer.Argument(help="A model saved by `textcw train --out`")],
+        model: Annotated[Path, typer.Argument(help="A model saved by `textcw train --out` (a pickle: load only models from people you trust; share with `textcw export`)")],
         files: Annotated[list[Path] | None, typer.Argument(help="Documents, one per file (default: one per stdin line)")] = None,
         proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
     ) -> None:
-        """Print the predicted label of each document, one line each."""
+        """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
+        label per stdin line; `--proba` adds `<TAB>probability`."""
         from textcw.persist import load
 
         pipeline = load(model)
@@ -78,11 +93,10 @@ def register(app: typer.Typer) -> None:
         if not docs:
             return
         labels = pipeline.predict(docs)
-        if not proba:
-            typer.echo("\n".join(str(label) for label in labels))
-            return
-        if not hasattr(pipeline, "predict_proba"):
-            raise InputError("this model's learner defines no probabilities; drop --proba")
-        p = pipeline.predict_proba(docs)
-        best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
-        typer.echo("\n".join(f"{label}\t{q:.6f}" for label, q in zip(labels, best)))
+        best = None
+        if proba:
+            if not hasattr(pipeline, "predict_proba"):
+                raise InputError("this model's learner defines no probabilities; drop --proba")
+            p = pipeline.predict_proba(docs)
+            best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
+        typer.echo("\n".join(output_lines(labels, best, files)))

@@ -8,12 +8,12 @@ from typing import Annotated
 import typer
 
 from textcw.cli.evaluate import print_table
-from textcw.cli.output import progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, progress_bar
 
 
 def print_result(result) -> None:
     typer.echo(f"{result.title}")
-    typer.echo(f"published: {result.paper}, {result.table} ({result.source})")
+    typer.echo(f"published: {result.paper}, {result.table}; {result.source}")
     for table in result.tables:
         print_table(table.columns, table.rows, title=table.title)
     for check in result.checks:
@@ -31,26 +31,29 @@ def register(app: typer.Typer) -> None:
         name: Annotated[str | None, typer.Argument(help="Experiment name (omit to list them)")] = None,
         quick: Annotated[bool, typer.Option("--quick", help="Fewer folds, tasks and grid points (what CI runs)")] = False,
         available: Annotated[bool, typer.Option("--available", help="Leave out learners and corpora that are not registered")] = False,
-        json_out: Annotated[Path | None, typer.Option("--json", help="Write the full result (JSON) here")] = None,
+        as_json: JsonFlag = False,
+        json_out: JsonOut = None,
         plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
     ) -> None:
-        """Reproduce a table of the papers on the data that is here, beside the published numbers."""
-        from textcw.cli.evaluate import finish_run, task_lines
+        """Reproduce a table of the papers on the data that is here, beside the published numbers.
+
+        Exits with 1 when one of the experiment's checks against the paper fails (the output
+        says which), as a test would.
+        """
+        from textcw.cli.evaluate import check_outputs, finish_run, task_lines
         from textcw.evaluation import experiments
 
         if name is None:
             print_table(["experiment", "what"], [[n, s] for n, (_, s) in experiments.EXPERIMENTS.items()])
             return
         experiment = experiments.get(name)
-        if plot is not None:
-            from textcw.evaluation.plot import require_matplotlib
-
-            require_matplotlib()
+        check_outputs(json_out=json_out, plot=plot)
         with progress_bar() as report:
             result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
                                     on_task=task_lines())
-        print_result(result)
+        if not as_json:
+            print_result(result)
         from textcw.evaluation.experiments.figures import experiment_figures
 
-        finish_run(result, json_out=json_out, plot=plot, figures=experiment_figures,
+        finish_run(result, as_json=as_json, json_out=json_out, plot=plot, figures=experiment_figures,
                    interrupted="the tables show the runs that finished")

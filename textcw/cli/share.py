@@ -14,22 +14,24 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import print_json
+from textcw.cli.output import log, print_json
 from textcw.errors import ModelFileError
 
 
 def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_command(
-        model: Annotated[Path, typer.Argument(help="A model file saved by `textcw train --out` (trusted)")],
+        model: Annotated[Path, typer.Argument(help="A model file saved by `textcw train --out`: a pickle, so only your own or a trusted person's")],
         out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
     ) -> None:
         """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
+        from textcw._atomic import check_output_path
         from textcw.persist import load
         from textcw.portable import export_model
 
+        check_output_path(out, "export destination", not_same_as=model, example="model.textcw")
         export_model(load(model), out)
-        typer.echo(f"exported {model} to {out}")
+        log.info("exported %s to %s", model, out)
 
     @app.command("import")
     def import_command(
@@ -38,15 +40,17 @@ def register(app: typer.Typer) -> None:
         max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
     ) -> None:
         """Check an exported model (no pickle, no code from the file) and save it as a model file."""
+        from textcw._atomic import check_output_path
         from textcw.persist import save
         from textcw.portable import import_model
 
+        check_output_path(out, "import destination", not_same_as=shared, example="model.joblib")
         model = import_model(shared, max_bytes=max_mb << 20)
         save(model, out, info={"imported_from": shared.name})
         learner = model.textcw_components_.get("learner", {})
         name = learner.get("name", "?") if isinstance(learner, dict) else "?"
-        typer.echo(f"imported {shared} ({name}, {model[-1].n_features_in_} features, "
-                   f"{len(model[-1].classes_)} classes) to {out}")
+        log.info("imported %s (%s, %d features, %d classes) to %s", shared, name,
+                 model[-1].n_features_in_, len(model[-1].classes_), out)
 
     @app.command("inspect")
     def inspect_command(

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import print_json, progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, log, print_json, progress_bar, write_json
 from textcw.errors import ParameterError
 
 
@@ -25,12 +25,18 @@ def parse_params(items: list[str] | None, option: str = "--param") -> dict:
     params = {}
     for item in items or []:
         key, sep, value = item.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise ParameterError(f"{option} {item!r} is not KEY=VALUE (e.g. {option} eta=0.9)")
+        if key in params:
+            raise ParameterError(f"{option} {key} is given twice; give each parameter once")
         try:
-            params[key.strip()] = json.loads(value)
+            params[key] = json.loads(value)
         except json.JSONDecodeError:
-            params[key.strip()] = value
+            params[key] = value
+        except RecursionError:
+            raise ParameterError(f"{option} {key}: the value is nested too deeply; give a number, "
+                                 "a word or a flat list") from None
     return params
 
 
@@ -52,11 +58,18 @@ def register(app: typer.Typer) -> None:
         stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
         chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
         out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file (manifest + joblib payload; see textcw inspect)")] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+        as_json: JsonFlag = False,
+        json_out: JsonOut = None,
     ) -> None:
         """Train a learner on a corpus's training split and report test accuracy."""
+        from textcw._atomic import check_output_path
         from textcw.persist import save
 
+        # Every destination is checked before the work: an hour of training is not lost to a typo.
+        if out is not None:
+            check_output_path(out, "--out", example="model.joblib")
+        if json_out is not None:
+            check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
         check_scale_options(shards=shards, combine=combine, backend=backend, scheduler=scheduler,
                             workers=workers, chunk_size=chunk_size)
         common = dict(featurizer=featurizer, params=parse_params(param),
@@ -82,6 +95,9 @@ def register(app: typer.Typer) -> None:
         if out is not None:
             save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
             summary["model"] = str(out)
+            log.info("saved %s", out)
+        if json_out is not None:
+            write_json(summary, json_out)
         if as_json:
             print_json(summary)
             return
@@ -92,8 +108,6 @@ def register(app: typer.Typer) -> None:
         )
         if shards is not None or stream:
             typer.echo(scale_line(result))
-        if out is not None:
-            typer.echo(f"saved {out}")
 
 
 def check_scale_options(*, shards, combine, backend, scheduler, workers, chunk_size) -> None:

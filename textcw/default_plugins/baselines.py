@@ -5,11 +5,11 @@ multi-class) run through the same pipeline as the online learners.
 """
 
 from textcw.hookspecs import hookimpl
-from textcw.learners.batch import LinearSVM, MaxEnt, NaiveBayes
 
 
 @hookimpl
 def register_learners(register):
+    from textcw.learners.batch import LinearSVM, MaxEnt, NaiveBayes
     register("nb", NaiveBayes, summary="Naive Bayes, multinomial by default (batch baseline, scikit-learn)")
     register("maxent", MaxEnt, summary="Maximum entropy / logistic regression, Gaussian prior (batch, scikit-learn)")
     register("svm", LinearSVM, summary="Linear SVM, hinge loss (batch baseline, scikit-learn LinearSVC)")

@@ -6,13 +6,13 @@ Corpora whose task names are patterns add ``task_check`` (a callable that accept
 task name) and ``task_patterns`` (pattern -> summary, for the listing).
 """
 
-from textcw.corpus import amazon, enron, folder, newsgroups, rcv1, reuters, spam, svmlight
-from textcw.corpus import synthetic
 from textcw.hookspecs import hookimpl
 
 
 @hookimpl
 def register_corpora(register):
+    from textcw.corpus import amazon, enron, folder, newsgroups, rcv1, reuters, spam, svmlight
+    from textcw.corpus import synthetic
     register("newsgroups", newsgroups.load, summary="20 Newsgroups, bydate split (Lang 1995)",
              tasks=newsgroups.TASKS)
     register("amazon", amazon.load,

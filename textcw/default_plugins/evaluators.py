@@ -1,20 +1,20 @@
 """Built-in evaluators (the papers' evaluation protocol; ALGORITHMS.md "Evaluation protocol")."""
 
-from textcw.evaluation.calibration import calibration
-from textcw.evaluation.curve import curve
-from textcw.evaluation.cv import cv
-from textcw.evaluation.holdout import holdout
-from textcw.evaluation.mcnemar import mcnemar
-from textcw.evaluation.noise import noise
-from textcw.evaluation.online import online
-from textcw.evaluation.rank import rank
-from textcw.evaluation.timing import timing
-from textcw.evaluation.tune import tune
 from textcw.hookspecs import hookimpl
 
 
 @hookimpl
 def register_evaluators(register):
+    from textcw.evaluation.calibration import calibration
+    from textcw.evaluation.curve import curve
+    from textcw.evaluation.cv import cv
+    from textcw.evaluation.holdout import holdout
+    from textcw.evaluation.mcnemar import mcnemar
+    from textcw.evaluation.noise import noise
+    from textcw.evaluation.online import online
+    from textcw.evaluation.rank import rank
+    from textcw.evaluation.timing import timing
+    from textcw.evaluation.tune import tune
     register("holdout", holdout, summary="Train on the training split, accuracy on the test split")
     register("cv", cv, summary="Stratified seeded k-fold cross-validation: mean and spread of test error")
     register("tune", tune, summary="Parameters and passes (1..10) chosen on one randomised tuning run")

@@ -1,13 +1,13 @@
 """Built-in featurizers."""
 
-from textcw.features.hashing import hashing
-from textcw.features.precomputed import precomputed
-from textcw.features.text import bigram_counts, binary_bow
 from textcw.hookspecs import hookimpl
 
 
 @hookimpl
 def register_featurizers(register):
+    from textcw.features.hashing import hashing
+    from textcw.features.precomputed import precomputed
+    from textcw.features.text import bigram_counts, binary_bow
     register("binary-bow", binary_bow, summary="Binary bag of words (CountVectorizer, binary=True)")
     register("bigram-counts", bigram_counts, summary="Unigram and bigram counts")
     register("hashing", hashing,

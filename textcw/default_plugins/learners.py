@@ -1,15 +1,6 @@
 """Built-in learners: each summary cites the paper and lists the variants (as parameters)."""
 
 from textcw.hookspecs import hookimpl
-from textcw.learners.arow import AROW
-from textcw.learners.averaged_perceptron import AveragedPerceptron
-from textcw.learners.cw_stdev import CWStdev
-from textcw.learners.cw_var import CWVar
-from textcw.learners.passive_aggressive import PassiveAggressive, PassiveAggressiveI, PassiveAggressiveII
-from textcw.learners.perceptron import Perceptron
-from textcw.learners.scw import SCW1, SCW2
-from textcw.learners.sgd import SGD
-from textcw.learners.sop import SecondOrderPerceptron
 
 GAUSSIAN_FORMS = "covariance=diag-kl|diag-l2|full"
 MULTICLASS = "multiclass=top1|seq|par|exact, k"
@@ -17,6 +8,15 @@ MULTICLASS = "multiclass=top1|seq|par|exact, k"
 
 @hookimpl
 def register_learners(register):
+    from textcw.learners.arow import AROW
+    from textcw.learners.averaged_perceptron import AveragedPerceptron
+    from textcw.learners.cw_stdev import CWStdev
+    from textcw.learners.cw_var import CWVar
+    from textcw.learners.passive_aggressive import PassiveAggressive, PassiveAggressiveI, PassiveAggressiveII
+    from textcw.learners.perceptron import Perceptron
+    from textcw.learners.scw import SCW1, SCW2
+    from textcw.learners.sgd import SGD
+    from textcw.learners.sop import SecondOrderPerceptron
     register("perceptron", Perceptron,
              summary="Perceptron (Rosenblatt 1958); multiclass=top1|seq|par, k")
     register("averaged-perceptron", AveragedPerceptron,

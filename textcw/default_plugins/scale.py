@@ -1,12 +1,11 @@
 """Built-in scale-out components: the synthetic text stream and the shard-combination experiment."""
 
-from textcw.corpus import synthetic_text
-from textcw.evaluation.combination import combination
 from textcw.hookspecs import hookimpl
 
 
 @hookimpl
 def register_corpora(register):
+    from textcw.corpus import synthetic_text
     register("synthetic-text", synthetic_text.load,
              summary="Seeded synthetic text of any size: Zipf vocabulary, hidden linear labels (no download)",
              tasks=synthetic_text.TASKS, task_check=synthetic_text.check_task,
@@ -16,5 +15,6 @@ def register_corpora(register):
 
 @hookimpl
 def register_evaluators(register):
+    from textcw.evaluation.combination import combination
     register("combination", combination,
              summary="Shard models, uniform and KL combinations vs one model (JMLR 2012 Figure 6)")

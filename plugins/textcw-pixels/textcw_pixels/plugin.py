@@ -1,13 +1,16 @@
-"""The registrations textcw finds through the ``textcw`` entry point."""
+"""The registrations textcw finds through the ``textcw`` entry point.
+
+The implementations are imported inside the functions, when textcw asks for them, so that
+loading the plugin adds nothing to the start-up of ``textcw --help``.
+"""
 
 import textcw
-
-from textcw_pixels import usps
-from textcw_pixels.features import PixelPairs, Pixels
 
 
 @textcw.hookimpl
 def register_corpora(register):
+    from textcw_pixels import usps
+
     register("usps", usps.load, summary="USPS handwritten digits, ESL train/test split (Hull 1994)",
              tasks=usps.TASKS, task_check=usps.check_task, task_patterns=usps.TASK_PATTERNS,
              featurizer="pixels")
@@ -15,6 +18,8 @@ def register_corpora(register):
 
 @textcw.hookimpl
 def register_featurizers(register):
+    from textcw_pixels.features import PixelPairs, Pixels
+
     register("pixels", Pixels, summary="Grey values of the pixels, rescaled to [0, 1]")
     register("pixel-pairs", PixelPairs,
              summary="Pixels plus the product of every pair of pixels (JMLR 2012 USPS features)")

@@ -56,7 +56,7 @@ class ExperimentResult(Report):
     ----------
     name, title : str
     paper, table, source : str
-        The publication, the table or figure, and where the numbers are in ``papers/``.
+        The publication, the table or figure, and the section of the paper that prints them.
     quick : bool
     suite : SuiteReport or None
         The full evaluation (cells, tuning, McNemar tests, ranks).
