@@ -2,15 +2,42 @@
 
 Nothing happens at import: :func:`get_plugin_manager` builds a fresh manager (tests build
 isolated ones), and :func:`default_registries` builds the process-wide registries on first use.
+
+Broken installed plugins
+------------------------
+An installed (entry-point) plugin is someone else's code, and one broken plugin must not take
+every command down with it, ``textcw plugins`` and ``--help`` included. A plugin is *broken* when
+
+- importing it raises anything but ``KeyboardInterrupt`` (``SystemExit`` included: a plugin
+  that calls ``sys.exit`` at import does not end textcw), or pluggy refuses it (a hook function
+  whose arguments do not match the hook);
+- it implements a hook textcw does not have, usually a misspelling (``register_learner``): the
+  rule of pluggy's ``check_pending``, applied plugin by plugin so that every such plugin is
+  reported, not only the first;
+- one of its hooks raises (:func:`build_registries`, :func:`register_commands`), or it registers
+  a name another plugin already registered.
+
+A broken plugin is unregistered, so none of its hooks runs again and nothing it registered is
+kept; everything else works. Each one is reported once, as one ``WARNING`` line on the logger
+``"textcw"`` (shown on stderr when the application has not configured logging) that names the
+plugin, its distribution and the reason, and says that ``TEXTCW_NO_PLUGINS=1`` runs textcw
+without installed plugins. :func:`broken_plugins` lists them and ``textcw plugins`` shows them.
+
+The built-in plugins and those passed as ``extra`` (plugins under test) are not guarded: their
+errors propagate, since hiding them would hide a bug in textcw or in the plugin being tested.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
+import logging
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import pluggy
 
@@ -27,27 +54,180 @@ BUILTIN_PLUGINS = (
     "textcw.default_plugins.scale",
 )
 BUILTIN_PROVIDER = "textcw"
+NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
+_MAX_REASON = 300  # characters of an exception message kept in the one-line report
+
+logger = logging.getLogger("textcw")
 
 
-def get_plugin_manager(*, entry_points: bool = True, extra: Iterable[object] = ()) -> pluggy.PluginManager:
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """An installed plugin that was skipped.
+
+    Attributes
+    ----------
+    name : str
+        Its entry-point name.
+    distribution, version : str
+        The distribution that installed it ("" when unknown).
+    reason : str
+        What went wrong, on one line.
+    """
+
+    name: str
+    distribution: str
+    version: str
+    reason: str
+
+
+class PluginManager(pluggy.PluginManager):
+    """pluggy's plugin manager, plus the installed plugins found broken (:attr:`broken`)."""
+
+    def __init__(self, project_name: str) -> None:
+        super().__init__(project_name)
+        self.broken: list[BrokenPlugin] = []
+
+
+def get_plugin_manager(*, entry_points: bool = True, extra: Iterable[object] = ()) -> PluginManager:
     """Build a plugin manager with the built-ins, the installed plugins and ``extra``.
 
     Parameters
     ----------
     entry_points : bool
-        Load third-party plugins declared in the entry-point group ``textcw``.
+        Load third-party plugins declared in the entry-point group ``textcw``; a broken one is
+        reported and skipped (see the module docstring).
     extra : iterable
         More plugin objects (modules or instances), e.g. a plugin under test.
     """
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm = PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
     for name in BUILTIN_PLUGINS:
         pm.register(importlib.import_module(name), name=name)
     if entry_points:
-        pm.load_setuptools_entrypoints(hookspecs.PROJECT)
+        _load_entry_points(pm)
     for plugin in extra:
         pm.register(plugin)
     return pm
+
+
+def _load_entry_points(pm: PluginManager) -> None:
+    """Load each plugin of the entry-point group on its own, so that one failure skips one plugin."""
+    seen: set[str] = set()
+    for ep in importlib.metadata.entry_points(group=hookspecs.PROJECT):
+        if ep.name in seen:  # pluggy loads the first of several plugins with one name
+            continue
+        seen.add(ep.name)
+        registered_before = pm.has_plugin(ep.name)
+        try:
+            # pluggy's own loader, one name at a time: it records the distribution of each plugin
+            pm.load_setuptools_entrypoints(hookspecs.PROJECT, name=ep.name)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - SystemExit too: a plugin must not end textcw
+            if not registered_before and pm.has_plugin(ep.name):
+                pm.unregister(name=ep.name)
+            dist = ep.dist
+            _report(pm, BrokenPlugin(ep.name, _dist_name(dist), getattr(dist, "version", "") or "",
+                                     f"loading {ep.value} {_describe(exc)}"))
+    _drop_unknown_hooks(pm)
+
+
+def _drop_unknown_hooks(pm: PluginManager) -> None:
+    """Skip each installed plugin with a hook textcw does not define (pluggy's ``check_pending``
+    rule: a hook implementation without a spec that is not marked ``optionalhook``)."""
+    installed = _installed(pm)
+    known = sorted(n for n, c in vars(pm.hook).items() if not n.startswith("_") and c.has_spec())
+    for name, caller in list(vars(pm.hook).items()):
+        if name.startswith("_") or caller.has_spec():
+            continue
+        for impl in caller.get_hookimpls():
+            if not impl.optionalhook and id(impl.plugin) in installed and pm.is_registered(impl.plugin):
+                _skip(pm, impl.plugin, f"it implements {name!r}, which is not a textcw hook "
+                                       f"(misspelled?); textcw's hooks are: {', '.join(known)}")
+
+
+def _installed(pm: pluggy.PluginManager) -> dict[int, Any]:
+    """``id(plugin) -> distribution`` of the plugins loaded from entry points."""
+    return {id(p): d for p, d in pm.list_plugin_distinfo()}
+
+
+def _dist_name(dist) -> str:
+    if dist is None:
+        return ""
+    metadata = getattr(dist, "metadata", None)
+    name = metadata["Name"] if metadata is not None else None
+    return name or getattr(dist, "project_name", "") or ""
+
+
+def _describe(exc: BaseException) -> str:
+    """What an exception says, on one bounded line, as a verb phrase ("raised ValueError: ...")."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    text = " ".join(str(exc).split())
+    if len(text) > _MAX_REASON:
+        text = text[: _MAX_REASON - 3] + "..."
+    return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
+
+
+def _skip(pm: pluggy.PluginManager, plugin: object, reason: str) -> None:
+    """Unregister the installed ``plugin`` and report it."""
+    dist = _installed(pm).get(id(plugin))
+    name = pm.get_name(plugin) or provider_name(pm, plugin)
+    if pm.is_registered(plugin):
+        pm.unregister(plugin)
+    _report(pm, BrokenPlugin(name, getattr(dist, "project_name", "") or "",
+                             getattr(dist, "version", "") or "", reason))
+
+
+def _report(pm: pluggy.PluginManager, broken: BrokenPlugin) -> None:
+    if isinstance(pm, PluginManager):
+        pm.broken.append(broken)
+    dist = " ".join(part for part in (broken.distribution, broken.version) if part)
+    source = f" ({dist})" if dist else ""
+    logger.warning("skipping the broken textcw plugin %r%s: %s; set %s=1 to run textcw without "
+                   "installed plugins", broken.name, source, broken.reason, NO_PLUGINS_VAR)
+
+
+def broken_plugins(pm: pluggy.PluginManager) -> list[BrokenPlugin]:
+    """The installed plugins skipped so far because they are broken (see the module docstring).
+
+    Import failures are known once the manager is built; a failing hook only once the hook has
+    run (:func:`build_registries`, :func:`register_commands`)."""
+    return list(getattr(pm, "broken", ()))
+
+
+def _call(pm: pluggy.PluginManager, impl, installed: dict[int, Any], hook: str, **kwargs: Any) -> bool:
+    """Call one hook implementation as pluggy would; an installed plugin's failure skips the
+    plugin (False), any other plugin's failure propagates."""
+    args = [kwargs[name] for name in impl.argnames]
+    if id(impl.plugin) not in installed:
+        impl.function(*args)
+        return True
+    try:
+        impl.function(*args)
+        return True
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too
+        _skip(pm, impl.plugin, f"its hook {hook} {_describe(exc)}")
+        return False
+
+
+def register_commands(pm: pluggy.PluginManager, app) -> None:
+    """Let every plugin add its commands to the typer ``app`` (the ``register_commands`` hook).
+
+    Use this instead of ``pm.hook.register_commands(app=app)``: an installed plugin whose hook
+    raises is skipped with a report, and the commands it added before failing are removed.
+    """
+    installed = _installed(pm)
+    # pluggy calls the last registered implementation first; keep that order for the help text
+    for impl in reversed(pm.hook.register_commands.get_hookimpls()):
+        if impl.wrapper or impl.hookwrapper or not pm.is_registered(impl.plugin):
+            continue
+        counts = {attr: len(getattr(app, attr, ())) for attr in ("registered_commands", "registered_groups")}
+        if not _call(pm, impl, installed, "register_commands", app=app):
+            for attr, count in counts.items():
+                del getattr(app, attr)[count:]
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: object) -> str:
@@ -63,24 +243,62 @@ def provider_name(pm: pluggy.PluginManager, plugin: object) -> str:
 
 
 def build_registries(pm: pluggy.PluginManager) -> Registries:
-    """Call every registration hook of every plugin, recording which plugin provided each name."""
+    """Call every registration hook of every plugin, recording which plugin provided each name.
+
+    Plugins are called in registration order (built-ins, installed plugins, extras). An
+    installed plugin registers into a scratch table first and its names are added only if all
+    its hooks succeed and none of its names is taken, so a broken plugin leaves nothing behind.
+    """
     registries = Registries()
-    for kind in KINDS:
-        caller = getattr(pm.hook, f"register_{kind}")
-        # Call plugin by plugin (not the combined hook) so each name knows its provider.
-        for impl in caller.get_hookimpls():  # registration order: built-ins, entry points, extras
-            register = registries.register_callable(kind, provider_name(pm, impl.plugin))
-            impl.function(register=register)
+    installed = _installed(pm)
+    for _, plugin in list(pm.list_name_plugin()):
+        if plugin is None or not pm.is_registered(plugin):  # a blocked name, or skipped meanwhile
+            continue
+        provider = provider_name(pm, plugin)
+        target = Registries() if id(plugin) in installed else registries
+        for kind in KINDS:
+            hook = f"register_{kind}"
+            for impl in getattr(pm.hook, hook).get_hookimpls():
+                if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
+                    if not _call(pm, impl, installed, hook, register=target.register_callable(kind, provider)):
+                        break
+            if not pm.is_registered(plugin):
+                break
+        if target is not registries and pm.is_registered(plugin):
+            _merge(pm, plugin, registries, target)
     return registries
 
 
+def _merge(pm: pluggy.PluginManager, plugin: object, registries: Registries, staged: Registries) -> None:
+    """Add an installed plugin's names, all or none: a name already taken skips the plugin."""
+    from textcw.errors import DuplicateNameError
+
+    try:
+        for kind in KINDS:
+            for entry in staged[kind]:
+                if entry.name in registries[kind]:
+                    registries[kind].add(entry)  # raises, naming both providers
+    except DuplicateNameError as exc:
+        _skip(pm, plugin, str(exc))
+        return
+    for kind in KINDS:
+        for entry in staged[kind]:
+            registries[kind].add(entry)
+
+
 def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
-    """Each plugin module with the distribution and version that provided it."""
+    """Each plugin module with the distribution and version that provided it.
+
+    A broken installed plugin (:func:`broken_plugins`) is listed too, with the key ``"broken"``
+    holding the reason it was skipped.
+    """
     from textcw import __version__
 
-    dists = {id(p): d for p, d in pm.list_plugin_distinfo()}
+    dists = _installed(pm)
     rows = []
     for name, plugin in pm.list_name_plugin():
+        if plugin is None:
+            continue
         dist = dists.get(id(plugin))
         if dist is not None:
             rows.append({"name": name, "distribution": dist.project_name, "version": dist.version})
@@ -89,14 +307,14 @@ def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
         else:
             rows.append({"name": provider_name(pm, plugin), "distribution": "(registered in process)",
                          "version": ""})
+    for broken in broken_plugins(pm):
+        rows.append({"name": broken.name, "distribution": broken.distribution, "version": broken.version,
+                     "broken": broken.reason})
     return rows
 
 
-NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
-
-
 @functools.cache
-def default_plugin_manager() -> pluggy.PluginManager:
+def default_plugin_manager() -> PluginManager:
     """The process-wide manager (built-ins plus installed plugins), built on first use.
 
     ``TEXTCW_NO_PLUGINS=1`` leaves the installed plugins out (their code is not even imported):
