@@ -196,11 +196,11 @@ def test_files_that_are_not_exports(tmp_path, exported):
      "the featurizer makes 1 features but the learner was fitted with"),
     (lambda d: d["steps"][0]["attributes"]["__dict__"].update(stop_words_={"__weird__": 1}), "unknown value tags"),
     (lambda d: d["steps"][0]["attributes"]["__dict__"].update(
-        x_={"__estimator__": "os:system", "params": {}}), "only scikit-learn and textcw classes"),
+        x_={"__estimator__": "os:system", "params": {}}), "makes no nested estimator 'x_'; the file cannot add one"),
     (lambda d: d["steps"][0]["attributes"]["__dict__"].update(
-        x_={"__estimator__": "textcw.cli.__main__:main", "params": {}}), "only scikit-learn and textcw classes"),
+        x_={"__estimator__": "textcw.cli.__main__:main", "params": {}}), "makes no nested estimator 'x_'"),
     (lambda d: d["steps"][0]["attributes"]["__dict__"].update(
-        x_={"__estimator__": "sklearn.utils:Bunch", "params": {}}), "is not an estimator class"),
+        x_={"__estimator__": "sklearn.utils:Bunch", "params": {}}), "makes no nested estimator 'x_'"),
 ])
 def test_bad_documents_are_refused(exported, change, message):
     edit(exported, change_document=change)
@@ -238,7 +238,7 @@ def test_pickled_array_is_never_unpickled(exported):
         doc = json.loads(archive.read(JSON_MEMBER))
     evil = np.array([Boom()], dtype=object)
     edit(exported, change_arrays=lambda arrays: arrays.__setitem__(state_array(doc, "mu"), npy(evil, allow_pickle=True)))
-    with pytest.raises(ModelFileError, match="holds an array of dtype object"):
+    with pytest.raises(ModelFileError, match=r"holds an array of dtype \|O, which an export never has"):
         import_model(exported)
 
 
@@ -264,7 +264,7 @@ def test_damaged_member_is_refused(exported):
     data = bytearray(exported.read_bytes())
     data[200] ^= 0xFF  # inside the compressed JSON
     exported.write_bytes(bytes(data))
-    with pytest.raises(ModelFileError, match="damaged or not an exported textcw model"):
+    with pytest.raises(ModelFileError, match=r"is damaged or was modified after saving \(Bad CRC-32 for file 'model.json'\)"):
         import_model(exported)
 
 

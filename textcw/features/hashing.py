@@ -10,8 +10,9 @@ thousand words) a handful of words share a column.
 Defaults follow ``binary-bow`` (the papers' representation): ``binary=True``, no norm, and
 ``alternate_sign=False``: scikit-learn's default random sign lets colliding counts cancel in
 expectation, but it makes features negative, which a bag of words (counts, ``binary=False``)
-should not be. Any ``HashingVectorizer`` parameter can be overridden (``n_features``,
-``ngram_range``, ``binary``, ...). Bytes are decoded as UTF-8 with undecodable bytes replaced.
+should not be. ``HashingVectorizer`` parameters can be overridden (``n_features``,
+``ngram_range``, ``binary``, ...) within the limits of :mod:`textcw.features.params`. Bytes are
+decoded as UTF-8 with undecodable bytes replaced.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 
 from textcw.corpus.base import one_line
 from textcw.errors import InputError
+from textcw.features.params import check_text_params
 from textcw.features.text import check_documents
 
 DEFAULTS = {
@@ -39,10 +41,16 @@ class Hashing(HashingVectorizer):
 
     A featurizer of precomputed vectors or images would otherwise fail deep inside
     scikit-learn (``'dict' object has no attribute 'lower'``). Only sequences are checked, so
-    that a generator of documents streams through untouched.
+    that a generator of documents streams through untouched. Parameters are those
+    :func:`~textcw.features.params.check_text_params` allows.
     """
 
+    def validate_params(self) -> None:
+        """Refuse unsafe or invalid parameters (:mod:`textcw.features.params`)."""
+        check_text_params(self, "hashing")
+
     def fit(self, X, y=None):
+        self.validate_params()
         check_documents(X, "hashing")
         return super().fit(X, y)
 

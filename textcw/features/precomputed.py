@@ -72,6 +72,9 @@ class Precomputed(TransformerMixin, BaseEstimator):
     """
 
     _parameter_constraints = {"binary": ["boolean"]}
+    # The nested estimators fit makes, by attribute, and the method that makes each: an import
+    # (textcw.portable) builds them this way and only takes their fitted attributes from the file.
+    _nested_estimators = {"vectorizer_": "_make_vectorizer"}
 
     def __init__(self, binary: bool = False):
         self.binary = binary
@@ -79,7 +82,7 @@ class Precomputed(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None):
         self.input_kind_ = _kind(X)
         if self.input_kind_ == MAPPINGS:
-            self.vectorizer_ = _dict_vectorizer(X)
+            self.vectorizer_ = _dict_vectorizer(X, self._make_vectorizer())
             self.n_features_out_ = len(self.vectorizer_.feature_names_)
         else:
             self.n_features_out_ = int(_check_finite(_as_matrix(X)).shape[1])
@@ -108,6 +111,9 @@ class Precomputed(TransformerMixin, BaseEstimator):
             out.data[:] = 1.0
         return out
 
+    def _make_vectorizer(self) -> DictVectorizer:
+        return DictVectorizer(dtype=np.float64)
+
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         check_is_fitted(self, "input_kind_")
         if self.input_kind_ == MAPPINGS:
@@ -115,8 +121,7 @@ class Precomputed(TransformerMixin, BaseEstimator):
         return np.asarray([f"x{i}" for i in range(self.n_features_out_)], dtype=object)
 
 
-def _dict_vectorizer(X) -> DictVectorizer:
-    vectorizer = DictVectorizer(dtype=np.float64)
+def _dict_vectorizer(X, vectorizer: DictVectorizer) -> DictVectorizer:
     try:
         out = sp.csr_matrix(vectorizer.fit_transform(X))
     except (TypeError, ValueError) as exc:

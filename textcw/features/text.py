@@ -4,7 +4,9 @@
   JMLR 2012 section 7).
 - ``bigram-counts``: counts of unigrams and bigrams (the Amazon sentiment features).
 
-Both accept any ``CountVectorizer`` parameter (``min_df``, ``max_features``, ``lowercase``, ...).
+Both accept ``CountVectorizer`` parameters (``min_df``, ``max_features``, ``lowercase``, ...)
+within the limits of :mod:`textcw.features.params` (no callables, no file input, a known
+``token_pattern``, a bounded ``ngram_range``), checked when they are made and when they fit.
 Bytes are decoded as UTF-8 with undecodable bytes replaced, so any file can be featurized.
 Documents that are not text, and training documents without a single word, are refused with a
 :class:`~textcw.errors.InputError` that says so (scikit-learn's own errors name neither the
@@ -28,6 +30,7 @@ except ImportError:  # pragma: no cover - a scikit-learn that moved it; its erro
 
 from textcw.corpus.base import one_line
 from textcw.errors import InputError, ParameterError
+from textcw.features.params import check_text_params
 
 _COMMON = {"dtype": np.float64, "decode_error": "replace"}
 
@@ -70,9 +73,15 @@ def check_documents(X, name: str) -> None:
 
 
 class WordCounts(CountVectorizer):
-    """scikit-learn's ``CountVectorizer`` that reports unusable input as textcw errors."""
+    """scikit-learn's ``CountVectorizer`` that reports unusable input as textcw errors, and takes
+    only the parameters :func:`~textcw.features.params.check_text_params` allows."""
+
+    def validate_params(self) -> None:
+        """Refuse unsafe or invalid parameters (:mod:`textcw.features.params`)."""
+        check_text_params(self, "bag-of-words")
 
     def fit_transform(self, raw_documents, y=None):  # fit() calls this too
+        self.validate_params()  # parameters may have been changed by set_params
         check_documents(raw_documents, "the bag-of-words featurizer")
         try:
             return super().fit_transform(raw_documents, y)
@@ -104,7 +113,8 @@ def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:
         return InputError(
             f"the bag-of-words featurizer found no words in {counted}: they are empty or hold only "
             "punctuation or one-character tokens (a word is two or more letters or digits); check "
-            "that the files hold text, or set the featurizer's token_pattern parameter"
+            "that the files hold text, or set the featurizer's token_pattern parameter (e.g. "
+            r"'(?u)\b\w+\b' keeps one-character words)"
         )
     if "max_df corresponds to < documents than min_df" in message:
         return ParameterError(
