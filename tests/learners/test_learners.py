@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -232,12 +234,12 @@ def test_first_order_learners_have_no_probabilities():
         ("cw-var", {"a": 0}, "a must be a number > 0"),
         ("pa1", {"C": -1.0}, "C must be a number > 0"),
         ("pa2", {"C": "big"}, "C='big' is invalid"),
-        ("perceptron", {"n_epochs": 0}, "n_epochs must be an integer >= 1"),
+        ("perceptron", {"n_epochs": 0}, "n_epochs must be an integer in [1, 1000000]"),
         ("cw-var", {"covariance": "diagonal"}, "covariance must be one of 'diag-kl', 'diag-l2'"),
     ],
 )
 def test_invalid_parameters_are_refused_with_the_range(name, params, fragment):
-    with pytest.raises(ParameterError, match=fragment.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ParameterError, match=re.escape(fragment)):
         textcw.make_learner(name, **params)
 
 
@@ -394,7 +396,11 @@ def test_changing_the_covariance_form_after_fitting_is_refused(binary_problem):
     X, y = binary_problem
     model = textcw.make_learner("cw-var").partial_fit(X, y, classes=["neg", "pos"])
     model.set_params(covariance="full")
-    with pytest.raises(InputError, match="no 'R' state for the current parameters.*call fit"):
+    with pytest.raises(ParameterError, match=re.escape(
+            "CWVar: covariance was 'diag-kl' when the model was fitted and is now 'full'; covariance "
+            "decides the shape of the fitted state, so the fitted model cannot be continued by "
+            "partial_fit with covariance='full': call fit() to start over with the new value, or "
+            "set_params(covariance='diag-kl') to keep the fitted model")):
         model.partial_fit(X, y)
     model.fit(X, y)  # fit starts over with the new form
     assert model.covariance_.shape == (40, 40)

@@ -27,7 +27,7 @@ from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
-from textcw.learners.params import POSITIVE, Options
+from textcw.learners.params import SCALE, Options
 
 LOSS_CODES = {"squared_hinge": AROW_SQUARED_HINGE, "hinge": AROW_HINGE}
 
@@ -60,9 +60,9 @@ class AROW(GaussianLinearClassifier):
     _covariances = ("diag-kl", "diag-l2", "full")
     _constraints = {
         **OnlineLinearClassifier._constraints,
-        "r": POSITIVE,
+        "r": SCALE,
         "loss": Options(tuple(LOSS_CODES)),
-        "a": POSITIVE,
+        "a": SCALE,
         "covariance": Options(_covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
@@ -71,7 +71,7 @@ class AROW(GaussianLinearClassifier):
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
-                 random_state=None, fit_intercept=False):
+                 random_state=0, fit_intercept=False):
         self.r = r
         self.loss = loss
         self.a = a

@@ -20,7 +20,9 @@ class AveragedPerceptron(OnlineLinearClassifier):
     ----------
     n_epochs : int, default 5
     shuffle : bool, default True
-    random_state : int or None, default None
+    random_state : int or None, default 0
+        Seed of the shuffling; the default makes every run the same (as `textcw train --seed 0`),
+        None draws a fresh order each time.
     fit_intercept : bool, default False
 
     The average runs over every example of every epoch (and every ``partial_fit`` call);
@@ -31,13 +33,17 @@ class AveragedPerceptron(OnlineLinearClassifier):
     _binary_kernel = averaged.binary_epoch
     _multiclass_kernel = averaged.multiclass_top1_epoch
 
-    def __init__(self, *, n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+    def __init__(self, *, n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
+    def _state_shapes(self, n_rows, n_labels):
+        shape = self._weight_shape(n_rows, n_labels)
+        return {"mu": shape, "w": shape, "u": shape, "count": (1,)}
+
     def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        shape = self._weight_shape(n_rows, n_labels)
         return {"mu": np.zeros(shape), "w": np.zeros(shape), "u": np.zeros(shape),
                 "count": np.zeros(1)}

@@ -16,8 +16,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from textcw._csr import as_kernel_csr
-from textcw.errors import InputError
-from textcw.learners.inputs import check_features, check_labels, check_targets
+from textcw.errors import InputError, ParameterError
+from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 
 _PROGRESS_CHUNK = 2048
@@ -37,8 +37,33 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     Subclasses set ``_binary_kernel`` and ``_multiclass_kernel`` (numba kernels), list their
     state arrays in ``_state_names``, and implement :meth:`_new_state` and
     :meth:`_kernel_args`. They extend ``_constraints`` with their own parameters. A learner whose
-    kernel or state depends on a parameter (e.g. ``covariance``) overrides :meth:`_kernel` and
-    makes ``_state_names`` a property.
+    kernel or state depends on a parameter (e.g. ``covariance``) overrides :meth:`_kernel`,
+    makes ``_state_names`` a property and lists that parameter in ``_state_params``; a learner
+    whose state shapes are plain arithmetic overrides :meth:`_state_shapes` (the default builds
+    a fresh state once per shape to read them off).
+
+    Parameters and the fitted state. ``fit`` starts over with the current parameters.
+    ``partial_fit`` continues the fitted model, as in scikit-learn, with the current values of
+    the parameters that only steer the updates (``eta``, ``C``, ``multiclass``, ...); a
+    parameter in ``_state_params`` (``fit_intercept``, ``covariance``) decides what the state
+    *is*, so a value changed since the model was fitted is refused with a
+    :class:`~textcw.errors.ParameterError` (call ``fit`` to start over, or set it back) by
+    ``partial_fit`` and by everything that reads the fitted model. Parameters are validated on
+    every ``fit`` and ``partial_fit`` call. Before a kernel runs, the state arrays are checked
+    against ``X``, the labels and each other (numba does not check bounds): a state that
+    does not fit (e.g. arrays replaced by hand) is an :class:`~textcw.errors.InputError`.
+
+    Parameters every online learner has
+    -----------------------------------
+    n_epochs : int in [1, 1000000], default 5
+        Passes of ``fit`` over the training data.
+    shuffle : bool, default True
+        Visit the documents in a new seeded random order in each pass of ``fit``.
+    random_state : int in [0, 2**32 - 1] or None, default 0
+        Seed of that order. The default makes every run give the same model, the one ``textcw
+        train`` (whose ``--seed`` defaults to 0) trains; ``None`` draws a fresh order each time.
+    fit_intercept : bool, default False
+        Learn a bias as the weight of an extra, always-active feature.
 
     Fitted attributes
     -----------------
@@ -63,6 +88,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         "fit_intercept": BOOL,
     }
     _state_names: tuple[str, ...] = ()
+    # Parameters that decide the state's arrays or their shapes: fixed once the model is fitted
+    # (partial_fit refuses a changed value; fit starts over with it).
+    _state_params: tuple[str, ...] = ("fit_intercept",)
     _positive_states: tuple[str, ...] = ()  # state arrays that must stay > 0 (variances)
     _factor_states: tuple[str, ...] = ()  # upper Cholesky factors with a positive diagonal
     _binary_kernel = None
@@ -118,8 +146,10 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         ``classes`` (every label the stream will contain) is required on the first call.
         """
         first = not hasattr(self, "classes_")
+        self.validate_params()  # every call: set_params may have changed anything since
+        if not first:
+            self._check_state_params("continued by partial_fit")
         if first:
-            self.validate_params()
             if classes is None:
                 raise InputError(
                     "the first partial_fit call needs classes=[...] listing every label the "
@@ -128,15 +158,17 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         # A first mini-batch may hold a single class: classes= declares the others.
         X, y, labels = self._check_training_input(X, y, reset=first, min_classes=1)
         if first:
-            declared = self._check_labels(np.asarray(classes), what="classes")
+            declared = self._check_labels(as_label_array(classes, "classes"), what="classes")
             self._check_classes(len(declared))
             self._setup_labels(declared)
             self._init_model(X.shape[1])
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise InputError(
-                f"classes={np.unique(classes).tolist()} differs from the classes of the first "
-                f"partial_fit call ({self.classes_.tolist()})"
-            )
+        elif classes is not None:
+            declared = self._check_labels(as_label_array(classes, "classes"), what="classes", min_classes=1)
+            if not np.array_equal(declared, self.classes_):
+                raise InputError(
+                    f"classes={declared.tolist()} differs from the classes of the first "
+                    f"partial_fit call ({self.classes_.tolist()})"
+                )
         unknown = np.setdiff1d(labels, self.classes_)
         if unknown.size:
             raise InputError(
@@ -182,10 +214,64 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         return len(self.classes_) == 2
 
     def _fitted_state(self) -> dict[str, np.ndarray]:
+        """The state arrays, after checking that they still describe the model the current
+        parameters, ``n_features_in_`` and ``classes_`` say it is (O(number of arrays))."""
         if not hasattr(self, "_state"):
             # AttributeError keeps hasattr(model, "coef_") False before fitting, as sklearn expects.
             raise AttributeError(f"{type(self).__name__} is not fitted yet; call fit first")
+        self._check_state_params("used")
+        self._check_state_arrays(int(self.n_features_in_) + int(self.fit_intercept))
         return self._state
+
+    # ----------------------------------------------------------------- state consistency
+    def _shaping_values(self) -> dict:
+        return {name: getattr(self, name) for name in self._state_params}
+
+    def _check_state_params(self, action: str) -> None:
+        """Refuse to use the fitted state when a parameter in ``_state_params`` changed since it
+        was fitted (or loaded): the state would not have the arrays or shapes that value needs."""
+        fitted = self.__dict__.get("_fitted_params")
+        if fitted is None:
+            return
+        for name, then in fitted.items():
+            now = getattr(self, name, then)
+            if not _same_value(now, then):
+                raise ParameterError(
+                    f"{type(self).__name__}: {name} was {then!r} when the model was fitted and is "
+                    f"now {now!r}; {name} decides the shape of the fitted state, so the fitted model "
+                    f"cannot be {action} with {name}={now!r}: call fit() to start over with the new "
+                    f"value, or set_params({name}={then!r}) to keep the fitted model"
+                )
+
+    def _check_state_arrays(self, n_rows: int) -> None:
+        """Every state array exists, is a float64 array and has the shape the kernels assume for
+        ``n_rows`` rows (features, plus the intercept) and the labels."""
+        n_labels = None if len(self.classes_) == 2 else len(self.classes_)
+        expected = self._state_shapes(n_rows, n_labels)
+        state = self._state
+        for name in self._state_names:
+            array = state.get(name) if isinstance(state, dict) else None
+            if array is None:
+                raise InputError(
+                    f"{type(self).__name__}: the fitted model has no {name!r} state array for the "
+                    "current parameters; call fit() to start over"
+                )
+            problem = None
+            if not isinstance(array, np.ndarray) or array.dtype != np.float64:
+                problem = f"is {getattr(array, 'dtype', type(array).__name__)}, not a float64 array"
+            elif array.shape != expected[name]:
+                problem = f"has shape {array.shape}, not {expected[name]}"
+            if problem is not None:
+                raise InputError(
+                    f"{type(self).__name__}: state array {name!r} {problem}, which "
+                    f"{int(self.n_features_in_)} features, {len(self.classes_)} classes and "
+                    f"fit_intercept={self.fit_intercept} need; the fitted model was modified after "
+                    "fitting (its arrays, n_features_in_ or classes_): call fit() to start over, "
+                    "or load a state with load_state_dict()"
+                )
+
+    def _remember_fitted_params(self) -> None:
+        self._fitted_params = self._shaping_values()
 
     def _check_labels(self, y, what="y", min_classes=2) -> np.ndarray:
         return check_labels(y, what, min_classes)
@@ -230,6 +316,11 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             )
         self.n_features_in_ = n_columns - int(self.fit_intercept)
         self._state = self._new_state(n_columns, n_labels)
+        self._remember_fitted_params()
+        if type(self)._state_shapes is OnlineLinearClassifier._state_shapes:
+            # the shapes the default _state_shapes would build a second state to read off
+            self.__dict__["_shapes_cache"] = (self._shapes_key(n_columns, n_labels),
+                                              {name: a.shape for name, a in self._state.items()})
         self.mistakes_ = []
         self.n_updates_ = []
 
@@ -241,16 +332,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
         kernel = self._kernel(self._binary)
-        missing = [name for name in self._state_names if name not in self._state]
-        if missing:
-            # e.g. covariance changed by set_params between partial_fit calls
-            raise InputError(
-                f"{type(self).__name__}: the fitted model has no {missing[0]!r} state for the "
-                "current parameters (were they changed after fitting?); call fit to start over"
-            )
-        state = [self._state[name] for name in self._state_names]
-        args = self._kernel_args()
         order = order.astype(np.int64)
+        state = self._kernel_state(X, y, order)
+        args = self._kernel_args()
         # The kernel updates the state in place, so running it over consecutive slices of the
         # order is the same epoch; slicing only serves to report progress.
         step = max(1, order.shape[0]) if on_chunk is None else _PROGRESS_CHUNK
@@ -263,6 +347,33 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
                 on_chunk(min(start + step, order.shape[0]))
         self.mistakes_.append(int(mistakes))
         self.n_updates_.append(int(updates))
+
+    def _kernel_state(self, X, y, order) -> list[np.ndarray]:
+        """The state arrays in kernel order, once everything the kernel indexes without bounds
+        checks is known to agree: the state with the parameters, ``X``'s width (the kernels
+        index the state with its column indices), ``y`` with the labels (multi-class kernels
+        index label blocks with it) and ``order`` with the rows. Cheap: shapes, plus a min/max
+        over ``y`` and ``order``, against an epoch that reads every non-zero."""
+        self._check_state_params("continued by partial_fit")
+        self._check_state_arrays(X.shape[1])
+        n = X.shape[0]
+        y_ok = (y.ndim == 1 and y.shape[0] == n and y.flags.c_contiguous and
+                (y.dtype == np.float64 if self._binary else y.dtype == np.int64))
+        if y_ok and n and not self._binary:
+            y_ok = 0 <= int(y.min()) and int(y.max()) < len(self.classes_)
+        order_ok = order.ndim == 1 and (order.size == 0 or (0 <= int(order.min()) and int(order.max()) < n))
+        if not (y_ok and order_ok):
+            raise InputError(
+                f"{type(self).__name__}: the encoded labels or the visiting order do not match X "
+                f"({n} rows) and the {len(self.classes_)} classes; the model's classes_ was "
+                "modified after fitting: call fit() to start over"
+            )
+        for name in self._state_names:
+            array = self._state[name]
+            if not (array.flags.c_contiguous and array.flags.writeable):
+                # e.g. a model loaded read-only (memory-mapped): the kernels write in place
+                self._state[name] = np.array(array, order="C", copy=True)
+        return [self._state[name] for name in self._state_names]
 
     # ----------------------------------------------------------------- state as plain data
     def state_dict(self) -> dict:
@@ -347,13 +458,33 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = classes.copy()
         self.n_features_in_ = int(n_features)
         self._state = checked
+        self._remember_fitted_params()
         self.mistakes_ = list(counts["mistakes"])
         self.n_updates_ = list(counts["n_updates"])
         return self
 
     def _state_shapes(self, n_rows: int, n_labels: int | None) -> dict[str, tuple[int, ...]]:
-        """The shape of every state array; by default read off a fresh :meth:`_new_state`."""
-        return {name: array.shape for name, array in self._new_state(n_rows, n_labels).items()}
+        """The shape of every state array for ``n_rows`` rows and ``n_labels`` labels (``None``:
+        binary).
+
+        The default reads them off a fresh :meth:`_new_state` and remembers them for these
+        sizes and parameters, so that the check before every kernel call allocates a state at
+        most once per change; learners whose shapes are plain arithmetic override this.
+        """
+        key = self._shapes_key(n_rows, n_labels)
+        cached = self.__dict__.get("_shapes_cache")
+        if cached is None or cached[0] != key:
+            shapes = {name: array.shape for name, array in self._new_state(n_rows, n_labels).items()}
+            self.__dict__["_shapes_cache"] = cached = (key, shapes)
+        return cached[1]
+
+    def _shapes_key(self, n_rows, n_labels):
+        return (n_rows, n_labels, repr(sorted(self.get_params(deep=False).items())))
+
+    @staticmethod
+    def _weight_shape(n_rows: int, n_labels: int | None) -> tuple[int, ...]:
+        """A weight-like array: one value per row (binary) or per row and label."""
+        return (n_rows,) if n_labels is None else (n_rows, n_labels)
 
     def _check_state_values(self, state: dict[str, np.ndarray]) -> None:
         """Refuse state values the learner could never reach (subclasses: e.g. variances <= 0).
@@ -379,8 +510,22 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         for name, value in self._late_defaults.items():
             state.setdefault(name, value)
         super().__setstate__(state)
+        if "_state" in state and "_fitted_params" not in state:
+            # pickled before the fitted values were recorded: its parameters are those it was
+            # fitted with (the state-array checks hold either way)
+            self._remember_fitted_params()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
+
+
+def _same_value(a, b) -> bool:
+    """Whether a parameter kept its value: equal and of the same type (``True`` is not ``1``)."""
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):  # e.g. arrays, whose == is elementwise
+        return False

@@ -23,7 +23,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import InputError
 from textcw.learners.inputs import check_features, check_labels, check_targets
-from textcw.learners.params import BOOL, POSITIVE, SEED, Interval, Options, check_params
+from textcw.learners.params import BOOL, POSITIVE, SCALE, SEED, Interval, Options, check_params
+
+# liblinear and lbfgs count iterations in a C int: a larger max_iter overflows (liblinear raises
+# a bare OverflowError) instead of meaning "more".
+MAX_ITER = Interval(1, 2**31 - 1, closed="both", integer=True)
 
 
 def _as_csr(X, n_features):
@@ -170,7 +174,7 @@ class MaxEnt(BatchBaseline):
     fit_intercept : bool, default True
     """
 
-    _constraints = {"C": POSITIVE, "max_iter": Interval(1, closed="left", integer=True), "fit_intercept": BOOL}
+    _constraints = {"C": SCALE, "max_iter": MAX_ITER, "fit_intercept": BOOL}
 
     def __init__(self, *, C=1.0, max_iter=100, fit_intercept=True):
         self.C = C
@@ -200,15 +204,15 @@ class LinearSVM(BatchBaseline):
     max_iter : int >= 1, default 10000
         Coordinate-descent iterations of liblinear.
     fit_intercept : bool, default True
-    random_state : int or None
-        Seed of liblinear's coordinate order.
+    random_state : int or None, default 0
+        Seed of liblinear's coordinate order (the default makes every run the same).
     """
 
-    _constraints = {"C": POSITIVE, "multi_class": Options(("ovr", "ovo", "crammer_singer")),
-                    "max_iter": Interval(1, closed="left", integer=True), "fit_intercept": BOOL,
+    _constraints = {"C": SCALE, "multi_class": Options(("ovr", "ovo", "crammer_singer")),
+                    "max_iter": MAX_ITER, "fit_intercept": BOOL,
                     "random_state": SEED}
 
-    def __init__(self, *, C=1.0, multi_class="ovr", max_iter=10000, fit_intercept=True, random_state=None):
+    def __init__(self, *, C=1.0, multi_class="ovr", max_iter=10000, fit_intercept=True, random_state=0):
         self.C = C
         self.multi_class = multi_class
         self.max_iter = max_iter

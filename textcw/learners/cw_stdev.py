@@ -17,7 +17,7 @@ class CWStdev(ConfidenceWeighted):
     _rule = CW_STDEV
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
-                 proba="quadrature", n_epochs=5, shuffle=True, random_state=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         super().__init__(eta=eta, a=a, covariance=covariance, multiclass=multiclass, k=k,
                          proba=proba, n_epochs=n_epochs, shuffle=shuffle,

@@ -16,7 +16,7 @@ class CWVar(ConfidenceWeighted):
     _rule = CW_VAR
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
-                 proba="quadrature", n_epochs=5, shuffle=True, random_state=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         super().__init__(eta=eta, a=a, covariance=covariance, multiclass=multiclass, k=k,
                          proba=proba, n_epochs=n_epochs, shuffle=shuffle,

@@ -36,7 +36,7 @@ from textcw.learners._kernels import (
 )
 from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, MC_TOP1, VARIANCE_FLOOR
 from textcw.learners.base import OnlineLinearClassifier, memory_budget
-from textcw.learners.params import POSITIVE, Interval, Options
+from textcw.learners.params import SCALE, Interval, Options
 from textcw.learners.probability import (
     binary_probability_sampling,
     label_probabilities_quadrature,
@@ -110,6 +110,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     _rule: int
     _covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")
     _diagonal_suggestion = "diag-kl"
+    _state_params = ("fit_intercept", "covariance")
     _positive_states = ("s",)  # checked when a state is loaded
     _factor_states = ("R",)
     _late_defaults = {"proba": "quadrature"}
@@ -176,8 +177,14 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
                 "'diag-kl', 'diag-l2' or 'full'"
             )
 
+    def _state_shapes(self, n_rows, n_labels):
+        shape = self._weight_shape(n_rows, n_labels)
+        if self.covariance != "full":
+            return {"mu": shape, "s": shape}
+        return {"mu": shape, "R": (n_rows, n_rows) if n_labels is None else (n_labels, n_rows, n_rows)}
+
     def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        shape = self._weight_shape(n_rows, n_labels)
         mu = np.zeros(shape)
         if self.covariance != "full":
             return {"mu": mu, "s": np.full(shape, float(self.a))}
@@ -237,7 +244,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         one-dimensional integral computed by Gauss-Hermite quadrature.
         ``proba="sampling"``: the papers' Monte Carlo estimate (EMNLP 2009 section 7), the
         fraction of 2,000 seeded draws of the scores that each label wins, seeded with
-        ``random_state`` (0 when ``None``) so that it is a deterministic function of the model.
+        ``random_state`` (0 when ``None``; 0 by default) so that it is a deterministic function of
+        the model.
         Rows sum to 1.
         """
         scores = self.decision_function(X)
@@ -292,8 +300,9 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     _covariances = ("diag-kl", "diag-l2", "exact", "full")
     _constraints = {
         **OnlineLinearClassifier._constraints,
+        # Any double in (0.5, 1) gives phi = Phi^{-1}(eta) in (2.8e-16, 8.3], a usable confidence.
         "eta": Interval(0.5, 1.0, closed="neither"),
-        "a": POSITIVE,
+        "a": SCALE,
         "covariance": Options(_covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
@@ -301,7 +310,7 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     _late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
-                 proba="quadrature", n_epochs=5, shuffle=True, random_state=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         self.eta = eta
         self.a = a

@@ -66,6 +66,44 @@ def check_features(X, n_features: int | None = None, *, estimator: str = "the mo
     return X
 
 
+# What a label may be: one string, number or boolean per document (numpy's scalar types included).
+_SCALAR_LABELS = (str, bytes, int, float, bool, np.generic)
+
+
+def as_label_array(values, what: str = "y") -> np.ndarray:
+    """``values`` as a numpy array of scalar labels.
+
+    A label is one string, number or boolean. numpy turns a list of equal-length tuples or lists
+    into a 2-d array (refused later as not 1-d), a ragged one into an error, and a 1-d object
+    array may hold tuples, lists or dicts, which ``np.unique`` would sort and compare as labels:
+    each of these is refused here, saying so, rather than learning from a silently reshaped y.
+    """
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as exc:
+        raise InputError(
+            f"{what} cannot be read as one label per document ({exc}); give a 1-d list or array "
+            "of strings or numbers"
+        ) from None
+    if array.dtype == object:
+        odd = next((v for v in array.ravel().tolist() if not isinstance(v, _SCALAR_LABELS)), _NONE)
+        if odd is not _NONE:
+            raise InputError(
+                f"{what} must hold one string, number or boolean per document; it holds a "
+                f"{type(odd).__name__} ({_short(odd)}); a document has one label (for several "
+                "labels per document, train one model per label)"
+            )
+    return array
+
+
+_NONE = object()
+
+
+def _short(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def check_targets(y, n_rows: int, *, estimator: str = "the model") -> np.ndarray:
     """``y`` as a 1-d array with one label per row of ``X`` (a column vector is flattened, with
     scikit-learn's warning); no rows at all is an error."""
@@ -74,7 +112,7 @@ def check_targets(y, n_rows: int, *, estimator: str = "the model") -> np.ndarray
             f"{estimator} requires y to be passed, but the target y is None; give one label per "
             "document"
         )
-    y = np.asarray(y)
+    y = as_label_array(y)
     if y.ndim == 2 and y.shape[1] == 1:
         warnings.warn(
             "A column-vector y was passed when a 1d array was expected: y of shape "
@@ -84,7 +122,10 @@ def check_targets(y, n_rows: int, *, estimator: str = "the model") -> np.ndarray
         )
         y = y.ravel()
     if y.ndim != 1:
-        raise InputError(f"y must be 1-d (one label per document); got shape {y.shape}")
+        raise InputError(
+            f"y must be 1-d (one label per document); got shape {y.shape}: a document has one "
+            "label, a string or a number (a list of tuples or a 2-d array is not a label vector)"
+        )
     if y.shape[0] != n_rows:
         raise InputError(f"X has {n_rows} rows but y has {y.shape[0]} labels; they must match")
     if n_rows == 0:

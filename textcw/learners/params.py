@@ -17,11 +17,16 @@ class Interval:
     high: float = math.inf
     closed: str = "neither"  # "neither" | "left" | "right" | "both"
     integer: bool = False
+    # How to state the lower end when the range has a natural one (e.g. "> 0") and the bounds
+    # only keep values numerically meaningful: "a number > 0, between 1e-100 and 1e+100".
+    natural: str = ""
 
     def contains(self, value) -> bool:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return False
-        if self.integer and not float(value).is_integer():
+        # An integer parameter takes integers (Python's or numpy's), not floats that happen to
+        # be whole: 1.0 epochs or a seed of 1e3 is a typo, and numpy would refuse it later.
+        if self.integer and not isinstance(value, numbers.Integral):
             return False
         if math.isnan(value):
             return False
@@ -31,12 +36,19 @@ class Interval:
 
     def describe(self) -> str:
         kind = "an integer" if self.integer else "a number"
+        if self.natural:
+            return f"{kind} {self.natural}, between {_number(self.low)} and {_number(self.high)}"
         if self.high == math.inf:
             op = ">=" if self.closed in ("left", "both") else ">"
             return f"{kind} {op} {self.low:g}"
         left = "[" if self.closed in ("left", "both") else "("
         right = "]" if self.closed in ("right", "both") else ")"
-        return f"{kind} in {left}{self.low:g}, {self.high:g}{right}"
+        return f"{kind} in {left}{_number(self.low)}, {_number(self.high)}{right}"
+
+
+def _number(value) -> str:
+    """A bound as people write it: integers in full, other values in ``%g`` form."""
+    return f"{int(value):d}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 @dataclass(frozen=True)
@@ -66,9 +78,28 @@ class AnyOf:
 
 
 POSITIVE = Interval(0.0, closed="neither")
-EPOCHS = Interval(1, closed="left", integer=True)
 BOOL = Options((True, False))
 SEED = AnyOf((Options((None,)), Interval(0, 2**32 - 1, closed="both", integer=True)))
+
+# The epochs run in a Python loop and ``mistakes_``/``n_updates_`` keep one count per epoch, so the
+# number of epochs is an allocation and a loop driven by the caller: it is bounded. The papers
+# train for at most about 20 passes (the tune and curve evaluators try up to 10); a million
+# passes is far past convergence for every learner here and keeps those lists to a few MB.
+MAX_EPOCHS = 1_000_000
+EPOCHS = Interval(1, MAX_EPOCHS, closed="both", integer=True)
+
+# Scale parameters: the initial variance ``a`` (CW, AROW, SCW, SOP), AROW's ``r``, the
+# aggressiveness ``C`` (PA-I, PA-II, SCW) and SGD's ``eta0``. The updates use such a value ``p``
+# through ``p``, ``1/p`` and their squares: the variance floor ``1e-12 a`` and the full-covariance
+# factor ``a^{-1/2}``; AROW's ``beta = 1/(v + r)`` and precision increment ``1/r``; PA-II's and
+# SCW-II's ``1/(2C)``, squared inside SCW-II's ``gamma``; SGD's step ``eta0 g x``. With ``p`` in
+# [1e-100, 1e100] each such term, and the floor, is a normal double with a factor of about 1e100
+# to spare on either side for the feature values (whose products the kernels bound separately,
+# see ``textcw._csr``) and the sums over features and updates. Outside that range the updates
+# of ordinary, unit-scale documents underflow to zero or overflow (and are then skipped by the
+# kernels' guards): the learner would silently stop learning, or never start.
+SCALE_LOW, SCALE_HIGH = 1e-100, 1e100
+SCALE = Interval(SCALE_LOW, SCALE_HIGH, closed="both", natural="> 0")
 
 
 def check_params(estimator, constraints: dict) -> None:

@@ -18,7 +18,7 @@ from textcw.learners import multiclass as mc
 from textcw.learners._kernels import first_order, first_order_kbest
 from textcw.learners._kernels.constants import MC_TOP1, PA, PA1, PA2
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.params import POSITIVE
+from textcw.learners.params import SCALE
 
 
 class FirstOrderMulticlass(OnlineLinearClassifier):
@@ -29,9 +29,11 @@ class FirstOrderMulticlass(OnlineLinearClassifier):
     _constraints = {**OnlineLinearClassifier._constraints, **mc.CONSTRAINTS}
     _late_defaults = mc.DEFAULTS
 
+    def _state_shapes(self, n_rows, n_labels):
+        return {"mu": self._weight_shape(n_rows, n_labels)}
+
     def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
-        return {"mu": np.zeros(shape)}
+        return {"mu": np.zeros(self._weight_shape(n_rows, n_labels))}
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -70,7 +72,7 @@ class PassiveAggressive(FirstOrderMulticlass):
 
     _rule = PA
 
-    def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=None,
+    def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         self.multiclass = multiclass
         self.k = k
@@ -81,10 +83,10 @@ class PassiveAggressive(FirstOrderMulticlass):
 
 
 class _PassiveAggressiveC(PassiveAggressive):
-    _constraints = {**PassiveAggressive._constraints, "C": POSITIVE}
+    _constraints = {**PassiveAggressive._constraints, "C": SCALE}
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
-                 random_state=None, fit_intercept=False):
+                 random_state=0, fit_intercept=False):
         self.C = C
         super().__init__(multiclass=multiclass, k=k, n_epochs=n_epochs, shuffle=shuffle,
                          random_state=random_state, fit_intercept=fit_intercept)

@@ -30,13 +30,15 @@ class Perceptron(FirstOrderMulticlass):
         otherwise.
     n_epochs : int, default 5
     shuffle : bool, default True
-    random_state : int or None, default None
+    random_state : int or None, default 0
+        Seed of the shuffling; the default makes every run the same (as `textcw train --seed 0`),
+        None draws a fresh order each time.
     fit_intercept : bool, default False
     """
 
     _rule = PERCEPTRON
 
-    def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=None,
+    def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         self.multiclass = multiclass
         self.k = k

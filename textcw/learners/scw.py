@@ -22,7 +22,7 @@ from scipy.special import ndtri
 from textcw.learners._kernels import constants
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
-from textcw.learners.params import POSITIVE, Interval, Options
+from textcw.learners.params import SCALE, Interval, Options
 
 
 class SoftConfidenceWeighted(GaussianLinearClassifier):
@@ -54,14 +54,14 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     _constraints = {
         **OnlineLinearClassifier._constraints,
         "eta": Interval(0.5, 1.0, closed="neither"),
-        "C": POSITIVE,
-        "a": POSITIVE,
+        "C": SCALE,
+        "a": SCALE,
         "covariance": Options(_covariances),
         "proba": PROBA,
     }
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
-                 n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
         self.eta = eta
         self.C = C
         self.a = a

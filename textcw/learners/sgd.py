@@ -22,7 +22,7 @@ from textcw.errors import ParameterError
 from textcw.learners._kernels import sgd
 from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALING, LOG, MODIFIED_HUBER
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.params import POSITIVE, Interval, Options
+from textcw.learners.params import SCALE, SCALE_HIGH, Interval, Options
 
 LOSS_CODES = {"hinge": HINGE, "log": LOG, "modified_huber": MODIFIED_HUBER}
 SCHEDULE_CODES = {"decay": DECAY, "constant": CONSTANT, "invscaling": INVSCALING}
@@ -55,14 +55,18 @@ class SGD(OnlineLinearClassifier):
     _constraints = {
         **OnlineLinearClassifier._constraints,
         "loss": Options(tuple(LOSS_CODES)),
-        "alpha": Interval(0.0, closed="left"),
+        # alpha enters as eta_t alpha and eta0 alpha t: with both at most 1e100 and t at most
+        # 2**53 (the count a float64 keeps exactly) these stay finite.
+        "alpha": Interval(0.0, SCALE_HIGH, closed="both", natural=">= 0"),
         "learning_rate": Options(tuple(SCHEDULE_CODES)),
-        "eta0": POSITIVE,
-        "power_t": POSITIVE,
+        "eta0": SCALE,
+        # invscaling divides by t**power_t: with t up to 2**53 and power_t <= 10 that is at most
+        # 1e160, so eta_t >= eta0 1e-160 stays a normal double (eta0 >= 1e-100) for every t.
+        "power_t": Interval(0.0, 10.0, closed="right", natural="> 0"),
     }
 
     def __init__(self, *, loss="hinge", alpha=1e-4, learning_rate="decay", eta0=1.0, power_t=0.5,
-                 n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
         self.loss = loss
         self.alpha = alpha
         self.learning_rate = learning_rate
@@ -83,8 +87,11 @@ class SGD(OnlineLinearClassifier):
                 "learning_rate='decay'"
             )
 
+    def _state_shapes(self, n_rows, n_labels):
+        return {"mu": self._weight_shape(n_rows, n_labels), "count": (1,)}
+
     def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        shape = self._weight_shape(n_rows, n_labels)
         return {"mu": np.zeros(shape), "count": np.zeros(1)}
 
     def _kernel_args(self):

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 from textcw.learners._kernels import second_order
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import with_intercept_column, check_full_fits, quadratic_forms
-from textcw.learners.params import POSITIVE, Options
+from textcw.learners.params import SCALE, Options
 
 
 class SecondOrderPerceptron(OnlineLinearClassifier):
@@ -42,13 +42,14 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
 
     _constraints = {
         **OnlineLinearClassifier._constraints,
-        "a": POSITIVE,
+        "a": SCALE,
         "covariance": Options(("diag", "full")),
     }
+    _state_params = ("fit_intercept", "covariance")
     _positive_states = ("A",)  # checked when a state is loaded
     _factor_states = ("R",)
 
-    def __init__(self, *, a=1.0, covariance="diag", n_epochs=5, shuffle=True, random_state=None,
+    def __init__(self, *, a=1.0, covariance="diag", n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
         self.a = a
         self.covariance = covariance
@@ -66,8 +67,15 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
             return second_order.binary_full_epoch if binary else second_order.multiclass_full_epoch
         return second_order.binary_diag_epoch if binary else second_order.multiclass_diag_epoch
 
+    def _state_shapes(self, n_rows, n_labels):
+        shape = self._weight_shape(n_rows, n_labels)
+        if self.covariance == "diag":
+            return {"mu": shape, "vsum": shape, "A": shape}
+        full = (n_rows, n_rows) if n_labels is None else (n_labels, n_rows, n_rows)
+        return {"mu": shape, "vsum": shape, "R": full}
+
     def _new_state(self, n_rows, n_labels):
-        shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        shape = self._weight_shape(n_rows, n_labels)
         state = {"mu": np.zeros(shape), "vsum": np.zeros(shape)}
         if self.covariance == "diag":
             state["A"] = np.full(shape, float(self.a))
