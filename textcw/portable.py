@@ -463,9 +463,12 @@ def _set_attributes(obj, attributes, arrays: dict, where: str) -> None:
             templates = _nested_templates(obj) if templates is None else templates
             if name not in templates:
                 raise ModelFileError(f"{where} makes no nested estimator {name!r}; the file cannot add one")
-            if isinstance(value, list):
+            as_tuple = isinstance(value, dict) and "__tuple__" in value  # e.g. OneVsOneClassifier.estimators_
+            items = value["__tuple__"] if as_tuple else value
+            if isinstance(items, list):
                 decoded = [_nested_estimator(v, arrays, templates[name], f"{where}.{name}[{i}]")
-                           for i, v in enumerate(value)]
+                           for i, v in enumerate(items)]
+                decoded = tuple(decoded) if as_tuple else decoded
             else:
                 decoded = _nested_estimator(value, arrays, templates[name], f"{where}.{name}")
         else:
@@ -477,6 +480,8 @@ def _set_attributes(obj, attributes, arrays: dict, where: str) -> None:
 
 
 def _holds_estimator(value) -> bool:
+    if isinstance(value, dict) and isinstance(value.get("__tuple__"), list):
+        value = value["__tuple__"]
     if isinstance(value, list):
         return any(isinstance(v, dict) and "__estimator__" in v for v in value)
     return isinstance(value, dict) and "__estimator__" in value
