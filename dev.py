@@ -3,13 +3,18 @@
 
     python3 dev.py train [ARGS...]   set up, then `textcw train --corpus newsgroups --learner cw-stdev`
                                      (ARGS replace the default arguments)
-    python3 dev.py test [ARGS...]    set up, then run every test suite (ARGS go to pytest)
+    python3 dev.py test [ARGS...]    set up, then run every test suite (ARGS go to pytest), then
+                                     test what a user installs (below); ARGS skip that stage
     python3 dev.py setup             only set up
 
 Setting up makes `.venv/` and installs textcw with its test, plot and dask extras plus the
 first-party plugins under `plugins/`, all editable. It is skipped when nothing it installs from
 has changed since the last run. Corpora are read from `$TEXTCW_DATA`; when that is unset and a
 `shared/corpora` folder stands beside the checkout (our CI layout), that folder is used.
+
+What a user installs is tested too: `test` builds the wheel, installs it into a fresh
+environment for each of INSTALL_PROFILES (no extras, each extra, every dependency at its lowest
+admitted version) and runs `tests/install` against that environment's `textcw`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".textcw-installed"
 DEFAULT_TRAIN = ["--corpus", "newsgroups", "--learner", "cw-stdev"]
+INSTALLS = ROOT / "build" / "installs"
+# name: (extras, constraints file or None)
+INSTALL_PROFILES = {
+    "no-extras": ("", None),
+    "plot": ("plot", None),
+    "dask": ("dask", None),
+    "minimum-versions": ("", ROOT / "tests" / "install" / "minimum-versions.txt"),
+}
 
 
 def plugin_dirs() -> list[Path]:
@@ -73,10 +86,51 @@ def main(argv: list[str]) -> int:
         return 0
     if command == "train":
         cmd = [str(BIN / "textcw"), "train", *(args or DEFAULT_TRAIN)]
-    else:
-        suites = ["tests", *(str(p / "tests") for p in plugin_dirs() if (p / "tests").is_dir())]
-        cmd = [str(BIN / "python"), "-m", "pytest", *suites, *args]
-    return subprocess.run(cmd, cwd=ROOT, env=environment()).returncode
+        return subprocess.run(cmd, cwd=ROOT, env=environment()).returncode
+    suites = ["tests", *(str(p / "tests") for p in plugin_dirs() if (p / "tests").is_dir())]
+    code = subprocess.run([str(BIN / "python"), "-m", "pytest", *suites, *args], cwd=ROOT,
+                          env=environment()).returncode
+    if args:  # a chosen subset of the tests: the install stage is not part of it
+        return code
+    return max(code, test_installs())
+
+
+def build_wheel() -> Path:
+    """The wheel a user would install, built afresh from this checkout."""
+    out = INSTALLS / "wheel"
+    for old in out.glob("*.whl"):
+        old.unlink()
+    subprocess.run([str(BIN / "python"), "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+                    "--no-deps", "--wheel-dir", str(out), str(ROOT)], check=True)
+    (wheel,) = out.glob("textcw-*.whl")
+    return wheel
+
+
+def test_installs() -> int:
+    """Install the wheel into a fresh environment per profile and run tests/install there."""
+    wheel = build_wheel()
+    failed = []
+    for name, (extras, constraints) in INSTALL_PROFILES.items():
+        target = INSTALLS / name
+        print(f"installed-package tests: {name}", flush=True)
+        if target.exists():
+            import shutil
+
+            shutil.rmtree(target)
+        venv.EnvBuilder(with_pip=True).create(target)
+        bindir = target / BIN.name
+        requirement = f"{wheel}[{extras}]" if extras else str(wheel)
+        pip = [str(bindir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+               requirement, *(["--constraint", str(constraints)] if constraints else [])]
+        env = environment()
+        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras)
+        if subprocess.run(pip).returncode != 0 or subprocess.run(
+                [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install"],
+                cwd=ROOT, env=env).returncode != 0:
+            failed.append(name)
+    print(f"installs: {len(INSTALL_PROFILES) - len(failed)} passed, {len(failed)} failed"
+          + (f" ({', '.join(failed)})" if failed else ""), flush=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

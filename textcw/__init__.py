@@ -5,6 +5,7 @@ The public surface::
     import textcw
     model = textcw.make_learner("cw-stdev", eta=0.9)
     feats = textcw.make_featurizer("binary-bow")
+    pipeline = textcw.make_pipeline("binary-bow", "cw-stdev")  # savable and exportable once fitted
     train = textcw.load_corpus("newsgroups:comp", split="train")
     textcw.save(pipeline, "model.joblib"); textcw.load("model.joblib")
     combined = textcw.combine(shard_models, method="kl")
@@ -30,6 +31,7 @@ _PUBLIC = {
     "load_corpus": "textcw.pipeline",
     "make_featurizer": "textcw.pipeline",
     "make_learner": "textcw.pipeline",
+    "make_pipeline": "textcw.pipeline",
     "read_manifest": "textcw.persist",
     "save": "textcw.persist",
 }

@@ -72,8 +72,13 @@ def load_corpus(spec: str, split: str = "train", *, registries: Registries | Non
     entry = _registries(registries).corpora.get(corpus)
     from textcw.corpus.base import check_task
 
-    check_task(corpus, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
-    return entry.factory(task=task, split=split, **options)
+    tasks = entry.extra.get("tasks", {})
+    check_task(corpus, task, tasks, entry.extra.get("task_check"))
+    dataset = entry.factory(task=task, split=split, **options)
+    if isinstance(dataset, Dataset) and "description" not in dataset.info:
+        task_summary = tasks.get(task) if task is not None else None
+        dataset.info["description"] = entry.summary + (f"; {task}: {task_summary}" if task_summary else "")
+    return dataset
 
 
 def default_featurizer(spec: str, registries: Registries | None = None) -> str:
@@ -155,6 +160,24 @@ def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
         **facts,
     }
     return model
+
+
+def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict | None = None,
+                  registries: Registries | None = None, **learner_params) -> Pipeline:
+    """An unfitted ``Pipeline(featurizer, learner)`` of registered components by name.
+
+    Unlike scikit-learn's ``make_pipeline`` of the same objects, it records which registered
+    featurizer and learner each step is, so that once fitted it can be saved, exported
+    (:func:`textcw.export_model`) and inspected like a model from ``textcw train``::
+
+        model = textcw.make_pipeline("binary-bow", "cw-stdev", eta=0.9).fit(docs, labels)
+        textcw.save(model, "m.joblib"); textcw.export_model(model, "m.textcw")
+    """
+    featurizer_params = dict(featurizer_params or {})
+    return assemble(make_featurizer(featurizer, registries=registries, **featurizer_params),
+                    make_learner(learner, registries=registries, **learner_params),
+                    learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
+                    corpus=None, registries=registries)
 
 
 def train(

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import print_json, print_table
-from textcw.errors import UnknownNameError
+from textcw.cli.output import JsonFlag, print_json, print_table
+from textcw.errors import ParameterError, UnknownNameError
 from textcw.registry import KINDS
 
 
@@ -19,42 +19,70 @@ def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_(
         kind: Annotated[str, typer.Argument(help="learners, featurizers, corpora or evaluators")],
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+        name: Annotated[str | None, typer.Argument(help="Learners: one learner's parameters, with defaults, ranges and meanings")] = None,
+        as_json: JsonFlag = False,
         sizes: Annotated[bool, typer.Option(
             "--sizes/--no-sizes",
             help="Corpora: load every task to show its train/test size and classes (reads the "
                  "local archives; never downloads)")] = True,
     ) -> None:
         """List registered learners, featurizers, corpora (with tasks and sizes) or evaluators."""
-        from textcw.corpus.catalogue import task_rows
         from textcw.plugins import default_registries
 
         if kind not in KINDS:
             raise UnknownNameError("kind", kind, KINDS)
-        entries = list(default_registries()[kind])
-        if kind != "corpora":
-            rows = [{"name": e.name, "summary": e.summary, "provider": e.provider} for e in entries]
-            if as_json:
-                print_json(rows)
-            else:
-                print_table(["name", "summary", "provider"],
-                            [[r["name"], r["summary"], r["provider"]] for r in rows])
+        registry = default_registries()[kind]
+        if name is not None:
+            if kind != "learners":
+                raise ParameterError(f"NAME applies to learners (their parameters); for {kind}, "
+                                     f"run `textcw list {kind}`")
+            show_learner(registry.get(name), as_json=as_json)
             return
-
-        corpora = [(e, task_rows(e, sizes=sizes)) for e in entries]
+        entries = list(registry)
+        if kind == "corpora":
+            show_corpora(entries, as_json=as_json, sizes=sizes)
+            return
+        rows = [{"name": e.name, "summary": e.summary, "provider": e.provider} for e in entries]
         if as_json:
-            print_json([{"name": e.name, "summary": e.summary, "provider": e.provider,
-                         "featurizer": e.extra.get("featurizer", "binary-bow"),
-                         "tasks": [t.to_dict() for t in tasks]} for e, tasks in corpora])
-            return
-        table = []
-        for entry, tasks in corpora:
-            problems = {t.problem for t in tasks if t.problem}
-            # The same problem for every task (usually a missing file) is said once.
-            shared = problems.pop() if len(problems) == 1 and all(t.problem for t in tasks) else None
-            summary = f"{entry.summary}. Sizes unknown: {shared}" if shared else entry.summary
-            table.append([entry.name, "", "", "", summary, entry.provider])
-            for t in tasks:
-                note = t.summary if t.problem is None or shared else f"{t.summary} ({t.problem})"
-                table.append([f"  {t.name}", _size(t.train), _size(t.test), _size(t.classes), note, ""])
-        print_table(["corpus / task", "train", "test", "classes", "summary", "provider"], table)
+            print_json(rows)
+        else:
+            print_table(["name", "summary", "provider"],
+                        [[r["name"], r["summary"], r["provider"]] for r in rows])
+
+
+def show_learner(entry, *, as_json: bool) -> None:
+    """One learner: its summary, then every parameter with default, allowed values and meaning."""
+    from textcw.cli.parameters import parameters
+
+    rows = parameters(entry.factory)
+    if as_json:
+        print_json({"name": entry.name, "summary": entry.summary, "provider": entry.provider,
+                    "parameters": [vars(p) for p in rows]})
+        return
+    typer.echo(f"{entry.name}: {entry.summary} (from {entry.provider})")
+    print_table(["parameter", "default", "allowed", "meaning"],
+                [[p.name, p.default, p.allowed, p.meaning] for p in rows], keep=(0, 1))
+
+
+def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
+    from textcw.corpus.catalogue import task_rows
+
+    corpora = [(e, task_rows(e, sizes=sizes)) for e in entries]
+    if as_json:
+        print_json([{"name": e.name, "summary": e.summary, "provider": e.provider,
+                     "featurizer": e.extra.get("featurizer", "binary-bow"),
+                     "tasks": [t.to_dict() for t in tasks]} for e, tasks in corpora])
+        return
+    table = []
+    for entry, tasks in corpora:
+        problems = {t.problem for t in tasks if t.problem}
+        # The same problem for every task (usually a missing file) is said once.
+        shared = problems.pop() if len(problems) == 1 and all(t.problem for t in tasks) else None
+        summary = f"{entry.summary} [{entry.provider}]"
+        summary = f"{summary}. Sizes unknown: {shared}" if shared else summary
+        table.append([entry.name, "", "", "", summary])
+        for t in tasks:
+            note = t.summary if t.problem is None or shared else f"{t.summary} ({t.problem})"
+            table.append([f"  {t.name}", _size(t.train), _size(t.test), _size(t.classes), note])
+    print_table(["corpus / task", "train", "test", "classes", "summary [provider]"], table,
+                keep=(0, 1, 2, 3))

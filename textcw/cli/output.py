@@ -45,10 +45,17 @@ def write_json(obj, path: Path) -> None:
     log.info("wrote %s", path)
 
 
-def print_table(columns: list[str], rows: list[list], title: str | None = None) -> None:
+def print_table(columns: list[str], rows: list[list], title: str | None = None, *,
+                keep: tuple[int, ...] = (0,)) -> None:
+    """A table that fits the terminal by wrapping its prose columns; the columns in ``keep``
+    (names a user must type) are never wrapped or cut."""
     table = Table(title=title, show_lines=False)
-    for col in columns:
-        table.add_column(col)
+    for k, col in enumerate(columns):
+        if k in keep:
+            width = max([len(str(row[k])) for row in rows] + [len(col)])
+            table.add_column(col, no_wrap=True, min_width=width)
+        else:
+            table.add_column(col, overflow="fold")
     for row in rows:
         table.add_row(*[str(v) for v in row])
     Console().print(table)

@@ -75,6 +75,7 @@ def register(app: typer.Typer) -> None:
         common = dict(featurizer=featurizer, params=parse_params(param),
                       featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                       epochs=epochs, seed=seed)
+        log.debug("training %s on %s", learner, corpus)
         with progress_bar() as report:
             if shards is not None:
                 from textcw.scale import train_sharded

@@ -43,6 +43,25 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.target)
 
+    def __repr__(self) -> str:
+        # Short, as in a notebook: the documents themselves can be hundreds of megabytes.
+        labels = ", ".join(map(str, self.target_names[:4])) + (", ..." if len(self.target_names) > 4 else "")
+        return (f"Dataset({self.name!r}, split={self.split!r}, {len(self)} documents, "
+                f"{len(self.target_names)} labels: {labels})")
+
+    @property
+    def DESCR(self) -> str:  # noqa: N802 - the name scikit-learn's datasets use
+        """A description of the data set, like the ``DESCR`` of scikit-learn's loaders."""
+        counts = np.bincount(np.asarray(self.target, dtype=np.int64), minlength=len(self.target_names))
+        lines = [f"{self.name or 'dataset'}, {self.split} split: {len(self)} documents, "
+                 f"{len(self.target_names)} labels"]
+        if self.info.get("description"):
+            lines.append(str(self.info["description"]))
+        lines += [f"  {name}: {n} documents" for name, n in zip(self.target_names, counts)]
+        lines += [f"{key}: {value}" for key, value in self.info.items()
+                  if key != "description" and len(repr(value)) <= 200]
+        return "\n".join(lines)
+
 
 def split_task_name(spec: str) -> tuple[str, str | None]:
     """``"newsgroups:comp"`` -> ``("newsgroups", "comp")``; ``"newsgroups"`` -> ``(…, None)``."""
