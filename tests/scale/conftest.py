@@ -1,22 +1,56 @@
-"""Fixtures of the scale-out tests: small learned models and a local Dask cluster on loopback."""
+"""Fixtures of the scale-out tests: small learned models, local Dask clusters on loopback, and a
+gate at which shard tasks stop so that a test can kill a worker in a known state."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
+
+from gating import Gate
+from textcw.scale import shards
+
+
+def _local_cluster():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    return cluster, distributed.Client(cluster, set_as_default=False)
 
 
 @pytest.fixture(scope="session")
 def dask_cluster():
-    """Two worker processes with one thread each, on 127.0.0.1 only; yields ``(address, client)``."""
-    distributed = pytest.importorskip("distributed")
-    import logging
+    """Two worker processes with one thread each, on 127.0.0.1 only; yields ``(address, client)``.
 
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
-    client = distributed.Client(cluster, set_as_default=False)
+    Shared by the tests that leave its workers alone; a test that kills a worker uses
+    ``own_dask_cluster``.
+    """
+    cluster, client = _local_cluster()
     try:
         yield cluster.scheduler_address, client
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.fixture
+def own_dask_cluster():
+    """Like ``dask_cluster``, but started for one test and closed after it."""
+    cluster, client = _local_cluster()
+    try:
+        yield cluster.scheduler_address, client
+    finally:
+        client.close()
+        cluster.close()
+
+
+@pytest.fixture
+def shard_gate(tmp_path, monkeypatch):
+    """Every shard task submitted during the test stops at a gate until ``gate.open()``."""
+    folder = tmp_path / "gate"
+    folder.mkdir()
+    monkeypatch.setattr(shards, "SHARD_GATE", folder)
+    gate = Gate(folder)
+    yield gate
+    gate.open()  # never leave a worker waiting

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from textcw.errors import InputError, ParameterError
+from textcw.errors import ClusterError, InputError, ParameterError
 from textcw.hookspecs import hookimpl
 from textcw.learners.cw_var import CWVar
 from textcw.pipeline import make_featurizer
@@ -15,6 +15,8 @@ from textcw.scale import train_sharded, train_stream
 from textcw.scale.combine import combine
 from textcw.scale.shards import ShardTask, fit_epochs, shard_seeds, train_shard
 from textcw.scale.source import CorpusSource, shard_bounds
+
+from gating import WAIT, kill_and_wait, run_in_thread
 
 # Small hashed feature spaces keep shard models (and their trips between processes) small.
 SMALL_HASH = {"n_features": 2**14}
@@ -183,41 +185,39 @@ def test_sharded_stream_on_the_local_backend():
     assert result.to_dict()["mode"] == "shards"
 
 
-def test_a_killed_local_worker_process_does_not_lose_the_job():
-    import os
-    import signal
-    import threading
-    import time
-
-    psutil = pytest.importorskip("psutil")
-    kwargs = dict(shards=4, workers=2, epochs=4, seed=21, featurizer_params=SMALL_HASH)
-    undisturbed = train_sharded("synthetic-text:24000", "cw-var", **kwargs)
-
-    def workers():
-        for child in psutil.Process().children(recursive=True):
-            try:
-                if "popen_loky_posix" in " ".join(child.cmdline()):
-                    yield child, child.cpu_times().user
-            except psutil.NoSuchProcess:
-                continue
-
-    before = {child.pid: cpu for child, cpu in workers()}  # the pool is reused across calls
-    box = {}
-    thread = threading.Thread(
-        target=lambda: box.update(result=train_sharded("synthetic-text:24000", "cw-var", **kwargs)))
-    thread.start()
-    victim = None
-    deadline = time.monotonic() + 60
-    while victim is None and time.monotonic() < deadline and thread.is_alive():
-        # A worker of this test that has been training for a while in this call.
-        busy = [child for child, cpu in workers() if cpu - before.get(child.pid, 0.0) > 0.3]
-        if busy:
-            victim = busy[0]
-        else:
-            time.sleep(0.02)
-    assert victim is not None, "no busy worker process found"
-    os.kill(victim.pid, signal.SIGKILL)
-    thread.join(timeout=120)
-    assert "result" in box, "the job did not finish after a worker process was killed"
+def test_a_killed_local_worker_process_does_not_lose_the_job(shard_gate):
+    kwargs = dict(corpus="synthetic-text:4000", learner="cw-var", shards=4, workers=2, epochs=2, seed=21,
+                  featurizer_params=SMALL_HASH)
+    thread, box = run_in_thread(train_sharded, **kwargs)
+    # Both worker processes are inside a shard task, stopped at the gate: kill one of them.
+    (index, pid), *_ = shard_gate.wait_for_arrivals(2, thread)
+    kill_and_wait(pid)
+    shard_gate.open()
+    thread.join(WAIT)
+    assert not thread.is_alive(), "the job did not finish after a worker process was killed"
+    assert "error" not in box, box.get("error")
+    # The killed worker's shard ran again, in another process ...
+    reruns = [p for i, p in shard_gate.started() if i == index]
+    assert len(reruns) >= 2 and reruns.count(pid) == 1
+    # ... and the result is exactly the undisturbed one.
+    undisturbed = train_sharded(**kwargs)
     np.testing.assert_array_equal(learner_of(box["result"]).coef_, learner_of(undisturbed).coef_)
     assert box["result"].accuracy == undisturbed.accuracy
+
+
+def test_a_local_worker_that_keeps_dying_is_a_cluster_error(shard_gate, monkeypatch):
+    from textcw.scale import backends
+
+    monkeypatch.setattr(backends, "LOCAL_RETRIES", 1)
+    thread, box = run_in_thread(train_sharded, corpus="synthetic-text:2000", learner="cw-var", shards=2,
+                                workers=2, featurizer_params=SMALL_HASH)
+    seen: set = set()
+    for _ in range(2):  # the first run and its one retry: each time both shards wait at the gate
+        arrived = shard_gate.wait_for_arrivals(len(seen) + 2, thread)
+        new = [a for a in arrived if a not in seen]
+        seen.update(arrived)
+        kill_and_wait(new[0][1])
+    thread.join(WAIT)
+    assert not thread.is_alive()
+    assert isinstance(box.get("error"), ClusterError), box
+    assert str(box["error"]).startswith("a local worker process died 2 times while training shards (2 left)")

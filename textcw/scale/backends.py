@@ -22,6 +22,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import struct
+import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -50,8 +53,14 @@ def default_workers(n_tasks: int) -> int:
 
 @contextmanager
 def open_backend(backend: str = "local", *, scheduler: str | None = None, n_workers: int | None = None,
-                 n_tasks: int = 1, connect_timeout: float = CONNECT_TIMEOUT):
-    """A :class:`LocalBackend` or :class:`DaskBackend`, closed (with any cluster it started) on exit."""
+                 n_tasks: int = 1, connect_timeout: float = CONNECT_TIMEOUT,
+                 workers_timeout: float = WORKERS_TIMEOUT):
+    """A :class:`LocalBackend` or :class:`DaskBackend`, closed (with any cluster it started) on exit.
+
+    ``connect_timeout`` bounds reaching a scheduler and its handshake, ``workers_timeout`` the
+    wait for its first worker; every failure is a :class:`~textcw.errors.ClusterError` (or a
+    :class:`~textcw.errors.ParameterError` for an address textcw cannot use).
+    """
     if backend not in BACKENDS:
         raise UnknownNameError("backend", backend, BACKENDS)
     if n_workers is not None and (isinstance(n_workers, bool) or not isinstance(n_workers, int) or n_workers < 1):
@@ -66,7 +75,8 @@ def open_backend(backend: str = "local", *, scheduler: str | None = None, n_work
             "workers sets the size of the local Dask cluster; with a scheduler address the "
             "cluster's own workers are used: drop one of the two"
         )
-    dask = DaskBackend.start(scheduler, n_workers or default_workers(n_tasks), connect_timeout)
+    dask = DaskBackend.start(scheduler, n_workers or default_workers(n_tasks), connect_timeout,
+                             workers_timeout)
     try:
         yield dask
     finally:
@@ -144,7 +154,13 @@ class DaskBackend:
         self._token = uuid.uuid4().hex[:8]
 
     @classmethod
-    def start(cls, scheduler: str | None, n_workers: int, connect_timeout: float) -> DaskBackend:
+    def start(cls, scheduler: str | None, n_workers: int, connect_timeout: float = CONNECT_TIMEOUT,
+              workers_timeout: float = WORKERS_TIMEOUT) -> DaskBackend:
+        """A backend on the scheduler at ``scheduler`` or, without one, on a new local cluster.
+
+        Every wait is bounded: reaching the scheduler and its answer to the handshake
+        (``connect_timeout`` seconds in all), then its first worker (``workers_timeout``).
+        """
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover - dask is an optional dependency
@@ -159,17 +175,14 @@ class DaskBackend:
                                    host="127.0.0.1", dashboard_address=None,
                                    silence_logs=logging.CRITICAL)
             return cls(Client(cluster, set_as_default=False), cluster)
-        address = _check_reachable(scheduler, connect_timeout)
+        address = _check_scheduler(scheduler, connect_timeout)
+        client = _connect_client(scheduler, address, connect_timeout)
         try:
-            client = Client(address, timeout=connect_timeout, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
-            raise ClusterError(_unreachable(scheduler, exc)) from None
-        try:
-            client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
+            client.wait_for_workers(1, timeout=workers_timeout)
         except (OSError, TimeoutError):
             client.close()
             raise ClusterError(
-                f"the Dask scheduler at {scheduler} has no workers (waited {WORKERS_TIMEOUT:.0f} s); "
+                f"the Dask scheduler at {scheduler} has no workers (waited {workers_timeout:g} s); "
                 "start some with `dask worker ADDRESS`"
             ) from None
         return cls(client)
@@ -221,19 +234,32 @@ class DaskBackend:
             self.cluster.close()
 
 
-def _check_reachable(scheduler: str, timeout: float) -> str:
-    """``tcp://host:port`` for ``scheduler``, after checking that something listens there.
+def _check_scheduler(scheduler: str, timeout: float) -> str:
+    """``tcp://host:port`` for ``scheduler``, after checking that a Dask scheduler answers there.
 
-    Dask's own connect retries until its timeout; a plain TCP connect fails at once when the
-    port is closed, so a wrong address is reported immediately.
+    Dask's own connect retries until its timeout and then waits for the peer's handshake without
+    any limit, and it sizes its read buffer from the first bytes the peer sends. So the address
+    is checked first with a plain socket: the connection, then the handshake every Dask server
+    sends on accepting one, read and validated within ``timeout`` seconds in all. A closed port
+    fails at once, a silent peer after ``timeout``, and a peer that speaks something else as
+    soon as its first bytes arrive.
     """
     from distributed.comm.addressing import parse_address, parse_host_port
 
     address = scheduler if "://" in scheduler else f"tcp://{scheduler}"
     try:
         scheme, location = parse_address(address)
-        if scheme not in ("tcp", "tls"):
-            return address
+    except (ValueError, TypeError) as exc:
+        raise ParameterError(
+            f"scheduler address {scheduler!r} is not HOST:PORT or tcp://HOST:PORT ({exc})"
+        ) from None
+    if scheme != "tcp":
+        # ucx://, inproc:// (this process only) and tls:// (certificates textcw does not take)
+        raise ParameterError(
+            f"scheduler address {scheduler!r} uses {scheme}://, which textcw does not connect "
+            "over; give the scheduler's TCP address, HOST:PORT or tcp://HOST:PORT"
+        )
+    try:
         host, port = parse_host_port(location)
     except (ValueError, TypeError) as exc:
         raise ParameterError(
@@ -241,12 +267,109 @@ def _check_reachable(scheduler: str, timeout: float) -> str:
         ) from None
     if port is None:
         raise ParameterError(f"scheduler address {scheduler!r} has no port; write HOST:PORT, e.g. 127.0.0.1:8786")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < float("inf")):
+        raise ParameterError(f"connect_timeout={timeout!r} is invalid; give a number of seconds > 0")
+    deadline = time.monotonic() + timeout
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host, int(port)), timeout=timeout) as sock:
+            payload = _read_handshake(sock, scheduler, deadline)
+    except TimeoutError:
+        raise ClusterError(
+            f"the Dask scheduler at {scheduler} accepted the connection but did not answer within "
+            f"{timeout:g} s; check that the address is a Dask scheduler's (not its dashboard's) "
+            "and that it is not overloaded"
+        ) from None
     except OSError as exc:
         raise ClusterError(_unreachable(scheduler, exc)) from None
+    _check_handshake(payload, scheduler)
     return address
+
+
+# A Dask handshake is a small dict (compression, Python and pickle versions): a few hundred bytes.
+HANDSHAKE_LIMIT = 64 * 1024
+MAX_HANDSHAKE_FRAMES = 16
+
+
+def _read_handshake(sock: socket.socket, scheduler: str, deadline: float) -> bytes:
+    """The handshake message Dask's TCP comm sends first: an 8-byte length, then that many bytes."""
+    (size,) = struct.unpack("<Q", _recv_exactly(sock, 8, deadline))
+    if not 16 <= size <= HANDSHAKE_LIMIT:
+        raise ClusterError(_not_dask(scheduler, f"its first message announces {size} bytes"))
+    return _recv_exactly(sock, size, deadline)
+
+
+def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        sock.settimeout(remaining)
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionResetError("the peer closed the connection during the handshake")
+        buf += chunk
+    return bytes(buf)
+
+
+def _check_handshake(payload: bytes, scheduler: str) -> None:
+    """Refuse a payload that is not Dask's framing of a handshake dict (frame count, lengths, keys)."""
+    (n_frames,) = struct.unpack_from("<Q", payload)
+    if not 1 <= n_frames <= MAX_HANDSHAKE_FRAMES or len(payload) < 8 * (n_frames + 1):
+        raise ClusterError(_not_dask(scheduler, "its first message is not Dask's framing"))
+    lengths = struct.unpack_from(f"<{n_frames}Q", payload, 8)
+    if 8 * (n_frames + 1) + sum(lengths) != len(payload):
+        raise ClusterError(_not_dask(scheduler, "its first message is not Dask's framing"))
+    frames, offset = [], 8 * (n_frames + 1)
+    for length in lengths:
+        frames.append(payload[offset:offset + length])
+        offset += length
+    from distributed.protocol import loads
+
+    try:
+        message = loads(frames, deserialize=False)
+    except Exception:  # noqa: BLE001 - any decoding failure of foreign bytes means the same thing
+        message = None
+    if not (isinstance(message, dict) and "compression" in message and "python" in message):
+        raise ClusterError(_not_dask(scheduler, "its first message is not a Dask handshake"))
+
+
+def _not_dask(scheduler: str, why: str) -> str:
+    return (
+        f"the peer at {scheduler} does not speak Dask's protocol ({why}); check the address "
+        "and port of the Dask scheduler (default 8786)"
+    )
+
+
+def _connect_client(scheduler: str, address: str, timeout: float):
+    """A ``dask.distributed.Client`` of the scheduler at ``address``, connected within a deadline.
+
+    Dask bounds every step of connecting by ``timeout`` except reading the scheduler's
+    handshake; a scheduler that answered :func:`_check_scheduler` but stalls now would block
+    forever, so the connection is made on a daemon thread that is given up on after
+    ``2 * timeout`` (connect, then the scheduler's first replies).
+    """
+    from dask.distributed import Client
+
+    box: dict = {}
+
+    def connect():
+        try:
+            box["client"] = Client(address, timeout=timeout, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=connect, name="textcw-dask-connect", daemon=True)
+    thread.start()
+    thread.join(2 * timeout)
+    if "client" in box:
+        return box["client"]
+    if "error" in box and not isinstance(box["error"], TimeoutError):
+        raise ClusterError(_unreachable(scheduler, box["error"]))
+    raise ClusterError(
+        f"the Dask scheduler at {scheduler} did not complete the connection within {2 * timeout:g} s; "
+        "check that it is not overloaded"
+    )
 
 
 def _unreachable(scheduler: str, exc: Exception) -> str:

@@ -10,9 +10,11 @@ shard that is run again after its worker died returns exactly the model it would
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
@@ -140,8 +142,46 @@ def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: i
         # Counting is free here, so a shard count larger than the corpus fails before any worker
         # starts; other corpora are counted by the workers, which load them anyway.
         shard_bounds(source.n_documents("train"), n_shards - 1, n_shards)
-    yield from backend.run(_train_shard_task(stream, chunk_size), (source, featurizer, template),
-                           tasks, on_done)
+    fn = _train_shard_task(stream, chunk_size)
+    if SHARD_GATE is not None:
+        fn = ShardGate(fn, str(SHARD_GATE))
+    yield from backend.run(fn, (source, featurizer, template), tasks, on_done)
+
+
+# Test hook: a folder (set by a test in the process that submits the shards) at which every shard
+# task stops before training; see :class:`ShardGate`. ``None`` (always, outside tests): no gate.
+SHARD_GATE: str | os.PathLike | None = None
+GATE_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class ShardGate:
+    """A shard function that announces itself and waits for permission before running ``fn``.
+
+    The worker process running shard ``i`` creates ``started-<i>-<pid>`` in ``folder``, then
+    waits until ``folder/go`` exists (at most ``timeout`` seconds, then it fails with
+    ``TimeoutError``). A test can so stop a worker in a known state - inside a shard, before
+    training - kill it, and then let the job go on, without depending on timing.
+    """
+
+    fn: Callable
+    folder: str
+    timeout: float = GATE_TIMEOUT
+
+    @property
+    def __name__(self) -> str:
+        return self.fn.__name__
+
+    def __call__(self, *args):
+        task = args[-1]
+        folder = Path(self.folder)
+        (folder / f"started-{task.index}-{os.getpid()}").touch()
+        deadline = time.monotonic() + self.timeout
+        while not (folder / "go").exists():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"shard {task.index} waited {self.timeout:g} s at the gate {folder}")
+            time.sleep(0.01)
+        return self.fn(*args)
 
 
 @dataclass(frozen=True)
