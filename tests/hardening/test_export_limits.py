@@ -87,7 +87,7 @@ def test_learner_is_never_asked_about_the_declared_size(tmp_path, monkeypatch, l
     path = export_model(pipeline("binary-bow", learner), tmp_path / "m.textcw")
     sizes.clear()
     edit(path, change_document=lambda d: d["steps"][1]["state_dict"]["__dict__"].update(n_features_in=10**12))
-    with pytest.raises(ModelFileError, match=r"state array 'mu' has shape \(\d+,\); with 1000000000000 features"):
+    with pytest.raises(ModelFileError, match=r"state array '\w+' has shape \(\d+,\); with 1000000000000 features"):
         import_model(path)
     assert sizes and max(sizes) < 100
 
