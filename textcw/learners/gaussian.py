@@ -83,8 +83,37 @@ def quadratic_forms(X, R) -> np.ndarray:
     return out
 
 
+# Floats of R^{-1} that variances_from_factor holds at a time (two blocks of this size: 64 MB).
+_BLOCK_FLOATS = 1 << 22
+
+
+def variances_from_factor(R) -> np.ndarray:
+    """``diag((R' R)^{-1})`` without forming the matrix, in ``O(d)`` extra memory per column block.
+
+    ``Sigma = R^{-1} R^{-T}``, so ``Sigma_ii`` is the squared norm of row ``i`` of ``R^{-1}``.
+    Column ``j`` of the upper-triangular ``R^{-1}`` solves ``R z = e_j`` and is zero below row
+    ``j``, so a block of columns ``[start, stop)`` needs only ``R[:stop, :stop]``; the squares are
+    summed block by block. The working memory is two blocks of at most ``_BLOCK_FLOATS`` floats,
+    whatever ``d``: reading the variances never needs the ``d x d`` matrices that
+    :func:`covariance_from_factor` builds.
+    """
+    d = R.shape[0]
+    out = np.zeros(d)
+    width = max(1, min(d, _BLOCK_FLOATS // max(d, 1)))
+    for start in range(0, d, width):
+        stop = min(d, start + width)
+        unit = np.zeros((stop, stop - start))
+        unit[np.arange(start, stop), np.arange(stop - start)] = 1.0
+        Z = scipy.linalg.solve_triangular(R[:stop, :stop], unit, lower=False, check_finite=False)
+        out[:stop] += np.einsum("ij,ij->i", Z, Z)
+    return out
+
+
 def covariance_from_factor(R) -> np.ndarray:
-    """``Sigma = (R' R)^{-1}``, symmetrised (it is symmetric in exact arithmetic)."""
+    """``Sigma = (R' R)^{-1}``, symmetrised (it is symmetric in exact arithmetic).
+
+    Needs three ``d x d`` temporaries besides ``R``: see :meth:`GaussianLinearClassifier.covariance_`
+    for the memory check."""
     inv = scipy.linalg.solve_triangular(R, np.eye(R.shape[0]), lower=False, check_finite=False)
     sigma = inv @ inv.T
     return (sigma + sigma.T) / 2.0
@@ -101,10 +130,15 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     Fitted attributes, beyond those of :class:`OnlineLinearClassifier`:
 
     sigma_ : ndarray, same shape as ``coef_``
-        The variance of every weight (the diagonal of ``Sigma``).
+        The variance of every weight: the diagonal of ``Sigma`` (of each label's block), for
+        every covariance form. For ``covariance="full"`` it is computed from the Cholesky factor
+        column block by column block, in memory proportional to ``n_features``, never forming
+        the matrix (the intercept's variance, with ``fit_intercept``, is not included).
     covariance_ : ndarray of shape (n_features, n_features), or (n_classes, ...) per label
         Only for ``covariance="full"``: the covariance matrix itself (with ``fit_intercept``,
-        the intercept is the last row and column).
+        the intercept is the last row and column). Forming it takes the matrices plus three
+        temporaries of the same size; when that is more memory than a learner may use, reading
+        it is an error that points to ``sigma_`` and :meth:`margin_variance`.
     """
 
     _rule: int
@@ -207,7 +241,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         if "s" in state:
             s = state["s"][: self.n_features_in_]
             return s.reshape(1, -1) if self._binary else s.T
-        diag = np.stack([np.diag(covariance_from_factor(R)) for R in self._blocks()])
+        diag = np.stack([variances_from_factor(R) for R in self._blocks()])
         return diag[:, : self.n_features_in_]
 
     @property
@@ -218,7 +252,20 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
                 f"covariance_ exists only for covariance='full' (this model has "
                 f"covariance={self.covariance!r}); the diagonal is sigma_"
             )
-        mats = [covariance_from_factor(R) for R in self._blocks()]
+        blocks = self._blocks()
+        d = blocks[0].shape[0]
+        # the result, plus covariance_from_factor's three d x d temporaries for one block (and
+        # for several blocks, the list np.stack copies from)
+        need = 8 * d * d * (len(blocks) * (1 if self._binary else 2) + 3)
+        budget = full_matrix_budget()
+        if need > budget:
+            raise ParameterError(
+                f"{type(self).__name__}: forming covariance_ ({len(blocks)} matrix(es) of {d} x {d}) "
+                f"needs {need / 1e9:.1f} GB, more than the {budget / 1e9:.1f} GB a learner may use "
+                "(half of this machine's memory); read the variances from sigma_, or x' Sigma x "
+                "from margin_variance(X), which need far less"
+            )
+        mats = [covariance_from_factor(R) for R in blocks]
         return mats[0] if self._binary else np.stack(mats)
 
     def margin_variance(self, X) -> np.ndarray:
