@@ -12,8 +12,9 @@ import pytest
 from sklearn.pipeline import Pipeline
 
 import textcw
-from textcw.errors import ModelFileError
-from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER
+from textcw.errors import InputError, ModelFileError
+from textcw.persist import (CARD_FIELDS, MANIFEST_MEMBER, PAYLOAD_MEMBER, SUFFIX, model_card, read_manifest,
+                            render_card, safe_text)
 
 DOCS = ["cheap pills buy now", "meeting at noon tomorrow", "buy cheap watches now",
         "project meeting notes attached", "win money now cheap", "notes from the noon meeting"] * 5
@@ -174,3 +175,104 @@ def test_overwrite_replaces_the_model(model, tmp_path):
                       ("learner", textcw.make_learner("perceptron", random_state=0))]).fit(DOCS, LABELS)
     textcw.save(other, path)
     assert type(textcw.load(path)[-1]).__name__ == "Perceptron"
+
+
+# ---------------------------------------------------------------------------- format 2, cards, text
+
+def save_format_2(model, path):
+    """A model file exactly as textcw wrote it before format 3: two members, no model description."""
+    import hashlib
+    import io
+    import platform
+
+    buffer = io.BytesIO()
+    joblib.dump(model, buffer)
+    payload = buffer.getvalue()
+    manifest = {
+        "format": "textcw-model", "format_version": 2, "textcw_version": textcw.__version__,
+        "python": platform.python_version(), "dependencies": {"numpy": np.__version__}, "plugins": {},
+        "components": model.textcw_components_, "info": {"corpus": "toy", "accuracy": 0.75, "n_train": 24, "n_test": 6},
+        "payload": {"member": PAYLOAD_MEMBER, "size": len(payload), "sha256": hashlib.sha256(payload).hexdigest()},
+    }
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in ((MANIFEST_MEMBER, json.dumps(manifest, indent=2, sort_keys=True) + "\n"),
+                           (PAYLOAD_MEMBER, payload)):
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            archive.writestr(info, data)
+    return path
+
+
+def test_format_2_files_still_load_and_have_a_card(model, tmp_path):
+    path = save_format_2(model, tmp_path / "old.joblib")  # the old suffix is still accepted
+    assert list(textcw.load(path).predict(PROBE)) == ["spam", "ham"]
+    card = model_card(path)
+    assert card["format_version"] == 2 and card["learner"] == "cw-stdev" and card["accuracy"] == 0.75
+    assert card["classes"] is None and card["n_features"] is None and card["created_at"] is None
+    assert card["digest_ok"] is True and card["signed"] is False and card["signature"] == "unsigned"
+    text = render_card(card)
+    assert "classes: unknown\n" in text and "n features: unknown\n" in text and "corpus: toy\n" in text
+
+
+def test_model_card_of_a_new_file(model, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    path = textcw.save(model, tmp_path / f"m{SUFFIX}", info={"corpus": "toy", "accuracy": 0.9, "n_train": 30, "n_test": 0})
+    card = model_card(path)
+    assert card["kind"] == "model file" and card["learner"] == "cw-stdev" and card["classes"] == ["ham", "spam"]
+    assert card["n_features"] == len(model[0].vocabulary_) and card["learner_params"]["eta"] == model[-1].eta
+    assert card["created_at"] == "2023-11-14T22:13:20+00:00" and card["n_train"] == 30
+    assert card["sha256"] == read_manifest(path)["payload"]["sha256"] and card["digest_ok"] is True
+    assert set(card) == set(CARD_FIELDS)
+    assert SUFFIX == ".textcw-model"
+
+
+def test_model_card_of_an_export(model, tmp_path):
+    from textcw.portable import export_model
+
+    model.textcw_components_ = {**model.textcw_components_, "corpus": "toy",
+                                "featurizer": {"name": "binary-bow", "params": {}, "provider": "textcw"}}
+    card = model_card(export_model(model, tmp_path / "m.textcw"))
+    assert card["kind"] == "export" and card["learner"] == "cw-stdev" and card["classes"] == ["ham", "spam"]
+    assert card["n_features"] == len(model[0].vocabulary_) and card["corpus"] == "toy" and card["accuracy"] is None
+
+
+def test_model_card_of_something_else(tmp_path):
+    junk = tmp_path / "junk"
+    junk.write_bytes(b"PK\x05\x06" + b"\0" * 18)  # an empty ZIP archive
+    with pytest.raises(ModelFileError, match="not a textcw model file"):
+        model_card(junk)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("textcw_version", "0.1\x1b[2J"), ("python", "3.11\n3.12"), ("dependencies", {"numpy": "2\r"}),
+    ("plugins", {"evil\x1b": "1"}), ("model", {"classes": ["ok", "no\x07"]}), ("created_at", "now\u2028"),
+])
+def test_manifest_strings_that_would_reach_the_terminal_are_refused_at_load(model, tmp_path, field, value):
+    path = textcw.save(model, tmp_path / "m.textcw-model")
+    rewrite(path, manifest=lambda m: {**m, field: value})
+    for read in (textcw.load, read_manifest, model_card):
+        with pytest.raises(ModelFileError, match=r"holds (a line break|a control character) \(U\+"):
+            read(path)
+
+
+def test_free_text_is_kept_and_escaped_when_shown(model, tmp_path):
+    path = textcw.save(model, tmp_path / "m.textcw-model", info={"corpus": "folder:/data/odd\nname\x1b[31m"})
+    textcw.load(path)  # a corpus path is free text: kept, and shown escaped
+    text = render_card(model_card(path))
+    assert "corpus: folder:/data/odd\\nname\\x1b[31m\n" in text
+    assert all(c.isprintable() for line in text.splitlines() for c in line)
+
+
+def test_labels_with_control_characters_are_refused_at_save(tmp_path):
+    pipe = Pipeline([("featurizer", textcw.make_featurizer("binary-bow")),
+                     ("learner", textcw.make_learner("pa", random_state=0))]).fit(DOCS, [f"x\x1b{l}" for l in LABELS])
+    with pytest.raises(InputError, match=r"a label of the model holds a control character \(U\+001B\)"):
+        textcw.save(pipe, tmp_path / "m.textcw-model")
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("plain", "plain"), ("a\nb", "a\\nb"), ("\x1b[31mred", "\\x1b[31mred"), ("caf\udce9", "caf\\udce9"),
+    ("\u202eevil", "\\u202eevil"), (42, "42"), ("x" * 400, "x" * 297 + "..."),
+])
+def test_safe_text(text, shown):
+    assert safe_text(text) == shown
