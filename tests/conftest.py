@@ -1,4 +1,9 @@
-"""Shared fixtures. Tests that need a real corpus use ``data_home`` and fail when it is absent."""
+"""Shared fixtures. Tests that need a real corpus use ``data_home`` and fail when it is absent.
+
+No test downloads: ``TEXTCW_OFFLINE=1`` is set for every test (``no_downloads``), so a missing
+archive fails at once with textcw's message naming the file and where to put it, instead of
+fetching it from the network.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,18 @@ import numpy as np
 import pytest
 
 from sparse_data import random_sparse
+
+
+# Downloading is the subject of these modules (from a server on 127.0.0.1); they set up their own
+# environment.
+DOWNLOAD_TESTS = {"test_download.py"}
+
+
+@pytest.fixture(autouse=True)
+def no_downloads(request, monkeypatch):
+    """``TEXTCW_OFFLINE=1`` for every test except the download tests themselves."""
+    if request.node.path.name not in DOWNLOAD_TESTS:
+        monkeypatch.setenv("TEXTCW_OFFLINE", "1")
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from textcw.corpus.sampling import balanced_sample, make_dataset, random_sample, seeded_split, take
-from textcw.errors import DataError, InputError
+from textcw.errors import DataError, InputError, UnknownNameError
 
 TARGET = np.array([0] * 30 + [1] * 70)
 
@@ -46,7 +46,7 @@ def test_split_errors_are_clear():
         seeded_split(np.array([0, 0, 0, 1]), "train", 0, names=["a", "b"])
     with pytest.raises(InputError, match="test_size must be between 0 and 1"):
         seeded_split(TARGET, "train", 0, test_size=1.5)
-    with pytest.raises(Exception, match="unknown split 'dev'"):
+    with pytest.raises(UnknownNameError, match="^unknown split 'dev'; valid split names: test, train$"):
         seeded_split(TARGET, "dev", 0)
 
 

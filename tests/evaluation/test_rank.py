@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from textcw.evaluation.experiments.base import published
+from textcw.errors import InputError
 from textcw.evaluation.rank import RankReport, mean_ranks, rank
 
 
@@ -47,5 +48,5 @@ def test_round_trip():
 
 
 def test_repeated_learner_is_an_error():
-    with pytest.raises(Exception, match="repeat"):
+    with pytest.raises(InputError, match=r"^learner names repeat: \['a', 'a'\]$"):
         mean_ranks({"t": {"a": 1.0}}, ["a", "a"])

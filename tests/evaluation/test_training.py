@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from textcw.errors import ParameterError
 from textcw.evaluation.data import dev_split, featurize, load_task
 from textcw.evaluation.specs import LearnerSpec, TaskSpec
 from textcw.evaluation.training import build, predictions_per_pass
@@ -45,7 +46,7 @@ def test_each_pass_is_what_fit_with_that_many_epochs_returns(toy, name, kind):
 
 def test_learners_without_passes_are_refused(toy):
     X, y, X_test, _ = toy["binary"]
-    with pytest.raises(Exception, match="no passes"):
+    with pytest.raises(ParameterError, match=r"^LinearSVM has no passes \(no n_epochs parameter\)$"):
         list(predictions_per_pass(build(LearnerSpec("svm")), X, y, X_test, 3))
 
 

@@ -25,8 +25,18 @@ def test_rows_for_every_learner_and_shard_count(report):
     by = {(r.learner, r.n_shards): r for r in report.rows}
     assert by[("cw-var", 5)].shard_documents == 600
     assert by[("pa", 2)].kl is None and by[("cw-var", 2)].kl is not None
+    # JMLR 2012 Figure 6: a combined model beats the average shard model it combines, by more the
+    # more (and smaller) the shards. Measured (seed 3): shards 63-68% (chance 50%), combined
+    # 68.7-74%, 3.4 to 8.6 points above the average shard; the single model makes 68% (cw-var)
+    # and 72.2% (pa).
     for row in report.rows:
-        assert 0 <= row.shard_std and 40 < row.shard_mean < 100 and 40 < row.uniform < 100
+        combined = [row.uniform] + ([row.kl] if row.kl is not None else [])
+        assert 0 < row.shard_std < 3 and 60 < row.shard_mean < 70, row
+        assert all(c >= row.shard_mean + 2 for c in combined), row
+        assert all(c >= report.single[row.learner] - 2 for c in combined), row
+    for learner in ("cw-var", "pa"):
+        assert by[(learner, 5)].shard_mean < by[(learner, 2)].shard_mean
+        assert by[(learner, 5)].uniform - by[(learner, 5)].shard_mean > by[(learner, 2)].uniform - by[(learner, 2)].shard_mean
 
 
 def test_single_model_is_one_shard_trained_with_one_pass(report):
@@ -51,4 +61,6 @@ def test_registered_and_checked():
         combination(runs=0)
     with pytest.raises(ParameterError, match="not an online learner"):
         combination(shard_counts=(2,), workers=1)("synthetic-text:1000", ["nb"])
-    assert textcw.combine is not None
+    from textcw.scale.combine import combine
+
+    assert textcw.combine is combine  # the package exports the function the evaluator uses
