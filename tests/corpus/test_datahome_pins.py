@@ -37,6 +37,7 @@ def remote(url=None, sha256=("0" * 64,), members=tuple((n, sha(d)) for n, d in M
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     monkeypatch.setenv("TEXTCW_DATA", str(tmp_path))
+    monkeypatch.delenv("TEXTCW_OFFLINE", raising=False)  # the servers are local
     (tmp_path / "toy").mkdir()
     return tmp_path / "toy"
 

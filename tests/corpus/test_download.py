@@ -13,6 +13,11 @@ from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
 
 
+@pytest.fixture(autouse=True)
+def online(monkeypatch):
+    monkeypatch.delenv("TEXTCW_OFFLINE", raising=False)  # the servers are local
+
+
 @pytest.fixture
 def server(tmp_path):
     root = tmp_path / "served"

@@ -198,15 +198,17 @@ def test_kill_mid_download_leaves_no_partial_corpus_file(slow_server, tmp_path):
     proc = subprocess.Popen([sys.executable, "-c", DOWNLOAD_CHILD, url, digest], env=env,
                             stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not any(p.stat().st_size > 0 for p in folder.glob(".data.bin.*.part")):
+    part = folder / ".data.bin.part"
+    while not (part.exists() and part.stat().st_size > 0):
         assert time.monotonic() < deadline and proc.poll() is None, "the download never started"
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert not (folder / "data.bin").exists()  # only the hidden partial file exists
+    assert sorted(p.name for p in folder.iterdir()) == [".data.bin.part"]  # only the hidden partial file
     stall.clear()
     out = subprocess.run([sys.executable, "-c", DOWNLOAD_CHILD, url, digest], env=env, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()) == folder / "data.bin"
     assert hashlib.sha256((folder / "data.bin").read_bytes()).hexdigest() == digest
+    assert sorted(p.name for p in folder.iterdir()) == ["data.bin"]  # the next download reused the .part
