@@ -85,6 +85,35 @@ def check_output_path(path: str | os.PathLike, what: str, *, not_same_as: str | 
     return path
 
 
+def check_output_folder(path: str | os.PathLike, what: str, *,
+                        error: type[TextcwError] = OutputError) -> Path:
+    """Check, before any work, a folder that files will be written into (``--plot FOLDER``).
+
+    Accepted: an existing folder (a symbolic link to one is fine: the files go inside it, the
+    link is never replaced) that this process may create files in, or a missing folder whose
+    parent exists and is writable (the writer creates it). Each file later written into it is
+    still checked by :func:`atomic_output`. Returns ``path`` as a Path.
+    """
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise error(f"{what} {path} is not a folder; give a folder for the files")
+        if not _may_create_in(path):
+            raise error(f"{what}: folder {path} is not writable (read-only file system or no "
+                        f"permission); choose another folder")
+        return path
+    if os.path.islink(path):
+        raise error(f"{what} {path} is a symbolic link to a missing folder; create the folder "
+                    "or give another one")
+    parent = path.parent
+    if not parent.is_dir():
+        raise error(f"{what}: folder {parent} does not exist; create it first")
+    if not _may_create_in(parent):
+        raise error(f"{what}: folder {parent} is not writable (read-only file system or no "
+                    f"permission); choose another folder")
+    return path
+
+
 def _destination_problem(path: Path) -> str | None:
     """``None`` if ``path`` is absent or a regular file, else what it is (for a message)."""
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from textcw._atomic import atomic_output, atomic_write_bytes, check_output_path
+from textcw._atomic import atomic_output, atomic_write_bytes, check_output_folder, check_output_path
 from textcw.errors import ModelFileError, OutputError
 from textcw.persist import check_destination
 
@@ -225,3 +225,27 @@ def test_new_files_follow_the_umask(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "shared.json").stat().st_mode) == 0o640
+
+
+@posix_only
+def test_output_folder_checks(tmp_path):
+    figures = tmp_path / "figures"
+    assert check_output_folder(figures, "--plot") == figures  # missing: created by the writer
+    figures.mkdir()
+    assert check_output_folder(figures, "--plot") == figures
+    (tmp_path / "via-link").symlink_to(figures)  # a link to a folder: files go inside it
+    assert check_output_folder(tmp_path / "via-link", "--plot") == tmp_path / "via-link"
+    (tmp_path / "file.png").write_bytes(b"png")
+    with pytest.raises(OutputError, match=f"^--plot {tmp_path / 'file.png'} is not a folder; give a folder"):
+        check_output_folder(tmp_path / "file.png", "--plot")
+    with pytest.raises(OutputError, match=f"^--plot {os.devnull} is not a folder"):
+        check_output_folder(os.devnull, "--plot")
+    (tmp_path / "dangling").symlink_to(tmp_path / "gone")
+    with pytest.raises(OutputError, match="is a symbolic link to a missing folder"):
+        check_output_folder(tmp_path / "dangling", "--plot")
+    with pytest.raises(OutputError, match=f"^--plot: folder {tmp_path / 'no'} does not exist; create it first$"):
+        check_output_folder(tmp_path / "no" / "figures", "--plot")
+    os.mkfifo(figures / "curves.png")  # a figure name taken by a FIFO is refused when written
+    with pytest.raises(OutputError, match="is a FIFO"):
+        atomic_write_bytes(figures / "curves.png", b"png")
+    assert stat.S_ISFIFO(os.lstat(figures / "curves.png").st_mode)

@@ -5,13 +5,11 @@ the umask, interruptions and leftovers, concurrent downloads, https first, progr
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import http.server
 import io
 import os
 import signal
-import socket
 import socketserver
 import stat
 import subprocess
@@ -28,6 +26,8 @@ from rich.console import Console
 from textcw.corpus import datahome
 from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
+
+fcntl = pytest.importorskip("fcntl", reason="the .part lock and these tests need POSIX flock")
 
 BODY = bytes(range(256)) * 40  # 10,240 bytes
 DIGEST = hashlib.sha256(BODY).hexdigest()

@@ -249,7 +249,8 @@ def test_failing_command_hook_is_skipped_with_its_commands(site, caplog):
         register_commands(pm, app)
     names = [c.name for c in app.registered_commands]
     assert "good-one" in names and "half-added" not in names
-    assert only_broken(pm, "bad-commands").reason == "its hook register_commands raised RuntimeError: typer option misuse"
+    assert only_broken(pm, "bad-commands").reason == (
+        "its hook register_commands raised RuntimeError: typer option misuse")
 
 
 def test_installed_plugins_lists_the_broken_ones(site, caplog):
