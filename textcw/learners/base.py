@@ -246,7 +246,15 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     def _check_state_arrays(self, n_rows: int) -> None:
         """Every state array exists, is a float64 array and has the shape the kernels assume for
         ``n_rows`` rows (features, plus the intercept) and the labels."""
-        n_labels = None if len(self.classes_) == 2 else len(self.classes_)
+        classes = self.classes_
+        if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2
+                and np.all(classes[1:] > classes[:-1])):
+            # labels are encoded by binary search in classes_ and index the label blocks
+            raise InputError(
+                f"{type(self).__name__}: classes_ must be the sorted, distinct labels the model was "
+                "fitted with; it was modified after fitting: call fit() to start over"
+            )
+        n_labels = None if len(classes) == 2 else len(classes)
         expected = self._state_shapes(n_rows, n_labels)
         state = self._state
         for name in self._state_names:
