@@ -7,7 +7,7 @@ The public surface::
     feats = textcw.make_featurizer("binary-bow")
     pipeline = textcw.make_pipeline("binary-bow", "cw-stdev")  # savable and exportable once fitted
     train = textcw.load_corpus("newsgroups:comp", split="train")
-    textcw.save(pipeline, "model.joblib"); textcw.load("model.joblib")
+    textcw.save(pipeline, "model.textcw-model"); textcw.load("model.textcw-model")
     combined = textcw.combine(shard_models, method="kl")
     textcw.export_model(pipeline, "model.textcw"); textcw.import_model("model.textcw")  # no pickle
 

@@ -96,7 +96,7 @@ def test_train_save_predict(capsys, data_home, tmp_path, monkeypatch):
         fh.write(b"\x00\x01\x02")
     code, _, err = run(capsys, "predict", str(tampered), str(mac))
     line = one_line_error(err)
-    assert code == 1 and "was modified after saving" in line and "refusing to load it" in line
+    assert code == 1 and "was modified after saving" in line and "refusing to read it" in line
 
 
 def test_predict_missing_model(capsys, tmp_path):

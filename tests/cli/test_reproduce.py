@@ -122,15 +122,30 @@ QUICK_CHECKS = {
 }
 
 
+# Figures each quick run writes with --plot: learning curves and reliability diagrams (a table
+# experiment), the noise curve, the online mistake curves. None: run without --plot (the figures
+# of the other table experiments are drawn by the same code as jmlr-table2's).
+QUICK_FIGURES = {
+    "jmlr-table2": ["curve-amazon_books.png", "curve-newsgroups_comp.png", "curve-spam_u00.png",
+                    "reliability-amazon_books.png", "reliability-newsgroups_comp.png",
+                    "reliability-spam_u00.png"],
+    "jmlr-table3": None, "jmlr-table4": None, "jmlr-table5": None, "emnlp-table3": None,
+    "arow-noise": ["noise.png"],
+    "nips-synthetic": ["nips-synthetic-mistakes.png"],
+}
+
+
 def test_every_reproduction_has_its_expected_checks():
-    assert sorted(QUICK_CHECKS) == sorted(experiments.names()) == sorted(QUICK_ROWS)
+    assert sorted(QUICK_CHECKS) == sorted(experiments.names()) == sorted(QUICK_ROWS) == sorted(QUICK_FIGURES)
 
 
 @pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.parametrize("name", experiments.names())
 def test_quick_reproduction(capsys, tmp_path, name, data_home):
-    code, out, err = run(capsys, "reproduce", name, "--quick", "--json-out", str(tmp_path / "r.json"))
+    figures = tmp_path / "figures"
+    plot = ["--plot", str(figures)] if QUICK_FIGURES[name] is not None else []
+    code, out, err = run(capsys, "reproduce", name, "--quick", "--json-out", str(tmp_path / "r.json"), *plot)
     assert "published:" in out and "quick run in" in out
     from textcw.evaluation.experiments.base import ExperimentResult
 
@@ -150,3 +165,15 @@ def test_quick_reproduction(capsys, tmp_path, name, data_home):
     assert not changed, f"checks whose outcome changed (now, detail): {changed}"
     for check in result.checks:  # the printed verdict is the recorded one
         assert f"[{'pass' if check.passed else 'FAIL'}] {check.name}: {check.detail}" in out
+
+    # --plot: every figure is a PNG image, and the experiment's own figures are there
+    if QUICK_FIGURES[name] is None:
+        return
+    written = sorted(p.name for p in figures.iterdir())
+    assert set(QUICK_FIGURES[name]) <= set(written), written
+    from matplotlib.image import imread
+
+    for file in written:
+        assert file.endswith(".png") and (figures / file).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        height, width, _ = imread(figures / file).shape
+        assert height > 100 and width > 100

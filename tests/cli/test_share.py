@@ -25,15 +25,23 @@ def test_export_import_predict_and_inspect(capsys, tmp_path):
     assert predictions[0] == predictions[1] and predictions[0].split("\t")[:2] in ([str(doc), "neg"], [str(doc), "pos"])
 
     code, out, _ = run(capsys, "inspect", str(model))
+    lines = dict(line.split(": ", 1) for line in out.splitlines())
+    assert code == 0 and lines["kind"] == "model file" and lines["learner"] == "cw-stdev"
+    assert lines["classes"] == "2: neg, pos" and lines["n features"] == "4096"
+    assert lines["corpus"] == "synthetic-text:400" and lines["digest ok"] == "yes"
+    code, out, _ = run(capsys, "inspect", str(model), "--json")
+    card = json.loads(out)
+    assert card["learner"] == "cw-stdev" and card["classes"] == ["neg", "pos"] and card["n_train"] > 0
+    code, out, _ = run(capsys, "inspect", str(model), "--manifest")
     manifest = json.loads(out)
     assert code == 0 and manifest["format"] == "textcw-model"
     assert manifest["components"]["learner"]["name"] == "cw-stdev"
-    code, out, _ = run(capsys, "inspect", str(shared))
+    code, out, _ = run(capsys, "inspect", str(shared), "--manifest")
     document = json.loads(out)
     assert code == 0 and document["format"] == "textcw-portable"
     assert [s["name"] for s in document["steps"]] == ["hashing", "cw-stdev"]
     assert document["steps"][1]["state_dict"] == "(fitted state)"
-    code, out, _ = run(capsys, "inspect", str(imported))
+    code, out, _ = run(capsys, "inspect", str(imported), "--manifest")
     assert json.loads(out)["info"] == {"imported_from": "m.textcw"}
 
 

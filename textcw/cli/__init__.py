@@ -20,6 +20,7 @@ from typing import NoReturn
 
 import typer
 
+from textcw.cli.root import configure_logging
 from textcw.cli.signals import exit_interrupted, handle_signals
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
 
@@ -36,7 +37,7 @@ def build_app(pm=None) -> typer.Typer:
     import importlib
 
     from textcw.cli.root import root
-    from textcw.plugins import default_plugin_manager
+    from textcw.plugins import default_plugin_manager, register_commands
 
     app = typer.Typer(
         name="textcw",
@@ -48,7 +49,7 @@ def build_app(pm=None) -> typer.Typer:
     app.callback()(root)
     for name in COMMAND_MODULES:
         importlib.import_module(f"textcw.cli.{name}").register(app)
-    (pm or default_plugin_manager()).hook.register_commands(app=app)
+    register_commands(pm or default_plugin_manager(), app)  # a broken plugin is reported and skipped
     return app
 
 
@@ -71,7 +72,7 @@ def build_command(app: typer.Typer):
                 continue
             if getattr(param, "is_flag", False) or getattr(param, "count", False):
                 param.metavar = ""
-            elif param.param_type_name == "option":
+            else:  # an option's value, or an argument: PATH rather than typer 0.29's {path}
                 param.metavar = param.name.upper()
     return command
 
@@ -84,12 +85,15 @@ def fail(message: str, code: int) -> NoReturn:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``textcw`` console script."""
     debug = os.environ.get(DEBUG_VAR) == "1"
+    configure_logging(logging.INFO)  # before plugins load: their warnings take the usual form
     with handle_signals():
         try:
             build_command(build_app()).main(args=argv, prog_name="textcw")
         except SystemExit as exc:
             if exc.code == 130:  # typer's answer to KeyboardInterrupt, or ours after a signal
                 exit_interrupted()
+            if exc.code in (0, None):
+                return  # success: a caller of main() (a test, a script) goes on
             raise
         except KeyboardInterrupt:  # before typer took over (e.g. while loading plugins)
             exit_interrupted()

@@ -113,8 +113,7 @@ def write_figures(report, directory: Path, registries=None) -> list[Path]:
 def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
     """Refuse, before the run, a ``--json-out`` file or ``--plot`` folder that cannot be written
     (and a ``--plot`` without matplotlib): a long run is not lost to a typo."""
-    from textcw._atomic import check_output_path
-    from textcw.errors import OutputError
+    from textcw._atomic import check_output_folder, check_output_path
 
     if json_out is not None:
         check_output_path(json_out, "--json-out", example="report.json")
@@ -122,10 +121,7 @@ def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
         from textcw.evaluation.plot import require_matplotlib
 
         require_matplotlib()
-        if plot.exists() and not plot.is_dir():
-            raise OutputError(f"--plot {plot} is not a folder; give a folder for the figures")
-        if not plot.parent.is_dir():
-            raise OutputError(f"--plot: folder {plot.parent} does not exist; create it first")
+        check_output_folder(plot, "--plot")
 
 
 def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: str) -> None:

@@ -2,7 +2,7 @@
 
 Results go to stdout. ``--json`` means one thing in every command: print the result as JSON on
 stdout instead of text; ``--json-out PATH`` writes the same JSON to a file (atomically) and
-leaves the text output as it is. Status lines ("saved m.joblib") go to stderr through the
+leaves the text output as it is. Status lines ("saved m.textcw-model") go to stderr through the
 ``textcw`` logger, so ``--quiet`` silences them and a pipe of stdout gets only results.
 """
 

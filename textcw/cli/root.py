@@ -1,7 +1,7 @@
 """Options of ``textcw`` itself: ``--version``, ``--quiet`` and ``--verbose``.
 
 Results (accuracies, labels, tables, JSON) go to stdout; what textcw says about its work
-("saved m.joblib", warnings) goes to stderr through the ``textcw`` logger, at the level these
+("saved m.textcw-model", warnings) goes to stderr through the ``textcw`` logger, at the level these
 options choose.
 """
 

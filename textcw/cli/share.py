@@ -7,14 +7,13 @@
 
 from __future__ import annotations
 
-import json
 import zipfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from textcw.cli.output import log, print_json
+from textcw.cli.output import JsonFlag, log, print_json
 from textcw.errors import ModelFileError
 
 
@@ -41,41 +40,58 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check an exported model (no pickle, no code from the file) and save it as a model file."""
         from textcw._atomic import check_output_path
-        from textcw.persist import save
+        from textcw.persist import safe_text, save
         from textcw.portable import import_model
 
-        check_output_path(out, "import destination", not_same_as=shared, example="model.joblib")
+        check_output_path(out, "import destination", not_same_as=shared, example="model.textcw-model")
         model = import_model(shared, max_bytes=max_mb << 20)
         save(model, out, info={"imported_from": shared.name})
         learner = model.textcw_components_.get("learner", {})
         name = learner.get("name", "?") if isinstance(learner, dict) else "?"
-        log.info("imported %s (%s, %d features, %d classes) to %s", shared, name,
+        log.info("imported %s (%s, %d features, %d classes) to %s", shared, safe_text(name),
                  model[-1].n_features_in_, len(model[-1].classes_), out)
 
     @app.command("inspect")
     def inspect_command(
         path: Annotated[Path, typer.Argument(help="A model file or an exported model")],
+        as_json: JsonFlag = False,
+        manifest: Annotated[bool, typer.Option("--manifest", help="Print the file's own record (a model file's manifest, an export's JSON without its arrays) instead of the model card")] = False,
+        max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse exports that unpack to more than this")] = 4096,
     ) -> None:
-        """Print what a model file (its manifest) or an export (its JSON, without arrays) records.
+        """Print a model card: learner, parameters, classes, features, corpus and training
+        figures, versions, creation time, digest and signature. Nothing in the file is run or
+        unpickled, and every value is printed escaped."""
+        from textcw.persist import model_card, read_manifest, render_card, safe_text
+        from textcw.portable import is_export, read_document
 
-        Nothing in the file is run or unpickled.
-        """
-        from textcw.persist import read_manifest
-        from textcw.portable import JSON_MEMBER
-
+        exported = is_export(path)
         try:
-            print_json(read_manifest(path))
-            return
+            if manifest:
+                record = read_document(path, max_bytes=max_mb << 20) if exported else read_manifest(path)
+            else:
+                record = model_card(path, max_bytes=max_mb << 20)
         except ModelFileError:
-            pass
-        try:
-            with zipfile.ZipFile(path) as archive:
-                document = json.loads(archive.read(JSON_MEMBER).decode("utf-8"))
-        except (OSError, KeyError, zipfile.BadZipFile, UnicodeDecodeError, ValueError):
-            raise ModelFileError(f"{path} is neither a textcw model file nor an exported model") from None
-        for step in document.get("steps", []) if isinstance(document, dict) else []:
-            if isinstance(step, dict):  # the fitted state is data (vocabularies, arrays): summarise it
-                for key in ("state_dict", "attributes"):
-                    if key in step:
-                        step[key] = "(fitted state)"
-        print_json(document)
+            if exported or _is_model_file(path):
+                raise
+            raise ModelFileError(f"{safe_text(path)} is neither a textcw model file nor an exported model") from None
+        if manifest and exported:
+            for step in record.get("steps", []):
+                if isinstance(step, dict):  # the fitted state is data (vocabularies, arrays): summarise it
+                    for key in ("state_dict", "attributes"):
+                        if key in step:
+                            step[key] = "(fitted state)"
+        if as_json or manifest:
+            print_json(record)
+        else:
+            typer.echo(render_card(record), nl=False)
+
+
+def _is_model_file(path: Path) -> bool:
+    """True when ``path`` is a ZIP archive whose first member is a model file's manifest."""
+    from textcw.persist import MANIFEST_MEMBER
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.namelist()[:1] == [MANIFEST_MEMBER]
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return False

@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
         workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
         stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
         chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
-        out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file (manifest + joblib payload; see textcw inspect)")] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
         as_json: JsonFlag = False,
         json_out: JsonOut = None,
     ) -> None:
@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
         # Every destination is checked before the work: an hour of training is not lost to a typo.
         if out is not None:
-            check_output_path(out, "--out", example="model.joblib")
+            check_output_path(out, "--out", example="model.textcw-model")
         if json_out is not None:
             check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
         check_scale_options(shards=shards, combine=combine, backend=backend, scheduler=scheduler,
