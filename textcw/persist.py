@@ -57,7 +57,7 @@ from sklearn.pipeline import Pipeline
 
 from textcw._atomic import atomic_output, check_output_path
 # Characters that would split a line or drive the terminal: the rule for folder: corpus labels.
-from textcw.corpus.folder import _UNPRINTABLE_IN_LABELS as _UNPRINTABLE
+from textcw.corpus.folder import UNPRINTABLE_IN_LABELS as _UNPRINTABLE
 from textcw.errors import InputError, ModelFileError
 
 FORMAT = "textcw-model"

@@ -47,6 +47,7 @@ _REVIEW_DIGESTS = {
 }
 
 ARCHIVE = RemoteFile(
+    max_bytes=21_000_000,  # a download stops here (canonical archive about 19 MB, with a margin)
     corpus="amazon",
     filename="processed_acl.tar.gz",
     url="https://www.cs.jhu.edu/~mdredze/datasets/sentiment/processed_acl.tar.gz",

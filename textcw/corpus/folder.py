@@ -59,7 +59,7 @@ def _visible(name: str) -> bool:
 # Characters that would split a label over lines or garble a terminal: control characters
 # (including \n, \r, \t and the C1 range that Latin-1 names can decode to) and the Unicode line
 # and paragraph separators, which str.splitlines also breaks on.
-_UNPRINTABLE_IN_LABELS = ("Cc", "Zl", "Zp")
+UNPRINTABLE_IN_LABELS = ("Cc", "Zl", "Zp")
 
 
 def label_of(name: str, folder: Path) -> str:
@@ -74,7 +74,7 @@ def label_of(name: str, folder: Path) -> str:
         label = raw.decode("utf-8")
     except UnicodeDecodeError:
         label = raw.decode("latin-1")
-    bad = next((c for c in label if unicodedata.category(c) in _UNPRINTABLE_IN_LABELS), None)
+    bad = next((c for c in label if unicodedata.category(c) in UNPRINTABLE_IN_LABELS), None)
     if bad is not None:
         kind = "a line break" if len(f"a{bad}b".splitlines()) > 1 else "a control character"
         raise DataError(

@@ -22,6 +22,7 @@ from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
 
 ARCHIVE = RemoteFile(
+    max_bytes=16_000_000,  # a download stops here (canonical archive 14.5 MB, with a margin)
     corpus="newsgroups",
     filename="20news-bydate.tar.gz",
     url="http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",

@@ -32,7 +32,7 @@ from textcw.errors import DuplicateNameError, TextcwError
 from textcw.hookspecs import PROJECT
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.pipeline import make_learner
-from textcw.plugins import build_registries, get_plugin_manager
+from textcw.plugins import broken_plugins, build_registries, get_plugin_manager
 from textcw.registry import KINDS
 from textcw.testing.datasets import awkward_documents, make_documents, make_sparse_classification
 
@@ -865,6 +865,10 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         pm = get_plugin_manager(entry_points=True)
         regs = build_registries(pm)
         want = _canonical(dist.metadata["Name"])
+        # A plugin textcw skipped as broken has nothing registered: say why, not "unknown name".
+        for broken in broken_plugins(pm):
+            if _canonical(broken.distribution or "") == want:
+                _fail(f"installed, textcw skips it as broken: {broken.reason}")
         for kind, names in state["own"].items():
             for n in names:
                 provider = regs[kind].get(n).provider
