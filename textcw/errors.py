@@ -21,7 +21,9 @@ class UnknownNameError(TextcwError, KeyError):
         self.kind = kind
         self.name = name
         self.valid = sorted(valid)
-        close = difflib.get_close_matches(str(name), self.valid, n=1, cutoff=0.6)
+        # Tasks are listed as "corpus:task" but may be named alone: compare with both forms.
+        by_form = {v: v for v in self.valid} | {v.partition(":")[2]: v for v in self.valid if ":" in v}
+        close = [by_form[m] for m in difflib.get_close_matches(str(name), list(by_form), n=1, cutoff=0.6)]
         hint = f"; did you mean {close[0]!r}?" if close else ""
         super().__init__(
             f"unknown {kind} {name!r}; valid {kind} names: {', '.join(self.valid) or '(none)'}{hint}"

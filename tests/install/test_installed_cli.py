@@ -177,3 +177,22 @@ def test_an_interrupted_sharded_run_leaves_no_worker_process(tmp_path):
     _, alive = psutil.wait_procs(workers, timeout=60)
     assert alive == [], f"worker processes left running: {alive}"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_shell_completion_offers_commands_and_options():
+    """What bash asks on <TAB> (the protocol --install-completion sets up)."""
+    env = {**os.environ, "_TEXTCW_COMPLETE": "complete_bash", "COMP_WORDS": "textcw tr", "COMP_CWORD": "1"}
+    run = subprocess.run([TEXTCW], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert run.returncode == 0 and run.stdout.split() == ["train"], (run.stdout, run.stderr)
+    env.update(COMP_WORDS="textcw train --lea", COMP_CWORD="2")
+    run = subprocess.run([TEXTCW], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert run.returncode == 0 and run.stdout.split() == ["--learner"], (run.stdout, run.stderr)
+
+
+@pytest.mark.parametrize("option,typo,suggestion", [
+    ("--corpus", "newsgroup", "newsgroups"), ("--corpus", "newsgroups:cmop", "newsgroups:comp"),
+    ("--featurizer", "binary-bwo", "binary-bow")])
+def test_unknown_corpus_task_and_featurizer_names_are_suggested(option, typo, suggestion):
+    args = {"--corpus": "newsgroups", "--learner": "pa", option: typo}
+    run = textcw("train", *[x for pair in args.items() for x in pair])
+    assert run.returncode == 2 and f"did you mean '{suggestion}'?" in run.stderr, run.stderr
