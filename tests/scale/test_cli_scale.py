@@ -53,7 +53,12 @@ def test_stream_json(capsys):
     result = json.loads(out)
     assert code == 0 and result["mode"] == "stream" and result["featurizer"] == "hashing"
     assert (result["n_train"], result["n_test"], result["passes"]) == (3000, 600, 1)
-    assert 0.5 < result["accuracy"] < 1.0 and result["documents_per_second"] > 0
+    # the same model as train_stream (67.3% measured, chance 50%)
+    from textcw.scale import train_stream
+
+    direct = train_stream("synthetic-text:3000", "cw-var", chunk_size=1000, featurizer_params={"n_features": 16384})
+    assert result["accuracy"] == direct.accuracy and result["accuracy"] > 0.63
+    assert result["documents_per_second"] > 0
 
 
 def test_shards_on_a_local_dask_cluster_save_and_predict(capsys, tmp_path):
