@@ -219,8 +219,13 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         if not hasattr(self, "_state"):
             # AttributeError keeps hasattr(model, "coef_") False before fitting, as sklearn expects.
             raise AttributeError(f"{type(self).__name__} is not fitted yet; call fit first")
-        self._check_state_params("used")
-        self._check_state_arrays(int(self.n_features_in_) + int(self.fit_intercept))
+        try:
+            self._check_state_params("used")
+            self._check_state_arrays(int(self.n_features_in_) + int(self.fit_intercept))
+        except (InputError, ParameterError) as error:
+            if self.__dict__.get("_previewing"):
+                raise AttributeError(str(error)) from None  # the notebook view leaves it out
+            raise
         return self._state
 
     # ----------------------------------------------------------------- state consistency
@@ -522,6 +527,16 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             # pickled before the fitted values were recorded: its parameters are those it was
             # fitted with (the state-array checks hold either way)
             self._remember_fitted_params()
+
+    def _get_fitted_attr_html(self, doc_link=""):
+        """scikit-learn's notebook view evaluates every public attribute ending in ``_`` to show
+        a preview: it skips those that raise AttributeError, so while it runs, attributes that
+        would form large matrices (``covariance_``) or read an unusable state raise that."""
+        self.__dict__["_previewing"] = True
+        try:
+            return super()._get_fitted_attr_html(doc_link)
+        finally:
+            self.__dict__.pop("_previewing", None)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

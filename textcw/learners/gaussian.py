@@ -100,12 +100,16 @@ def variances_from_factor(R) -> np.ndarray:
     d = R.shape[0]
     out = np.zeros(d)
     width = max(1, min(d, _BLOCK_FLOATS // max(d, 1)))
+    # LAPACK reads Fortran order: R's transpose is R's own memory in that order, whereas a
+    # C-ordered R (or a slice of it) would be copied whole. Solving R' with trans="T" is R z = e.
+    Rt = R.T if R.flags.c_contiguous else np.asfortranarray(R.T)
     for start in range(0, d, width):
         stop = min(d, start + width)
-        unit = np.zeros((stop, stop - start))
+        unit = np.zeros((d, stop - start), order="F")
         unit[np.arange(start, stop), np.arange(stop - start)] = 1.0
-        Z = scipy.linalg.solve_triangular(R[:stop, :stop], unit, lower=False, check_finite=False)
-        out[:stop] += np.einsum("ij,ij->i", Z, Z)
+        Z = scipy.linalg.solve_triangular(Rt, unit, trans="T", lower=True, check_finite=False,
+                                          overwrite_b=True)
+        out[:stop] += np.einsum("ij,ij->i", Z[:stop], Z[:stop])
     return out
 
 
@@ -247,6 +251,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     @property
     def covariance_(self) -> np.ndarray:
         state = self._fitted_state()
+        if self.__dict__.get("_previewing"):
+            raise AttributeError("covariance_ is formed on demand only")  # see _get_fitted_attr_html
         if "R" not in state:
             raise AttributeError(
                 f"covariance_ exists only for covariance='full' (this model has "
