@@ -21,7 +21,7 @@ from typing import NoReturn
 import typer
 
 from textcw.cli.root import configure_logging
-from textcw.cli.signals import exit_interrupted, handle_signals
+from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
 
 USAGE_ERRORS = (UnknownNameError, ParameterError)
@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> None:
             if exc.code == 130:  # typer's answer to KeyboardInterrupt, or ours after a signal
                 exit_interrupted()
             if exc.code in (0, None):
+                if interrupted():  # a signal whose exception was lost: still an interrupted run
+                    exit_interrupted()
                 return  # success: a caller of main() (a test, a script) goes on
             raise
         except KeyboardInterrupt:  # before typer took over (e.g. while loading plugins)

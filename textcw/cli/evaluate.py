@@ -128,8 +128,10 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
     """After a suite or an experiment: print it (text or ``--json``), write the JSON file, list
     failed tasks, exit 130 if interrupted, draw the figures, and exit 1 if a task failed or (an
     experiment) one of its checks failed; whatever finished was printed first."""
-    from textcw.cli.signals import exit_interrupted
+    from textcw.cli.signals import exit_interrupted, interrupted
 
+    if interrupted():  # a signal whose exception was lost on the way: the run is cut short
+        report.interrupted = True
     if as_json:
         typer.echo(report.to_json())
     if json_out is not None:

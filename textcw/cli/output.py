@@ -65,9 +65,12 @@ def print_table(columns: list[str], rows: list[list], title: str | None = None, 
 def progress_bar():
     """A ``report(stage, done, total)`` callback drawing a bar on a terminal, silent otherwise."""
     console = Console(stderr=True)
+    if not console.is_terminal:  # no bar at all (older rich prints a blank line for a disabled one)
+        yield lambda stage, done, total: None
+        return
     with Progress(
         TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, disable=not console.is_terminal, transient=True,
+        console=console, transient=True,
     ) as progress:
         tasks: dict[str, int] = {}
 

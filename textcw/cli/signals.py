@@ -11,13 +11,15 @@ SIGINT, 143 for SIGTERM, as a shell reports a process killed by that signal.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from typing import NoReturn
 
 import typer
 
-__all__ = ["exit_interrupted", "handle_signals"]
+__all__ = ["exit_interrupted", "handle_signals", "interrupted", "raise_if_interrupted"]
 
 
 class _State:
@@ -41,11 +43,45 @@ def handle_signals():
         yield  # only the main thread may set handlers; a signal then acts as it would anyway
         return
     previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _quiet_about_lost_interrupts
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _quiet_about_lost_interrupts(unraisable) -> None:
+    """Where Python drops an exception (a ``__del__``, a weakref callback, the logging module's
+    fork handlers while a process pool starts) it calls this hook. Our KeyboardInterrupt lost
+    there is delivered again: the signal is sent once more a moment later, when the main thread
+    is most likely back in ordinary code. Anything else gets the usual report."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt) and _state.signal is not None:
+        if not _state.reported:
+            resend = threading.Timer(0.05, os.kill, (os.getpid(), _state.signal))
+            resend.daemon = True
+            resend.start()
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def raise_if_interrupted() -> None:
+    """Raise KeyboardInterrupt if a signal came and its exception was lost.
+
+    A handler's exception can be swallowed where Python ignores exceptions (a ``__del__``, a
+    weakref callback, the logging module's fork handlers while a pool starts its workers): the
+    command would then run on and write its output as if nothing had happened. Commands call
+    this before they write a result.
+    """
+    if _state.signal is not None:
+        raise KeyboardInterrupt
+
+
+def interrupted() -> bool:
+    """True once SIGINT or SIGTERM was received within :func:`handle_signals`."""
+    return _state.signal is not None
 
 
 def exit_interrupted(detail: str | None = None) -> NoReturn:

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from textcw.cli.output import JsonFlag, JsonOut, log, print_json, progress_bar, write_json
+from textcw.cli.signals import raise_if_interrupted
 from textcw.errors import ParameterError
 
 
@@ -92,6 +93,7 @@ def register(app: typer.Typer) -> None:
                 from textcw.pipeline import train as run_train
 
                 result = run_train(corpus, learner, progress=report, **common)
+        raise_if_interrupted()  # nothing is written for a run that was told to stop
         summary = result.to_dict()
         if out is not None:
             save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
