@@ -188,11 +188,12 @@ def register(app: typer.Typer) -> None:
         if report.failures and not report.task_info and not report.interrupted:
             # Nothing finished: an empty table would only hide the reason, so the failures are
             # the error (one line, like every other command's).
+            reasons = "; ".join(" ".join(f.split()) for f in report.failures)
+            message = reasons if len(report.failures) == 1 else f"no task finished: {reasons}"
             if json_out is not None:
                 report.to_json(json_out)
-                log.info("wrote %s", json_out)
-            reasons = "; ".join(" ".join(f.split()) for f in report.failures)
-            raise TextcwError(reasons if len(report.failures) == 1 else f"no task finished: {reasons}")
+                message += f" (the report is in {json_out})"
+            raise TextcwError(message)
         if not as_json:
             print_report(report, spread=spread)
         finish_run(report, as_json=as_json, json_out=json_out, plot=plot, figures=write_figures,

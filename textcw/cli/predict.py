@@ -64,13 +64,14 @@ def check_model(pipeline, path: Path) -> None:
 
 def output_lines(labels, best, files: list[Path] | None) -> list[str]:
     """``[PATH<TAB>]label[<TAB>p]`` per document: the path when documents came from files (so a
-    script can join the answer to its input), the probability when asked for. Paths and labels
-    that hold tabs, line breaks or other control characters are printed escaped, so each document
-    stays on one line of exactly these columns."""
+    script can join the answer to its input), the probability when asked for. Paths that hold
+    tabs, line breaks or other unprintable characters are printed escaped, so each document
+    stays on one line of exactly these columns. (Labels need no escaping: a label with a control
+    character or a line break is refused when a model is trained, saved or imported.)"""
     from textcw.corpus.base import show_path
 
     columns = [[show_path(f) for f in files]] if files else []
-    columns.append([show_path(label) for label in labels])
+    columns.append([str(label) for label in labels])
     if best is not None:
         columns.append([f"{q:.6f}" for q in best])
     return ["\t".join(row) for row in zip(*columns)]

@@ -76,8 +76,8 @@ class BalancedWinnow(OnlineLinearClassifier):
     n_epochs : int >= 1, default 5
     shuffle : bool, default True
         Visit the documents in a new random order each epoch.
-    random_state : int or None, default None
-        Seed of the shuffling.
+    random_state : int or None, default 0
+        Seed of the shuffling; the default makes every run give the same model (None: a fresh one).
     fit_intercept : bool, default False
         Learn a bias as the weight of an extra, always-active feature.
 
@@ -128,7 +128,7 @@ class BalancedWinnow(OnlineLinearClassifier):
     _multiclass_kernel = kernels.multiclass_epoch
 
     def __init__(self, *, alpha=1.5, beta=0.5, theta=1.0, margin=0.0, init_weight=1.0,
-                 n_epochs=5, shuffle=True, random_state=None, fit_intercept=False):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
         self.alpha = alpha
         self.beta = beta
         self.theta = theta
