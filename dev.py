@@ -3,8 +3,9 @@
 
     python3 dev.py train [ARGS...]   set up, then `textcw train --corpus newsgroups --learner cw-stdev`
                                      (ARGS replace the default arguments)
-    python3 dev.py test [ARGS...]    set up, then run every test suite (ARGS go to pytest), then
-                                     test what a user installs (below); ARGS skip that stage
+    python3 dev.py test [ARGS...]    set up, then run every test suite on all cores with coverage
+                                     (the kernels also as plain Python), then test what a user
+                                     installs (below); with ARGS, only pytest ARGS
     python3 dev.py setup             only set up
 
 Setting up makes `.venv/` and installs textcw with its test, plot and dask extras plus the
@@ -31,6 +32,8 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".textcw-installed"
 DEFAULT_TRAIN = ["--corpus", "newsgroups", "--learner", "cw-stdev"]
+KERNEL_TESTS = [f"tests/learners/{name}.py" for name in
+                ("test_kernels", "test_multiclass_kernels", "test_update_rules", "test_multiclass_updates")]
 INSTALLS = ROOT / "build" / "installs"
 # name: (extras, constraints file or None)
 INSTALL_PROFILES = {
@@ -88,11 +91,30 @@ def main(argv: list[str]) -> int:
         cmd = [str(BIN / "textcw"), "train", *(args or DEFAULT_TRAIN)]
         return subprocess.run(cmd, cwd=ROOT, env=environment()).returncode
     suites = ["tests", *(str(p / "tests") for p in plugin_dirs() if (p / "tests").is_dir())]
-    code = subprocess.run([str(BIN / "python"), "-m", "pytest", *suites, *args], cwd=ROOT,
-                          env=environment()).returncode
-    if args:  # a chosen subset of the tests: the install stage is not part of it
-        return code
+    pytest = [str(BIN / "python"), "-m", "pytest"]
+    if args:  # a chosen subset of the tests: coverage and the install stage are not part of it
+        return subprocess.run([*pytest, *suites, *args], cwd=ROOT, env=environment()).returncode
+    # 1. The kernels' Python bodies, which numba compiles away, run as plain Python and are
+    # traced (against their numpy twins); 2. every suite on all cores, traced too.
+    code = subprocess.run([*pytest, *KERNEL_TESTS, "-q", "-n", "auto",
+                           "--cov=textcw", "--cov-report="],
+                          cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"}).returncode
+    code = max(code, subprocess.run([*pytest, *suites, "-n", "auto", "--cov=textcw", "--cov-append",
+                                     "--cov-report="], cwd=ROOT, env=environment()).returncode)
+    coverage_summary()
     return max(code, test_installs())
+
+
+def coverage_summary(rows: int = 15) -> None:
+    """The total line coverage and the modules with the most lines never run."""
+    report = subprocess.run([str(BIN / "python"), "-m", "coverage", "report", "--sort=-miss",
+                             "--skip-covered"], cwd=ROOT, capture_output=True, text=True)
+    lines = report.stdout.splitlines()
+    if len(lines) < 3:
+        print(report.stdout + report.stderr, flush=True)
+        return
+    print(f"coverage of textcw (the {rows} modules with the most lines never run, then the total):")
+    print("\n".join([*lines[:2 + rows], lines[-1]]), flush=True)
 
 
 def build_wheel() -> Path:
