@@ -121,3 +121,19 @@ def test_text_featurizer_on_a_vector_corpus_is_a_clear_error(capsys, data_home):
     line = one_line_error(err)
     assert code == 1 and "featurizer 'binary-bow' cannot read the documents of amazon:books" in line
     assert "'precomputed'" in line
+
+
+def test_no_module_imports_click():
+    """typer carries its own Click; importing ``click`` would need an undeclared dependency."""
+    import ast
+    from pathlib import Path
+
+    import textcw
+
+    offenders = []
+    for path in Path(textcw.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "click"]
+    assert offenders == []
