@@ -110,11 +110,12 @@ def coverage_summary(rows: int = 15) -> None:
     report = subprocess.run([str(BIN / "python"), "-m", "coverage", "report", "--sort=-miss",
                              "--skip-covered"], cwd=ROOT, capture_output=True, text=True)
     lines = report.stdout.splitlines()
-    if len(lines) < 3:
+    total = [line for line in lines if line.startswith("TOTAL")]
+    if len(lines) < 3 or not total:
         print(report.stdout + report.stderr, flush=True)
         return
     print(f"coverage of textcw (the {rows} modules with the most lines never run, then the total):")
-    print("\n".join([*lines[:2 + rows], lines[-1]]), flush=True)
+    print("\n".join([*lines[:2 + rows], *total]), flush=True)
 
 
 def build_wheel() -> Path:

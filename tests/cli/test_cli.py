@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+import textcw
 from cli_run import one_line_error, run
 from textcw.corpus import newsgroups
 
@@ -137,3 +138,24 @@ def test_no_module_imports_click():
                 [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
             offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] == "click"]
     assert offenders == []
+
+
+def test_list_one_learner_shows_every_parameter(capsys):
+    code, out, _ = run(capsys, "list", "learners", "arow", "--json")
+    info = json.loads(out)
+    params = {p["name"]: p for p in info["parameters"]}
+    assert code == 0 and info["name"] == "arow" and info["provider"] == "textcw"
+    assert set(params) == set(textcw.make_learner("arow").get_params())
+    assert params["r"]["default"] == "1.0" and "between 1e-100 and 1e+100" in params["r"]["allowed"]
+    assert params["covariance"]["allowed"] == "one of 'diag-kl', 'diag-l2', 'full'"
+    assert params["n_epochs"]["meaning"] == "Passes of fit over the training data."
+    assert all(p["meaning"] for p in info["parameters"]), info
+    code, out, _ = run(capsys, "list", "learners", "arow")
+    assert code == 0 and out.startswith("arow: AROW") and "covariance" in out
+
+
+def test_list_one_name_applies_to_learners_only(capsys):
+    code, _, err = run(capsys, "list", "corpora", "newsgroups")
+    assert code == 2 and "NAME applies to learners" in one_line_error(err)
+    code, _, err = run(capsys, "list", "learners", "arwo")
+    assert code == 2 and "did you mean 'arow'?" in one_line_error(err)
