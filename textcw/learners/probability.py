@@ -19,9 +19,10 @@ deviations of every label whose mass or step lies in it, and an 8-point Gauss-Le
 integrates it to about 1e-10 (tested against the binary closed form for standard deviations
 ten orders of magnitude apart). Only the range from the largest ``m_j - 8.5 sd_j`` (below it
 some ``Phi_j < e^-36``) to the largest ``m_j + 8.5 sd_j`` (above it every density is) is
-integrated. The cost is that of a 96-node Gauss-Hermite rule per label. The product over ``j != k`` is taken as a sum of
-log-CDFs formed from prefix and suffix sums, never by subtracting a label's own term, so a
-label whose ``Phi`` underflows cannot turn the others' product into NaN.
+integrated. The cost is at most 7 pieces per label of 8 Gauss-Legendre nodes each (56 nodes per
+label). The product over ``j != k`` is taken as a sum of log-CDFs formed from prefix and suffix
+sums, never by subtracting a label's own term, so a label whose ``Phi`` underflows cannot turn
+the others' product into NaN.
 """
 
 from __future__ import annotations

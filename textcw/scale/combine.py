@@ -11,10 +11,24 @@ Sigma_c))``:
   ``mu = Sigma sum_c Sigma_c^{-1} mu_c`` (JMLR 2012, the equation after Figure 6), so each weight
   follows the shards that are confident about it, e.g. the shards that saw its feature.
 
-The precision is the papers' *sum* (ALGORITHMS.md); setting the derivative of the summed KL to
-zero gives the *mean* of the precisions instead. The two differ only by the factor ``n`` on the
-precision: the mean ``mu``, hence every prediction, is the same; the sum is the product of the
-shard posteriors, so ``predict_proba`` of the combined model is more confident.
+The precision is the papers' *sum* (ALGORITHMS.md; ``precision="sum"``, the default). Minimising
+the KL divergence itself gives the *mean* of the precisions (``precision="mean"``). With
+``P = Sigma^{-1}``, ``P_c = Sigma_c^{-1}`` and ``d`` weights,
+
+    (1/n) sum_c KL(N(mu, Sigma) || N(mu_c, Sigma_c))
+        = (1/2n) sum_c [tr(P_c Sigma) + (mu - mu_c)' P_c (mu - mu_c) - d + ln |Sigma_c| - ln |Sigma|].
+
+Its gradient in ``Sigma`` is ``(1/2n) sum_c (P_c - P)`` (using ``d ln|Sigma| / d Sigma = P``),
+zero at ``P = (1/n) sum_c P_c``; its gradient in ``mu`` is ``(1/n) sum_c P_c (mu - mu_c)``, zero at
+``mu = (sum_c P_c)^{-1} sum_c P_c mu_c``, which the factor ``1/n`` does not change. So the two
+variants have the same mean ``mu``, hence the same predictions, and differ by the factor ``n`` on
+the precision: a weight's combined variance is the harmonic mean of the shards' variances
+(``mean``) or ``1/n`` of it (``sum``). The sum is the product of the shard posteriors, as if each
+shard's posterior were independent evidence about the same weights; shards trained from the same
+prior ``a I`` each count the prior, and each has shrunk its variances on its own data, so with
+``n`` shards the summed model is about ``n`` times over-confident: ``predict_proba`` is sharper
+and a model that continues with ``partial_fit`` takes steps ``n`` times too small. ``mean`` keeps
+the variances on the scale of one model.
 
 A diagonal covariance (the variances ``s``, shape of ``mu``) is combined per weight. A full
 covariance, which the learners keep as the upper Cholesky factor ``R`` of the precision
@@ -41,6 +55,7 @@ from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier, covariance_from_factor
 
 METHODS = ("kl", "uniform")
+PRECISIONS = ("sum", "mean")  # how ``kl`` combines the precisions (module docstring)
 # Parameters shard models may differ in: each shard is seeded on its own.
 FREE_PARAMS = ("random_state",)
 DIAG, FULL, FIRST_ORDER = "diag", "full", "first-order"
@@ -51,7 +66,7 @@ DIAG, FULL, FIRST_ORDER = "diag", "full", "first-order"
 _FIRST_ORDER_RULES = {"mu": "mean", "w": "mean", "count": "sum", "u": "derived"}
 
 
-def combine(models: Iterable, method: str = "kl"):
+def combine(models: Iterable, method: str = "kl", *, precision: str = "sum"):
     """Combine fitted models of one learner into one model.
 
     Parameters
@@ -61,6 +76,10 @@ def combine(models: Iterable, method: str = "kl"):
         same feature space (same featurizer, same fitted vocabulary) and the same labels.
     method : {"kl", "uniform"}
         ``kl``: precision-weighted (Gaussian learners only); ``uniform``: plain averages.
+    precision : {"sum", "mean"}, default "sum"
+        For ``kl`` only: the combined precision is the sum of the shards' precisions (the
+        papers' formula) or their mean (the minimiser of the KL divergence; variances on the
+        scale of one model). The combined mean is the same for both (module docstring).
 
     Returns
     -------
@@ -72,9 +91,10 @@ def combine(models: Iterable, method: str = "kl"):
     textcw.errors.InputError
         Models of different learners, parameters, feature spaces or label sets, or unfitted.
     textcw.errors.ParameterError
-        ``kl`` for a learner without a covariance.
+        ``kl`` for a learner without a covariance; ``precision`` not ``"sum"`` or ``"mean"``, or
+        ``"mean"`` with ``uniform``.
     """
-    combiner = Combiner(method)
+    combiner = Combiner(method, precision=precision)
     for model in models:
         combiner.add(model)
     return combiner.result()
@@ -95,6 +115,20 @@ def check_combinable(learner, method: str) -> None:
     _layout(learner, method)
 
 
+def check_precision(method: str, precision) -> None:
+    """Refuse a ``precision`` other than ``"sum"``/``"mean"``, or ``"mean"`` without ``kl``."""
+    if precision not in PRECISIONS:
+        raise ParameterError(
+            f"precision must be one of {', '.join(map(repr, PRECISIONS))} (how method='kl' "
+            f"combines the shards' precisions); got {precision!r}"
+        )
+    if precision == "mean" and method != "kl":
+        raise ParameterError(
+            f"precision='mean' applies to method='kl' only (method={method!r} averages the "
+            "covariances); use method='kl' or leave precision='sum'"
+        )
+
+
 class Combiner:
     """Running sums of a combination: ``add`` models one by one, then ``result()``.
 
@@ -102,10 +136,12 @@ class Combiner:
     run in the order of ``add``; a different order changes the result only by rounding.
     """
 
-    def __init__(self, method: str = "kl"):
+    def __init__(self, method: str = "kl", *, precision: str = "sum"):
         if method not in METHODS:
             raise UnknownNameError("combination method", method, METHODS)
+        check_precision(method, precision)
         self.method = method
+        self.precision = precision
         self.n_models = 0
         self._ref = None  # the first model, as given (learner or pipeline)
         self._learner = None
@@ -156,6 +192,8 @@ class Combiner:
             if isinstance(learner_info, dict):
                 learner_info["params"] = combined.get_params(deep=False)
             components["combination"] = {"method": self.method, "n_models": self.n_models}
+            if self.precision != "sum":  # (the default is left out: older records stay equal)
+                components["combination"]["precision"] = self.precision
             pipeline.textcw_components_ = components
         return pipeline
 
@@ -251,7 +289,8 @@ class Combiner:
             return {"mu": sums["mu"] / n, "s": sums["s"] / n}
         if form == DIAG:
             variance = 1.0 / sums["precision"]
-            return {"mu": sums["eta"] * variance, "s": variance}
+            mu = sums["eta"] * variance  # the same for both precisions (module docstring)
+            return {"mu": mu, "s": variance * n if self.precision == "mean" else variance}
         ref = fitted_state(self._learner)
         mu = sums["mu"] / n if self.method == "uniform" else np.empty_like(ref["mu"])
         R = np.empty_like(ref["R"])
@@ -268,6 +307,8 @@ class Combiner:
                     mu[:] = mean
                 else:
                     mu[:, k] = mean
+                if self.precision == "mean":  # R' R / n: the factor of the mean precision
+                    block /= np.sqrt(n)
         return {"mu": mu, "R": R}
 
     def _add(self, key, value: np.ndarray) -> None:
