@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textcw.corpus import cache
 from textcw.corpus.base import Dataset, check_split, check_task
 from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
@@ -71,6 +72,36 @@ def _read_archive(path: str) -> dict[str, list[tuple[str, int, str]]]:
     return out
 
 
+def _encode(parsed: dict) -> tuple[dict, dict]:
+    """The parsed archive as plain arrays (see :mod:`textcw.corpus.cache`)."""
+    arrays, groups = {}, sorted({g for docs in parsed.values() for g, _, _ in docs})
+    index = {g: k for k, g in enumerate(groups)}
+    for split, docs in parsed.items():
+        arrays[f"{split}_group"] = np.array([index[g] for g, _, _ in docs], dtype=np.int64)
+        arrays[f"{split}_id"] = np.array([i for _, i, _ in docs], dtype=np.int64)
+        packed = cache.pack_texts([t for _, _, t in docs])
+        arrays.update({f"{split}_{name}": a for name, a in packed.items()})
+    return arrays, {"groups": groups, "splits": list(parsed)}
+
+
+def _decode(arrays: dict, meta: dict) -> dict:
+    groups = meta["groups"]
+    out = {}
+    for split in meta["splits"]:
+        texts = cache.unpack_texts(arrays, f"{split}_")
+        group, ids = arrays[f"{split}_group"].tolist(), arrays[f"{split}_id"].tolist()
+        if not len(group) == len(ids) == len(texts):
+            raise ValueError(f"the {split} columns differ in length")
+        out[split] = [(groups[g], i, t) for g, i, t in zip(group, ids, texts)]
+    return out
+
+
+def read(remote: RemoteFile = ARCHIVE, *, download: bool = True) -> dict:
+    """The parsed archive (:func:`_read_archive`), from the corpus cache when it holds it."""
+    return cache.cached_parse(remote, "newsgroups-bydate-1", _read_archive, _encode, _decode,
+                              download=download)
+
+
 def _message_id(name: str) -> int:
     return int(name) if name.isdigit() else -1
 
@@ -90,7 +121,7 @@ def load(task: str | None = None, split: str = "train", *, order_seed: int = 0,
     """
     check_task("newsgroups", task, TASKS)
     check_split(split)
-    docs = _read_archive(str(fetch(ARCHIVE, download=download)))[split]
+    docs = read(ARCHIVE, download=download)[split]
     groups = sorted({g for g, _, _ in docs}) if task in (None, "all") else list(PAIRS[task])
     index = {g: k for k, g in enumerate(groups)}
     chosen = [(index[g], text) for g, _, text in docs if g in index]

@@ -1,0 +1,380 @@
+"""A cache of parsed corpora and featurized matrices, so that a second run skips the parsing.
+
+Reading 20 Newsgroups means decompressing a 14 MB tarball and decoding 18,846 messages, and
+featurizing it means tokenising every message with a regular expression: seconds of work whose
+result only changes when the archive, the featurizer or textcw changes. Both results are kept
+here, in files that hold only arrays and JSON (never a pickle), and are found again by a key of
+everything they depend on.
+
+Where
+-----
+``$TEXTCW_CACHE`` when set; otherwise ``<data home>/.cache`` when the data home can be written
+to; otherwise (a read-only, shared data folder) the user's cache folder,
+``$XDG_CACHE_HOME/textcw`` or ``~/.cache/textcw``. When none of them can be written to, nothing
+is cached and every run reads the corpus as before. ``TEXTCW_NO_CACHE=1``, ``textcw train
+--no-cache`` and :func:`disabled` turn the cache off (neither read nor written);
+``textcw cache info`` shows where it is and what it holds, ``textcw cache clear`` empties it.
+
+What a file is keyed by
+-----------------------
+- the sha256 of every source file (a corpus archive). Hashing 14 MB on every run would cost
+  what the cache saves, so a file's digest is kept in ``digests.json`` by its path, size,
+  modification and change time and inode; it is computed again (after the usual pinned-digest
+  check of :func:`~textcw.corpus.datahome.fetch`) as soon as any of these changes;
+- what was made from it: the parser and its format version, or the corpus task, the
+  featurizer's registered name, provider, class and parameters;
+- the versions of textcw, and for matrices of scikit-learn, SciPy and NumPy.
+
+The key's sha256 names the file; the key itself is stored in it and compared on reading.
+
+Checked on reading
+------------------
+A file is a NumPy ``.npz`` archive (uncompressed) of plain arrays. Each member's declared shape
+must match its size before anything is allocated, it is loaded with ``allow_pickle=False``, and
+the sha256 of all members is compared with the digest written beside them. A file that fails
+any check (cut short, damaged, edited, of another key) is deleted, logged, and rebuilt from the
+source. Files are written atomically (:func:`textcw._atomic.atomic_output`): a reader sees a
+whole file or none, and two processes writing the same entry leave one whole file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import json
+import logging
+import os
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from textcw._version import __version__
+from textcw.corpus.datahome import ENV_VAR, RemoteFile, data_home, fetch, sha256_of
+
+CACHE_VAR = "TEXTCW_CACHE"
+NO_CACHE_VAR = "TEXTCW_NO_CACHE"
+#: Bumped whenever the layout of a cache file changes; part of every key.
+FORMAT = 1
+#: The most bytes one cache file may hold (the largest built-in corpus needs about 100 MB).
+MAX_FILE_BYTES = 4 << 30
+KINDS = ("corpus", "features")
+_DIGESTS = "digests.json"
+_DIGEST_MEMBER = "__sha256__"
+_KEY_MEMBER = "__key__"
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+log = logging.getLogger("textcw")
+_parsed: dict[str, object] = {}
+_off = contextvars.ContextVar("textcw_cache_off", default=False)
+
+
+class CacheMiss(Exception):
+    """A cache file is absent, or was damaged and has been deleted."""
+
+
+def enabled() -> bool:
+    """False under ``TEXTCW_NO_CACHE=1`` or inside :func:`disabled`."""
+    return os.environ.get(NO_CACHE_VAR, "") != "1" and not _off.get()
+
+
+@contextlib.contextmanager
+def disabled(off: bool = True):
+    """Neither read nor write the cache inside this block (``textcw train --no-cache``)."""
+    token = _off.set(off or _off.get())
+    try:
+        yield
+    finally:
+        _off.reset(token)
+
+
+def location() -> tuple[Path, str]:
+    """The cache folder and why it is that one (for ``textcw cache info``)."""
+    env = os.environ.get(CACHE_VAR)
+    if env:
+        return Path(env).expanduser(), f"${CACHE_VAR}"
+    home = data_home()
+    if _writable(home):
+        return home / ".cache", f"the data home (${ENV_VAR} or ~/textcw_data)"
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    user = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return user / "textcw", "the user cache folder (the data home is read-only)"
+
+
+def cache_dir(create: bool = False) -> Path | None:
+    """The cache folder, made if ``create``; None when it does not exist or cannot be written."""
+    folder, _ = location()
+    if create:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            log.debug("not caching: cannot create %s (%s)", folder, exc)
+            return None
+    return folder if folder.is_dir() and _writable(folder) else None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether files can be made in ``folder`` (or, if it is missing, in its nearest parent)."""
+    from textcw._atomic import _may_create_in
+
+    probe = folder
+    while not probe.exists():
+        if probe.parent == probe:
+            return False
+        probe = probe.parent
+    # A folder nobody may write to (mode a-w) is read-only by intent, even to root, whom the
+    # permission check lets through: a shared corpus folder stays as its owner made it.
+    return probe.is_dir() and _may_create_in(probe) and bool(probe.stat().st_mode & 0o222)
+
+
+# -- source digests ---------------------------------------------------------------------------
+
+def _stat_key(path: Path) -> list:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def source_digest(remote: RemoteFile, *, download: bool = True) -> str:
+    """The sha256 of ``remote``'s local file, verified against its pins the first time.
+
+    The digest is remembered in ``digests.json`` by (path, size, mtime, ctime, inode), so a
+    file that has not changed is neither hashed nor verified again.
+    """
+    path = remote.path
+    folder = cache_dir(create=True)
+    table = _read_digests(folder) if folder is not None else {}
+    name = str(path.resolve()) if path.exists() else str(path)
+    entry = table.get(name)
+    if entry is not None and path.is_file() and entry.get("stat") == _stat_key(path):
+        return entry["sha256"]
+    fetch(remote, download=download)  # downloads a missing file; checks it against its pins
+    digest = sha256_of(path)
+    if folder is not None:
+        table[str(path.resolve())] = {"stat": _stat_key(path), "sha256": digest}
+        _write_digests(folder, table)
+    return digest
+
+
+def _read_digests(folder: Path) -> dict:
+    try:
+        table = json.loads((folder / _DIGESTS).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    ok = isinstance(table, dict) and all(
+        isinstance(v, dict) and isinstance(v.get("sha256"), str) and isinstance(v.get("stat"), list)
+        for v in table.values())
+    return table if ok else {}
+
+
+def _write_digests(folder: Path, table: dict) -> None:
+    from textcw._atomic import atomic_write_text
+
+    with contextlib.suppress(Exception):  # a digest not remembered is computed again next time
+        atomic_write_text(folder / _DIGESTS, json.dumps(table, indent=1, sort_keys=True))
+
+
+# -- cache files ------------------------------------------------------------------------------
+
+def make_key(kind: str, **facts) -> dict:
+    """The full key of a cache entry: ``facts`` plus the cache format and textcw's version."""
+    return {"kind": kind, "format": FORMAT, "textcw": __version__, **facts}
+
+
+def entry_path(key: dict) -> Path | None:
+    """Where the entry of ``key`` lives (None when there is no usable cache folder)."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    text = json.dumps(key, sort_keys=True)
+    label = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(key.get("name", "")))[:40]
+    return folder / key["kind"] / f"{label}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.npz"
+
+
+def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:
+    """Write one entry atomically; returns its path, or None when nothing could be written."""
+    from textcw._atomic import atomic_output
+
+    if not enabled() or cache_dir(create=True) is None:
+        return None
+    path = entry_path(key)
+    members = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
+    members[_KEY_MEMBER] = _text_array(json.dumps({"key": key, "meta": meta}, sort_keys=True))
+    members[_DIGEST_MEMBER] = _text_array(_digest(members))
+    try:
+        path.parent.mkdir(exist_ok=True)
+        with atomic_output(path) as fh:
+            np.savez(fh, **members)
+    except Exception as exc:  # a full disk or a folder made read-only: the run goes on uncached
+        log.debug("cannot write the cache file %s: %s", path, exc)
+        return None
+    return path
+
+
+def load_entry(key: dict) -> tuple[dict[str, np.ndarray], dict]:
+    """``(arrays, meta)`` of the entry of ``key``; :class:`CacheMiss` when absent or damaged.
+
+    A damaged file is deleted, so the caller rebuilds it.
+    """
+    path = entry_path(key) if enabled() else None
+    if path is None or not path.is_file():
+        raise CacheMiss(str(path))
+    try:
+        members = read_npz(path)
+        digest = members.pop(_DIGEST_MEMBER, None)
+        if digest is None or _from_text(digest) != _digest(members):
+            raise ValueError("its contents do not match their digest")
+        stored = json.loads(_from_text(members.pop(_KEY_MEMBER)))
+        if stored.get("key") != key:
+            raise ValueError("it belongs to another key")
+    except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:
+        log.warning("the cache file %s is damaged (%s); deleting it and rebuilding", path, exc)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise CacheMiss(str(path)) from None
+    return members, stored.get("meta", {})
+
+
+def read_npz(path: Path) -> dict[str, np.ndarray]:
+    """The arrays of an uncompressed ``.npz`` file, bounded and without unpickling anything.
+
+    Each member's header is read and its shape checked against the member's actual size
+    before the array is allocated, so a damaged header cannot ask for more memory than the
+    file holds; object arrays (pickles) are refused.
+    """
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise ValueError(f"it is larger than {MAX_FILE_BYTES} bytes")
+    out = {}
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy") or info.compress_type != zipfile.ZIP_STORED:
+                raise ValueError(f"unexpected member {info.filename!r}")
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                if version not in _HEADERS:
+                    raise ValueError(f"member {info.filename!r} has npy format {version}")
+                shape, fortran, dtype = _HEADERS[version](fh)
+                if dtype.hasobject or fortran:
+                    raise ValueError(f"member {info.filename!r} is not a plain array")
+                header = fh.tell()
+                nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                if nbytes != info.file_size - header:
+                    raise ValueError(f"member {info.filename!r} is cut short or padded")
+                buf = bytearray(nbytes)
+                if fh.readinto(buf) != nbytes:
+                    raise ValueError(f"member {info.filename!r} is cut short")
+            out[info.filename[:-4]] = np.frombuffer(buf, dtype=dtype).reshape(shape)
+    return out
+
+
+def _digest(members: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(members):
+        a = members[name]
+        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
+        h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+    return h.hexdigest()
+
+
+def _text_array(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+
+
+def _from_text(array: np.ndarray) -> str:
+    if array.dtype != np.uint8 or array.ndim != 1:
+        raise ValueError("a text member is not bytes")
+    return array.tobytes().decode("utf-8")
+
+
+# -- documents --------------------------------------------------------------------------------
+
+def pack_texts(texts: list[str]) -> dict[str, np.ndarray]:
+    """Documents as two arrays: their UTF-8 concatenation and the character offsets."""
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    # surrogatepass: a str holding lone surrogates (undecodable file names) still round-trips
+    return {"text": _bytes_array("".join(texts).encode("utf-8", "surrogatepass")),
+            "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)}
+
+
+def unpack_texts(arrays: dict[str, np.ndarray], prefix: str = "") -> list[str]:
+    blob = arrays[prefix + "text"].tobytes().decode("utf-8", "surrogatepass")
+    offsets = arrays[prefix + "offsets"]
+    if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) \
+            or np.any(np.diff(offsets) < 0):
+        raise ValueError("the document offsets do not fit the text")
+    bounds = offsets.tolist()
+    return [blob[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _bytes_array(data: bytes) -> np.ndarray:
+    return np.frombuffer(data, dtype=np.uint8)
+
+
+def cached_parse(remote: RemoteFile, parser: str, parse: Callable[[str], object],
+                 encode: Callable[[object], tuple[dict, dict]],
+                 decode: Callable[[dict, dict], object], *, download: bool = True):
+    """``parse(path)`` of ``remote``'s local file, from the cache when it holds the result.
+
+    ``parser`` names the parser and its output format (change it when either changes);
+    ``encode(result) -> (arrays, meta)`` and ``decode(arrays, meta) -> result`` convert the
+    result to plain arrays and JSON and back.
+    """
+    if not enabled():
+        return parse(str(fetch(remote, download=download)))
+    key = make_key("corpus", name=remote.corpus, parser=parser,
+                   source=source_digest(remote, download=download))
+    memo_key = json.dumps(key, sort_keys=True)
+    if memo_key in _parsed:  # the train and the test split of one run read the same file
+        return _parsed[memo_key]
+    try:
+        arrays, meta = load_entry(key)
+        result = decode(arrays, meta)
+    except CacheMiss:
+        result = None
+    except (ValueError, KeyError, TypeError, IndexError) as exc:  # valid digest, wrong contents
+        log.warning("the cached %s corpus cannot be read (%s); rebuilding it", remote.corpus, exc)
+        result = None
+    if result is None:
+        result = parse(str(fetch(remote, download=download)))
+        save_entry(key, *encode(result))
+    _parsed.clear()  # keep one parsed corpus in memory, as the loaders' own lru_cache did
+    _parsed[memo_key] = result
+    return result
+
+
+# -- info and clear ---------------------------------------------------------------------------
+
+def entries() -> list[dict]:
+    """Every cache file: ``{"kind", "name", "path", "bytes"}``, for ``textcw cache info``."""
+    folder = cache_dir()
+    if folder is None:
+        return []
+    out = []
+    for kind in KINDS:
+        for path in sorted((folder / kind).glob("*.npz")):
+            with contextlib.suppress(OSError):
+                out.append({"kind": kind, "name": path.name.rsplit("-", 1)[0], "path": str(path),
+                            "bytes": path.stat().st_size})
+    return out
+
+
+def clear() -> tuple[int, int]:
+    """Delete every file the cache made; ``(files, bytes)`` removed."""
+    folder = cache_dir()
+    if folder is None:
+        return 0, 0
+    files = [folder / _DIGESTS] + [p for kind in KINDS for p in (folder / kind).glob("*")
+                                   if p.suffix in (".npz", ".tmp")]
+    removed = size = 0
+    for path in files:
+        with contextlib.suppress(FileNotFoundError):
+            if path.is_file() and not path.is_symlink():
+                nbytes = path.stat().st_size
+                path.unlink()
+                removed, size = removed + 1, size + nbytes
+    for kind in KINDS:
+        with contextlib.suppress(OSError):
+            (folder / kind).rmdir()
+    return removed, size
+
