@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -159,3 +163,49 @@ def test_list_one_name_applies_to_learners_only(capsys):
     assert code == 2 and "NAME applies to learners" in one_line_error(err)
     code, _, err = run(capsys, "list", "learners", "arwo")
     assert code == 2 and "did you mean 'arow'?" in one_line_error(err)
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_error_raised_while_an_interrupt_unwinds_is_reported_as_the_interrupt(capsys, tmp_path, monkeypatch,
+                                                                                 sig, code):
+    """A pool half started when the signal came fails on its way out with its own error; the
+    user pressed Ctrl-C, and that is what the command says."""
+    import textcw.pipeline
+
+    assert threading.current_thread() is threading.main_thread()  # where signal handlers run
+
+    def train(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), sig)
+            time.sleep(30)  # never reached: the handler raises
+        finally:
+            raise RuntimeError("cannot join thread before it is started")
+
+    monkeypatch.setattr(textcw.pipeline, "train", train)
+    out_file = tmp_path / "m.textcw-model"
+    code_, out, err = run(capsys, "train", "--corpus", "synthetic-text:200", "--learner", "pa", "--out", out_file)
+    assert (code_, out, err) == (code, "", "interrupted\n")
+    assert not out_file.exists()
+
+
+def test_an_interrupt_swallowed_on_the_way_still_stops_the_output(capsys, tmp_path, monkeypatch):
+    """Python drops exceptions in some places (finalizers, fork handlers); the run then finishes
+    its work, but writes nothing and reports the interruption."""
+    import textcw.pipeline
+
+    assert threading.current_thread() is threading.main_thread()
+    real_train = textcw.pipeline.train
+
+    def train(*args, **kwargs):
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(30)  # never reached: the handler raises
+        except KeyboardInterrupt:
+            pass  # lost, as in a finalizer
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(textcw.pipeline, "train", train)
+    out_file = tmp_path / "m.textcw-model"
+    code, out, err = run(capsys, "train", "--corpus", "synthetic-text:200", "--learner", "pa", "--out", out_file)
+    assert (code, out, err) == (130, "", "interrupted\n")
+    assert list(tmp_path.iterdir()) == []

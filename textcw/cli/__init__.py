@@ -99,13 +99,16 @@ def main(argv: list[str] | None = None) -> None:
             raise
         except KeyboardInterrupt:  # before typer took over (e.g. while loading plugins)
             exit_interrupted()
-        except TextcwError as exc:
+        except Exception as exc:
+            if interrupted() and not debug:
+                # Raised while the interrupt unwound the work (e.g. a pool half started when the
+                # signal came): a consequence of the interruption, reported as one.
+                exit_interrupted()
             if debug:
                 raise
-            fail(str(exc), 2 if isinstance(exc, USAGE_ERRORS) else 1)
-        except Exception as exc:  # a bug or an environment problem: say so in one line
-            if debug:
-                raise
+            if isinstance(exc, TextcwError):
+                fail(str(exc), 2 if isinstance(exc, USAGE_ERRORS) else 1)
+            # a bug or an environment problem: say so in one line
             logging.getLogger("textcw").debug("unexpected error", exc_info=True)
             fail(f"unexpected {type(exc).__name__}: {exc} (rerun with {DEBUG_VAR}=1 for details)", 1)
 
