@@ -25,7 +25,8 @@ from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
 
 USAGE_ERRORS = (UnknownNameError, ParameterError)
-COMMAND_MODULES = ("train", "predict", "share", "listing", "plugins_info", "evaluate", "reproduce")
+COMMAND_MODULES = ("train", "predict", "share", "listing", "plugins_info", "evaluate", "reproduce",
+                   "cache")
 DEBUG_VAR = "TEXTCW_DEBUG"
 HELP_OPTIONS = ["-h", "--help"]
 

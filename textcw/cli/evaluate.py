@@ -7,30 +7,11 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import JsonFlag, JsonOut, log, progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, log, print_table, progress_bar
 from textcw.errors import ParameterError, TextcwError
 
 # Corpora whose task is a file path, which may itself hold a comma (svmlight:TRAIN,TEST does).
 PATH_CORPORA = ("folder", "svmlight")
-
-
-def print_table(columns: list[str], rows: list[list], title: str | None = None) -> None:
-    """A rich table that is never squeezed below its content's width when output is not a terminal
-    (logs and files get the whole table; a terminal wraps cells to fit as usual)."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=title)
-    for col in columns:
-        table.add_column(col)
-    for row in rows:
-        table.add_row(*[str(v) for v in row])
-    console = Console()
-    if not console.is_terminal:
-        widths = [max([len(Text.from_markup(str(r[k])).plain) for r in rows] + [len(c)]) for k, c in enumerate(columns)]
-        console = Console(width=max(80, sum(widths) + 3 * len(widths) + 1))
-    console.print(table)
 
 
 def parse_floats(text: str | None, option: str) -> list[float]:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -47,8 +46,11 @@ def write_json(obj, path: Path) -> None:
 
 def print_table(columns: list[str], rows: list[list], title: str | None = None, *,
                 keep: tuple[int, ...] = (0,)) -> None:
-    """A table that fits the terminal by wrapping its prose columns; the columns in ``keep``
-    (names a user must type) are never wrapped or cut."""
+    """A table that fits a terminal by wrapping its prose columns (the columns in ``keep``, names a
+    user must type, are never wrapped or cut); logs and files get the whole table, never squeezed
+    below its content's width."""
+    from rich.text import Text
+
     table = Table(title=title, show_lines=False)
     for k, col in enumerate(columns):
         if k in keep:
@@ -58,7 +60,12 @@ def print_table(columns: list[str], rows: list[list], title: str | None = None, 
             table.add_column(col, overflow="fold")
     for row in rows:
         table.add_row(*[str(v) for v in row])
-    Console().print(table)
+    console = Console()
+    if not console.is_terminal:
+        widths = [max([len(Text.from_markup(str(r[k])).plain) for r in rows] + [len(c)])
+                  for k, c in enumerate(columns)]
+        console = Console(width=max(80, sum(widths) + 3 * len(widths) + 1))
+    console.print(table)
 
 
 @contextmanager

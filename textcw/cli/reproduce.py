@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.evaluate import print_table
-from textcw.cli.output import JsonFlag, JsonOut, progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, print_table, progress_bar
 
 
 def print_result(result) -> None:

@@ -58,6 +58,7 @@ def register(app: typer.Typer) -> None:
         workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
         stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
         chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
+        no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
         out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
         as_json: JsonFlag = False,
         json_out: JsonOut = None,
@@ -77,7 +78,9 @@ def register(app: typer.Typer) -> None:
                       featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                       epochs=epochs, seed=seed)
         log.debug("training %s on %s", learner, corpus)
-        with progress_bar() as report:
+        from textcw.corpus.cache import disabled as cache_disabled
+
+        with progress_bar() as report, cache_disabled(no_cache):
             if shards is not None:
                 from textcw.scale import train_sharded
 
