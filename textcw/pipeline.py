@@ -191,12 +191,30 @@ def train(
     seed: int | None = 0,
     registries: Registries | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    cache: bool = True,
 ) -> TrainResult:
     """Train ``learner`` on the training split of ``corpus`` and score it on the test split.
 
     ``epochs`` and ``seed`` set the learner's ``n_epochs`` and ``random_state`` when it has them.
     ``progress(stage, done, total)`` is called as work advances.
+
+    ``cache`` (unless ``TEXTCW_NO_CACHE=1``) reads the parsed corpus, and for a corpus read
+    from pinned files the featurized matrices with the fitted featurizer, from the cache of
+    :mod:`textcw.corpus.cache`, and fills it on a miss. The result, the saved model file
+    included, is the same with or without it.
     """
+    from textcw.corpus import cache as corpus_cache
+
+    with corpus_cache.disabled(not cache):
+        return _train(corpus, learner, featurizer=featurizer, params=params,
+                      featurizer_params=featurizer_params, epochs=epochs, seed=seed,
+                      registries=registries, progress=progress)
+
+
+def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, registries,
+           progress) -> TrainResult:
+    from textcw.corpus import cache as corpus_cache
+
     regs = _registries(registries)
     featurizer = featurizer or default_featurizer(corpus, regs)
     params = dict(params or {})
@@ -205,34 +223,36 @@ def train(
     feat = make_featurizer(featurizer, registries=regs, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
-    train_set = load_corpus(corpus, "train", registries=regs)
-    test_set = load_corpus(corpus, "test", registries=regs)
-    if len(train_set) == 0 or len(test_set) == 0:
-        raise InputError(f"corpus {corpus} has an empty train or test split")
-
+    key = _features_key(corpus, featurizer, featurizer_params, feat, regs)
     t0 = time.perf_counter()
-    report("featurizing", 0, 1)
-    try:
-        Xtr = feat.fit_transform(train_set.data)
-    except (AttributeError, TypeError, NotTextError) as exc:
-        # e.g. a text featurizer handed the feature dicts of a vector corpus; the built-in text
-        # featurizers say what they found (NotTextError), others fail inside scikit-learn
-        reason = f"its documents are {exc.found}" if isinstance(exc, NotTextError) else str(exc)
-        raise InputError(
-            f"featurizer {featurizer!r} cannot read the documents of {corpus} ({reason}); use the "
-            f"corpus's own featurizer ({default_featurizer(corpus, regs)!r}) or another that "
-            "accepts its documents"
-        ) from None
+    hit = corpus_cache.load_features(key, feat) if key is not None else None
+    if hit is not None:
+        report("featurizing", 0, 1)
+        feat, Xtr, train_labels, Xte, test_labels = hit
+    else:
+        train_set = load_corpus(corpus, "train", registries=regs)
+        test_set = load_corpus(corpus, "test", registries=regs)
+        if len(train_set) == 0 or len(test_set) == 0:
+            raise InputError(f"corpus {corpus} has an empty train or test split")
+        train_labels, test_labels, Xte = train_set.labels, test_set.labels, None
+        t0 = time.perf_counter()
+        report("featurizing", 0, 1)
+        Xtr = _fit_featurizer(feat, train_set.data, featurizer, corpus, regs)
+        if key is not None:  # featurize the test split now, to cache it with the training split
+            Xte = feat.transform(test_set.data)
+            corpus_cache.save_features(
+                key, feat, lambda: make_featurizer(featurizer, registries=regs, **featurizer_params),
+                Xtr, Xte, train_set, test_set)
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
 
-    check_labels(train_set.labels, corpus)
+    check_labels(train_labels, corpus)
     t0 = time.perf_counter()
     fit_kwargs = {}
     if progress is not None and _accepts_progress(est):
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
     try:
-        est.fit(Xtr, train_set.labels, **fit_kwargs)
+        est.fit(Xtr, train_labels, **fit_kwargs)
     except MemoryError:
         # The learners keep dense state per feature: an svmlight file with one huge index, or a
         # hashing featurizer with too many columns, asks for more memory than there is.
@@ -245,16 +265,48 @@ def train(
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
                      featurizer_params=featurizer_params, corpus=corpus, registries=regs)
     report("evaluating", 0, 1)
-    predicted = model.predict(test_set.data)
-    accuracy = float(np.mean(predicted == test_set.labels))
+    # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
+    predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
+    accuracy = float(np.mean(predicted == test_labels))
     report("evaluating", 1, 1)
     return TrainResult(
         model=model, corpus=corpus, learner=learner, featurizer=featurizer,
         params=_jsonable(est.get_params(deep=False)), featurizer_params=_jsonable(featurizer_params),
-        n_train=len(train_set), n_test=len(test_set), n_features=int(Xtr.shape[1]),
+        n_train=len(train_labels), n_test=len(test_labels), n_features=int(Xtr.shape[1]),
         accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
         mistakes=list(getattr(est, "mistakes_", [])),
     )
+
+
+def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, regs) -> dict | None:
+    """The cache key of ``corpus`` featurized so, or None when it is not cached (the cache is
+    off, or the corpus is not read from pinned files alone)."""
+    from textcw.corpus import cache as corpus_cache
+
+    if not corpus_cache.enabled():
+        return None
+    name, task = split_task_name(corpus)
+    entry = regs.corpora.get(name)
+    from textcw.corpus.base import check_task
+
+    check_task(name, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
+    return corpus_cache.features_key(corpus, entry.factory, featurizer,
+                                     regs.featurizers.get(featurizer), featurizer_params, feat)
+
+
+def _fit_featurizer(feat, documents, featurizer: str, corpus: str, regs):
+    """``feat.fit_transform(documents)``, with a clear error for documents it cannot read."""
+    try:
+        return feat.fit_transform(documents)
+    except (AttributeError, TypeError, NotTextError) as exc:
+        # e.g. a text featurizer handed the feature dicts of a vector corpus; the built-in text
+        # featurizers say what they found (NotTextError), others fail inside scikit-learn
+        reason = f"its documents are {exc.found}" if isinstance(exc, NotTextError) else str(exc)
+        raise InputError(
+            f"featurizer {featurizer!r} cannot read the documents of {corpus} ({reason}); use the "
+            f"corpus's own featurizer ({default_featurizer(corpus, regs)!r}) or another that "
+            "accepts its documents"
+        ) from None
 
 
 def check_labels(labels, corpus: str) -> None:

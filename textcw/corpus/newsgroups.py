@@ -106,6 +106,7 @@ def _message_id(name: str) -> int:
     return int(name) if name.isdigit() else -1
 
 
+@cache.sources(ARCHIVE)
 def load(task: str | None = None, split: str = "train", *, order_seed: int = 0,
          download: bool = True) -> Dataset:
     """Load a newsgroups task.

@@ -1,0 +1,230 @@
+"""The cache of parsed corpora and featurized matrices (textcw.corpus.cache)."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import tarfile
+import zipfile
+
+import numpy as np
+import pytest
+
+from textcw.corpus import cache, newsgroups
+from textcw.corpus.datahome import RemoteFile
+from textcw.features.text import binary_bow
+from textcw.persist import save
+from textcw.pipeline import train
+
+
+def _archive(path, messages: dict[str, str]) -> None:
+    """A small 20news-bydate-style tarball: ``{"train/group/id": text}``."""
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in messages.items():
+            data = text.encode("latin-1")
+            info = tarfile.TarInfo(f"20news-bydate-{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+MESSAGES = {"train/sci.med/1": "doctor pills caf\xe9", "train/sci.space/2": "orbit rocket",
+            "test/sci.med/3": "nurse", "test/sci.space/4": "moon \xff landing"}
+
+
+@pytest.fixture
+def small(tmp_path, monkeypatch):
+    """An unpinned newsgroups-style archive in a data home, and a cache folder beside it."""
+    monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "home"))
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
+    (tmp_path / "home" / "small").mkdir(parents=True)
+    remote = RemoteFile(corpus="small", filename="small.tar.gz", url=None, sha256=())
+    _archive(remote.path, MESSAGES)
+    cache._parsed.clear()
+    yield remote
+    cache._parsed.clear()
+
+
+def _read(remote, calls):
+    def parse(path):
+        calls.append(path)
+        return newsgroups._read_archive.__wrapped__(path)
+    return cache.cached_parse(remote, "test-parser-1", parse, newsgroups._encode, newsgroups._decode)
+
+
+def _corpus_files(tmp_path):
+    return sorted((tmp_path / "cache" / "corpus").glob("*.npz"))
+
+
+def test_hit_gives_identical_data(small, tmp_path):
+    calls = []
+    first = _read(small, calls)
+    cache._parsed.clear()
+    second = _read(small, calls)
+    assert len(calls) == 1  # parsed once; the second read came from the file
+    assert second == first
+    assert first["train"] == [("sci.med", 1, "doctor pills caf\xe9"), ("sci.space", 2, "orbit rocket")]
+    assert first["test"][1] == ("sci.space", 4, "moon \xff landing")
+    assert len(_corpus_files(tmp_path)) == 1
+    digests = json.loads((tmp_path / "cache" / "digests.json").read_text())
+    assert list(digests.values())[0]["sha256"] == cache.sha256_of(small.path)
+
+
+def test_changed_archive_misses(small, tmp_path):
+    calls = []
+    _read(small, calls)
+    _archive(small.path, {**MESSAGES, "train/sci.med/5": "aspirin"})
+    cache._parsed.clear()
+    changed = _read(small, calls)
+    assert len(calls) == 2 and ("sci.med", 5, "aspirin") in changed["train"]
+    assert len(_corpus_files(tmp_path)) == 2  # one entry per archive digest
+
+
+def test_changed_version_misses(small, monkeypatch):
+    calls = []
+    _read(small, calls)
+    monkeypatch.setattr(cache, "__version__", "99.0")
+    cache._parsed.clear()
+    _read(small, calls)
+    assert len(calls) == 2
+
+
+def test_unchanged_archive_is_not_hashed_again(small, monkeypatch):
+    _read(small, [])
+    cache._parsed.clear()
+    monkeypatch.setattr(cache, "sha256_of", lambda path: pytest.fail("hashed again"))
+    assert _read(small, [])["test"][0] == ("sci.med", 3, "nurse")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "garbage"])
+def test_damaged_file_is_detected_deleted_and_rebuilt(small, tmp_path, caplog, damage):
+    calls = []
+    good = _read(small, calls)
+    (path,) = _corpus_files(tmp_path)
+    data = bytearray(path.read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "flip":
+        data[data.index(b"orbit")] ^= 1  # a byte of a document, inside a stored member
+    else:
+        data = b"not a zip file at all"
+    path.write_bytes(bytes(data))
+    cache._parsed.clear()
+    with caplog.at_level(logging.WARNING, logger="textcw"):
+        again = _read(small, calls)
+    assert again == good and len(calls) == 2
+    assert f"the cache file {path} is damaged" in caplog.text and "rebuilding" in caplog.text
+    assert _corpus_files(tmp_path) == [path]  # written anew
+    cache._parsed.clear()
+    assert _read(small, calls) == good and len(calls) == 2
+
+
+def test_member_with_a_lying_header_is_refused_before_allocating(small, tmp_path):
+    _read(small, [])
+    (path,) = _corpus_files(tmp_path)
+    with zipfile.ZipFile(path) as zf:
+        members = {n: zf.read(n) for n in zf.namelist()}
+    raw = members["train_id.npy"]
+    assert b"(2,)" in raw
+    members["train_id.npy"] = raw.replace(b"(2,)", b"(9,)")  # claims 9 ids, holds 2
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(ValueError, match="member 'train_id.npy' is cut short or padded"):
+        cache.read_npz(path)
+
+
+def test_object_arrays_are_refused(tmp_path):
+    path = tmp_path / "x.npz"
+    np.savez(path, a=np.array([{"x": 1}], dtype=object))
+    with pytest.raises(ValueError, match="member 'a.npy' is not a plain array"):
+        cache.read_npz(path)
+
+
+def test_no_cache_neither_reads_nor_writes(small, tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setenv("TEXTCW_NO_CACHE", "1")
+    _read(small, calls)
+    _read(small, calls)
+    assert len(calls) == 2 and not (tmp_path / "cache").exists()
+    monkeypatch.delenv("TEXTCW_NO_CACHE")
+    with cache.disabled():
+        _read(small, calls)
+    assert len(calls) == 3 and not (tmp_path / "cache").exists()
+
+
+def test_clear_and_entries(small, tmp_path):
+    _read(small, [])
+    (entry,) = cache.entries()
+    assert entry["kind"] == "corpus" and entry["name"] == "small"
+    assert entry["bytes"] == _corpus_files(tmp_path)[0].stat().st_size
+    files, nbytes = cache.clear()
+    assert files == 2 and nbytes > entry["bytes"]  # the entry and digests.json
+    assert cache.entries() == [] and not (tmp_path / "cache" / "corpus").exists()
+
+
+def test_location(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "c"))
+    assert cache.location() == (tmp_path / "c", "$TEXTCW_CACHE")
+    monkeypatch.delenv("TEXTCW_CACHE")
+    monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "home"))
+    assert cache.location()[0] == tmp_path / "home" / ".cache"
+    (tmp_path / "ro").mkdir()
+    os.chmod(tmp_path / "ro", 0o555)  # read-only by intent, even to root
+    monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "ro"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    try:
+        assert cache.location() == (tmp_path / "xdg" / "textcw",
+                                    "the user cache folder (the data home is read-only)")
+    finally:
+        os.chmod(tmp_path / "ro", 0o755)
+
+
+def test_featurizer_state_round_trips_and_parameters_change_the_key(small):
+    docs = ["the cat sat", "a dog ran far", "cat and dog"]
+    fitted = binary_bow()
+    fitted.fit_transform(docs)
+    state = cache.featurizer_state(fitted, binary_bow())
+    assert [name for name, _, _ in state][-3:] == ["fixed_vocabulary_", "_stop_words_id", "vocabulary_"]
+    restored = cache.restore_featurizer(binary_bow(), json.loads(cache._to_json(state)))
+    assert cache._pickled(restored) == cache._pickled(fitted)
+    assert (restored.transform(docs) != fitted.transform(docs)).nnz == 0
+
+    def key(**params):
+        return cache.features_key("small", _Loader, "binary-bow", None, params, binary_bow(**params))
+    assert key() == key() and key(min_df=2) != key() and key(min_df=2)["params"] == {"min_df": 2}
+    assert cache.entry_path(key(min_df=2)) != cache.entry_path(key())
+    assert cache.features_key("small", lambda: None, "binary-bow", None, {}, binary_bow()) is None
+
+
+class _Loader:
+    cache_sources = ()
+
+
+_Loader.cache_sources = (RemoteFile(corpus="small", filename="small.tar.gz", url=None, sha256=()),)
+
+
+@pytest.mark.corpus
+def test_saved_model_is_identical_with_and_without_the_cache(data_home, tmp_path, monkeypatch):
+    """The real newsgroups:comp task: a miss, a hit and no cache give the same model file."""
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
+    files, results = [], []
+    for run, use in enumerate([False, True, True]):  # off, then a miss that fills it, then a hit
+        cache._parsed.clear()
+        result = train("newsgroups:comp", "cw-stdev", cache=use)
+        files.append(tmp_path / f"m{run}.textcw-model")
+        save(result.model, files[-1], info={"accuracy": result.accuracy})
+        results.append(result)
+    assert {e["kind"] for e in cache.entries()} == {"corpus", "features"}
+    assert files[0].read_bytes() == files[1].read_bytes() == files[2].read_bytes()
+    assert results[0].accuracy == results[1].accuracy == results[2].accuracy
+    assert (results[2].n_train, results[2].n_test, results[2].n_features) == \
+        (results[0].n_train, results[0].n_test, results[0].n_features)
+    # another featurizer parameter is another entry
+    cache._parsed.clear()
+    other = train("newsgroups:comp", "cw-stdev", featurizer_params={"min_df": 2})
+    assert other.n_features < results[0].n_features
+    assert sum(e["kind"] == "features" for e in cache.entries()) == 2
