@@ -60,3 +60,12 @@ class OutputError(TextcwError):
 
 class ClusterError(TextcwError):
     """A Dask scheduler that cannot be reached, has no workers, or keeps losing a task."""
+
+
+class VarianceFloorWarning(UserWarning):
+    """Many updates of a Gaussian learner left a variance at its numerical floor.
+
+    From then on the model no longer depends on the confidence ``eta`` the way the papers'
+    update does (see ``n_variance_floored_`` in docs/learners.md); a lower ``eta``, or a larger
+    initial variance relative to the features' scale, usually avoids it.
+    """

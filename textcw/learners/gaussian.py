@@ -19,12 +19,14 @@ Covariance forms (``covariance=``):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
-from textcw.errors import ParameterError
+from textcw.errors import ParameterError, VarianceFloorWarning
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels import (
     gaussian_diag,
@@ -34,7 +36,17 @@ from textcw.learners._kernels import (
     gaussian_full,
     gaussian_full_kbest,
 )
-from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, MC_TOP1, VARIANCE_FLOOR
+from textcw.learners._kernels.constants import (
+    COUNT_FLOORED,
+    COUNT_SOLVER_FALLBACKS,
+    COUNT_SOLVER_UNCERTIFIED,
+    DIAG_KL,
+    DIAG_L2,
+    MC_EXACT,
+    MC_TOP1,
+    N_COUNTS,
+    VARIANCE_FLOOR,
+)
 from textcw.learners.base import OnlineLinearClassifier, memory_budget
 from textcw.learners.params import SCALE, Interval, Options
 from textcw.learners.probability import (
@@ -46,6 +58,8 @@ from textcw.learners.probability import (
 DIAGONAL_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
 PROBA = Options(("quadrature", "sampling"))
 _CHUNK = 4096
+# VarianceFloorWarning when more than this fraction of an epoch's updates were floored.
+FLOORED_WARNING_FRACTION = 0.1
 
 
 # The full-covariance matrices may take the memory any learner state may take (a module-level
@@ -143,6 +157,28 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         the intercept is the last row and column). Forming it takes the matrices plus three
         temporaries of the same size; when that is more memory than a learner may use, reading
         it is an error that points to ``sigma_`` and :meth:`margin_variance`.
+    n_variance_floored_ : list of int
+        Per epoch (or ``partial_fit`` call), the updates after which a variance they changed sat
+        at the floor ``a * 1e-12`` that keeps variances positive (:mod:`.gaussian_diag`), for the
+        diagonal forms ``diag-kl`` and ``diag-l2``; always 0 for ``exact`` and ``full``, which
+        guard differently. A floored variance no longer follows the papers' update, so the model
+        stops depending on ``eta`` there; when more than a tenth of an epoch's updates were
+        floored, :meth:`fit` (or the first such :meth:`partial_fit` call) issues one
+        :class:`textcw.errors.VarianceFloorWarning`. On dense, low-dimensional data CW-stdev at
+        ``eta >= 0.9`` reaches the floor; a lower ``eta`` avoids it (docs/learners.md).
+    n_solver_fallbacks_ : list of int
+        Per epoch, the examples whose joint multi-class problem (``multiclass="exact"``, CW)
+        Hildreth's sweeps did not solve to the KKT conditions, so that the accelerated solver
+        of :func:`textcw.learners._kernels.hildreth.cw_solve` took over (it certifies the KKT
+        conditions to 1e-9). Always 0 for the other updates. Should even the fallback fail on
+        an example, its best point is used and a ``RuntimeWarning`` names the count.
+    mistakes_ : list of int
+        As for every online learner; note that with ``shuffle=True`` (the default) ``fit``
+        visits the documents in a new seeded random order in every epoch, so these count the
+        mistakes of that shuffled pass, not of the papers' single online pass in the corpus
+        order (use ``shuffle=False`` for that).
+
+    The two counters are not kept in model files (they describe a training run).
     """
 
     _rule: int
@@ -185,15 +221,61 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         module = {"full": gaussian_full, "exact": gaussian_exact}.get(self.covariance, gaussian_diag)
         return module.binary_epoch if binary else module.multiclass_top1_epoch
 
+    def _run_epoch(self, X, y, order, on_chunk=None) -> None:
+        # The kernels add to ``counts`` (the last kernel argument, see _kernel_args): floored
+        # updates and joint-solver fallbacks, reported per epoch like mistakes_.
+        counts = np.zeros(N_COUNTS, np.int64)
+        self.__dict__["_epoch_counts"] = counts
+        try:
+            super()._run_epoch(X, y, order, on_chunk)
+        finally:
+            self.__dict__.pop("_epoch_counts", None)
+        if len(self.mistakes_) == 1 or not hasattr(self, "n_variance_floored_"):
+            self.n_variance_floored_ = []  # a new fit (or a model loaded without the counters)
+            self.n_solver_fallbacks_ = []
+            self.__dict__["_warned"] = set()  # each warning once per fit (and its partial_fits)
+        self.n_variance_floored_.append(int(counts[COUNT_FLOORED]))
+        self.n_solver_fallbacks_.append(int(counts[COUNT_SOLVER_FALLBACKS]))
+        self._warn_about_counts(counts)
+
+    def _warn_about_counts(self, counts) -> None:
+        updates = self.n_updates_[-1]
+        floored = int(counts[COUNT_FLOORED])
+        warned = self.__dict__.setdefault("_warned", set())
+        if updates and floored > FLOORED_WARNING_FRACTION * updates and "floor" not in warned:
+            warned.add("floor")
+            warnings.warn(
+                f"{type(self).__name__}: {floored:,} of {updates:,} updates in this pass left a "
+                f"variance at its floor (a * {VARIANCE_FLOOR:g}); there the model no longer "
+                f"follows the update rule and stops depending on eta={getattr(self, 'eta', None)!r}. "
+                "Typical of dense, low-dimensional data at a high eta: try a lower eta (e.g. 0.7) "
+                "or check n_variance_floored_",
+                VarianceFloorWarning, stacklevel=4,
+            )
+        failed = int(counts[COUNT_SOLVER_UNCERTIFIED])
+        if failed and "solver" not in warned:
+            warned.add("solver")
+            warnings.warn(
+                f"{type(self).__name__}: the joint multi-class solver (multiclass='exact') did not "
+                f"reach the KKT conditions on {failed:,} example(s) in this pass, even after its "
+                "fallback; their updates are approximate. multiclass='seq' avoids the joint solve",
+                RuntimeWarning, stacklevel=4,
+            )
+
     def _kernel_args(self):
         phi, C, r = self._rule_args()
         strategy = self._strategy(self._binary)
         kbest = () if strategy == MC_TOP1 else (strategy, mc.competitors(self, len(self.classes_)))
+        counts = self.__dict__.get("_epoch_counts")
+        # the counting kernels take an optional counts array last (see _run_epoch)
         if self.covariance == "full":
-            return (self._rule_code(), *kbest, phi, C, r, self._floor)
+            extra = (counts,) if counts is not None and strategy == MC_EXACT else ()
+            return (self._rule_code(), *kbest, phi, C, r, self._floor, *extra)
         if self.covariance == "exact":
             return (self._rule_code(), *kbest, phi, self._floor)
-        return (self._rule_code(), DIAGONAL_CODES[self.covariance], *kbest, phi, C, r, self._floor)
+        extra = () if counts is None else (counts,)
+        return (self._rule_code(), DIAGONAL_CODES[self.covariance], *kbest, phi, C, r, self._floor,
+                *extra)
 
     def _check_classes(self, n_classes):
         if hasattr(self, "multiclass"):
@@ -294,7 +376,9 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         ``proba="quadrature"`` (exact to about 1e-10): binary,
         ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (ALGORITHMS.md); multi-class, the label
         scores are independent Gaussians ``N(mu_k.x, x' Sigma_k x)`` and ``P(k wins)`` is a
-        one-dimensional integral computed by Gauss-Hermite quadrature.
+        one-dimensional integral computed by composite Gauss-Legendre quadrature, with knots
+        at every label's mean and at 2.5, 5 and 8.5 standard deviations either side of it
+        (:func:`textcw.learners.probability.label_probabilities_quadrature`).
         ``proba="sampling"``: the papers' Monte Carlo estimate (EMNLP 2009 section 7), the
         fraction of 2,000 seeded draws of the scores that each label wins, seeded with
         ``random_state`` (0 when ``None``; 0 by default) so that it is a deterministic function of

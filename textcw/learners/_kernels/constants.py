@@ -49,3 +49,10 @@ SMALLEST_NORMAL = 2.2250738585072014e-308
 # products of squared values in the update rules. Checked by textcw._csr.as_kernel_csr, whose
 # docstring gives the reasoning; kept here so that the kernels' input check can use it.
 MAX_ABS_VALUE = 1e30
+
+# Slots of the optional ``counts`` array (int64, length N_COUNTS) that the Gaussian kernels add
+# to, so that the learners can report what the papers' formulas alone would not show.
+COUNT_SOLVER_FALLBACKS = 0  # joint multi-class solves whose sweeps did not converge (hildreth.cw_solve)
+COUNT_SOLVER_UNCERTIFIED = 1  # ... and whose fallback did not reach the KKT conditions either
+COUNT_FLOORED = 2  # updates after which some variance they changed sat at the floor
+N_COUNTS = 3

@@ -36,7 +36,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitor
-from textcw.learners._kernels.constants import DIAG_KL
+from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL
 from textcw.learners._kernels.gaussian_rules import steps
 
 
@@ -56,7 +56,13 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor):
+def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
+                 counts=None):
+    """One epoch of binary updates; returns ``(mistakes, updates)``.
+
+    ``counts`` (optional, int64 of length ``N_COUNTS``): ``counts[COUNT_FLOORED]`` is increased by
+    the updates after which a variance they changed sat at the floor.
+    """
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
@@ -74,6 +80,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
         alpha, beta, c = steps(rule, m, v, phi, C, r)
         if alpha > 0.0:
             updates += 1
+            hit = False  # did the floor stand in for a variance of this update?
             ay = alpha * y[i]
             # One loop per form, so the hot loop has no branch on the form (update_variance
             # inlined by hand); the mean uses Sigma from before the update.
@@ -84,6 +91,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     sj = s[j]
                     mu[j] += ay * (sj * xj)
                     new = sj / (1.0 + c * (sj * xj * xj))
+                    hit = hit or new <= floor
                     s[j] = new if new > floor else floor
             else:
                 for p in range(column(indptr[i]), column(indptr[i + 1])):
@@ -93,15 +101,20 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     mu[j] += ay * (sj * xj)
                     sx = sj * xj
                     new = sj - beta * sx * sx
+                    hit = hit or new <= floor
                     s[j] = new if new > floor else floor
+            if hit and counts is not None:
+                counts[COUNT_FLOORED] += 1
     return mistakes, updates
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor):
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
+                          counts=None):
     """Top-1 multi-class update (EMNLP 2009; MLJ 2013 section 3.3): one binary update on
     ``f(x, y) - f(x, r)``: ``m = mu_y . x - mu_r . x``, ``v = x' Sigma_y x + x' Sigma_r x``;
-    both blocks move and both get the binary covariance update with ``x``.
+    both blocks move and both get the binary covariance update with ``x``. ``counts`` as for
+    :func:`binary_epoch`.
     """
     mistakes = 0
     updates = 0
@@ -121,6 +134,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
         alpha, beta, c = steps(rule, m, v, phi, C, r)
         if alpha > 0.0:
             updates += 1
+            hit = False
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 j = column(indices[p])
                 xj = data[p]
@@ -128,4 +142,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
                 mu[j, rc] -= alpha * (s[j, rc] * xj)
                 s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
                 s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
+                hit = hit or s[j, yi] <= floor or s[j, rc] <= floor
+            if hit and counts is not None:
+                counts[COUNT_FLOORED] += 1
     return mistakes, updates

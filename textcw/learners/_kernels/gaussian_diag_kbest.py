@@ -34,10 +34,19 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, row_variances, top_competitors
-from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, DIAG_KL, MC_PAR, MC_SEQ, SMALLEST_NORMAL
+from textcw.learners._kernels.constants import (
+    AROW_SQUARED_HINGE,
+    COUNT_FLOORED,
+    COUNT_SOLVER_FALLBACKS,
+    COUNT_SOLVER_UNCERTIFIED,
+    DIAG_KL,
+    MC_PAR,
+    MC_SEQ,
+    SMALLEST_NORMAL,
+)
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners._kernels.gaussian_rules import steps
-from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_multipliers
+from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_solve
 
 
 @kernel
@@ -153,8 +162,12 @@ def joint_step_defined(vy, vr, k):
 
 @kernel
 def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance, phi, r, floor,
-           var, m0, vr, lam, D, t, beta_r, c_r):
-    """The k-constraint problem solved jointly (:mod:`.hildreth`); 1 if the model changed."""
+           var, m0, vr, lam, D, t, beta_r, c_r, scratch):
+    """The k-constraint problem solved jointly (:mod:`.hildreth`).
+
+    Returns ``(changed, solver)``: 1 if the model changed, and :func:`.hildreth.cw_solve`'s code
+    (0 for AROW, whose multipliers are found exactly).
+    """
     start = column(indptr[i])
     stop = column(indptr[i + 1])
     row_variances(indptr, indices, data, i, s, var)
@@ -163,12 +176,13 @@ def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covarianc
         m0[q] = scores[yi] - scores[comp[q]]
         vr[q] = var[comp[q]]
     if not joint_step_defined(vy, vr, k):
-        return 0
+        return 0, 0
     arow = rule == AROW_SQUARED_HINGE
+    solver = 0
     if arow:
         arow_multipliers(m0, vy, vr, k, r, lam)
     else:
-        cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t)
+        solver = cw_solve(rule, m0, vy, vr, k, phi, lam, D, t, scratch)
     total = 0.0
     increments = 0.0  # CW's precision increments must be finite too
     for q in range(k):
@@ -176,7 +190,7 @@ def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covarianc
         if not arow:
             increments += D[q]
     if not (total > 0.0 and np.isfinite(total) and np.isfinite(increments)):  # joint_step_defined
-        return 0
+        return 0, solver
     K = s.shape[1]
     if arow:
         v_all = 0.0
@@ -208,16 +222,37 @@ def _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covarianc
             if D[q] > 0.0:
                 rc = comp[q]
                 s[j, rc] = update_variance(s[j, rc], xj, beta_r[q], D[q], covariance, floor)
-    return 1
+    return 1, solver
+
+
+@kernel
+def _floored_row(indptr, indices, i, s, yi, comp, k, every_label, floor):
+    """Whether a variance this example's update changed sits at the floor: those of ``y`` and
+    the competitors (every label for AROW's ``exact``) on the example's features."""
+    for p in range(column(indptr[i]), column(indptr[i + 1])):
+        j = column(indices[p])
+        if every_label:
+            for label in range(s.shape[1]):
+                if s[j, label] <= floor:
+                    return True
+            continue
+        if s[j, yi] <= floor:
+            return True
+        for q in range(k):
+            if s[j, comp[q]] <= floor:
+                return True
+    return False
 
 
 @kernel
 def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, strategy, k, phi, C,
-                     r, floor):
+                     r, floor, counts=None):
     """One epoch of ``seq``, ``par`` or ``exact`` updates with ``k`` competitors (module docstring).
 
     ``exact`` is defined for CW var and stdev and for AROW with the squared hinge; the learners
-    refuse the other rules with it.
+    refuse the other rules with it. ``counts`` (optional, int64 of length ``N_COUNTS``) is
+    increased by the floored updates (a variance of ``y`` or of a competitor on the example's
+    features at the floor after the update) and by :func:`.hildreth.cw_solve`'s fallbacks.
     """
     K = mu.shape[1]
     scores = np.empty(K)
@@ -231,6 +266,7 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, s
     lam = np.empty(k)
     D = np.empty(k)
     t = np.empty(k)
+    scratch = np.empty(5 * k)
     mistakes = 0
     updates = 0
     for step in range(order.shape[0]):
@@ -242,14 +278,25 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, s
             mistakes += 1
         if indptr[i + 1] == indptr[i]:
             continue  # no features: v = 0, nothing to update
+        solver = 0
         if strategy == MC_SEQ:
-            updates += _seq(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
-                            phi, C, r, floor)
+            changed = _seq(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
+                           phi, C, r, floor)
         elif strategy == MC_PAR:
-            updates += _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
-                            phi, C, r, floor, vr, alpha, beta, cc)
+            changed = _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
+                           phi, C, r, floor, vr, alpha, beta, cc)
         else:
-            updates += _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule,
-                              covariance, phi, r, floor, var, m0, vr, lam, D, t, alpha, beta)
+            changed, solver = _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule,
+                                     covariance, phi, r, floor, var, m0, vr, lam, D, t, alpha, beta,
+                                     scratch)
+        updates += changed
+        if counts is not None:
+            if solver > 0:
+                counts[COUNT_SOLVER_FALLBACKS] += 1
+            if solver > 1:
+                counts[COUNT_SOLVER_UNCERTIFIED] += 1
+            every_label = strategy != MC_SEQ and strategy != MC_PAR and rule == AROW_SQUARED_HINGE
+            if changed and _floored_row(indptr, indices, i, s, yi, comp, k, every_label, floor):
+                counts[COUNT_FLOORED] += 1
     return mistakes, updates
 

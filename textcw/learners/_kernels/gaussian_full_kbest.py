@@ -32,11 +32,17 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitors
-from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, MC_PAR, MC_SEQ
+from textcw.learners._kernels.constants import (
+    AROW_SQUARED_HINGE,
+    COUNT_SOLVER_FALLBACKS,
+    COUNT_SOLVER_UNCERTIFIED,
+    MC_PAR,
+    MC_SEQ,
+)
 from textcw.learners._kernels.gaussian_diag_kbest import joint_step_defined
 from textcw.learners._kernels.gaussian_full import guarded_increment
 from textcw.learners._kernels.gaussian_rules import steps
-from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_multipliers
+from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_solve
 from textcw.learners._kernels.linalg import back_solve, cholesky_update, dot, forward_solve, scatter_row
 
 
@@ -129,7 +135,8 @@ def _par(yi, comp, k, scores, mu, R, rule, phi, C, r, floor, x, xx, w, z, sx, vr
 
 @kernel
 def _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, z, sx, var, m0, vr, lam, D, t,
-           beta_r, c_r):
+           beta_r, c_r, scratch):
+    """The joint update; ``(changed, solver)`` as in :func:`.gaussian_diag_kbest._exact`."""
     K = mu.shape[1]
     arow = rule == AROW_SQUARED_HINGE
     for label in range(K):
@@ -144,11 +151,12 @@ def _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, z, sx, var
         vr[q] = var[comp[q]]
     vy = var[yi]
     if not joint_step_defined(vy, vr, k):
-        return 0
+        return 0, 0
+    solver = 0
     if arow:
         arow_multipliers(m0, vy, vr, k, r, lam)
     else:
-        cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t)
+        solver = cw_solve(rule, m0, vy, vr, k, phi, lam, D, t, scratch)
     total = 0.0
     increments = 0.0  # CW's precision increments must be finite too
     for q in range(k):
@@ -156,7 +164,7 @@ def _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, z, sx, var
         if not arow:
             increments += D[q]
     if not (total > 0.0 and np.isfinite(total) and np.isfinite(increments)):  # joint_step_defined
-        return 0
+        return 0, solver
     _move_mean(mu, yi, R, x, z, sx, total)
     for q in range(k):
         if lam[q] > 0.0:
@@ -169,18 +177,23 @@ def _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, z, sx, var
                     others += var[other]
             c = guarded_increment(1.0 / (r + others), var[label], xx, floor)
             _add_precision(R, label, x, c, w)
-        return 1
+        return 1, solver
     _, c_y = cw_block_steps(k, vy, vr, D, t, beta_r, c_r)
     _add_precision(R, yi, x, guarded_increment(c_y, vy, xx, floor), w)
     for q in range(k):
         if c_r[q] > 0.0:
             _add_precision(R, comp[q], x, guarded_increment(c_r[q], vr[q], xx, floor), w)
-    return 1
+    return 1, solver
 
 
 @kernel
-def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, phi, C, r, floor):
-    """One epoch of ``seq``, ``par`` or ``exact`` updates; ``mu`` is (d, K), ``R`` is (K, d, d)."""
+def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, phi, C, r, floor,
+                     counts=None):
+    """One epoch of ``seq``, ``par`` or ``exact`` updates; ``mu`` is (d, K), ``R`` is (K, d, d).
+
+    ``counts`` (optional, int64 of length ``N_COUNTS``) is increased by the joint solves whose
+    sweeps did not converge (:func:`.hildreth.cw_solve`).
+    """
     d, K = mu.shape
     x = np.empty(d)
     w = np.empty(d)
@@ -197,6 +210,7 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, 
     lam = np.empty(k)
     D = np.empty(k)
     t = np.empty(k)
+    scratch = np.empty(5 * k)
     mistakes = 0
     updates = 0
     for step in range(order.shape[0]):
@@ -216,6 +230,11 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, 
             updates += _par(yi, comp, k, scores, mu, R, rule, phi, C, r, floor, x, xx, w, zy, sx,
                             vr, alpha, cc)
         else:
-            updates += _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, zy, sx, var,
-                              m0, vr, lam, D, t, alpha, cc)
+            changed, solver = _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, zy, sx,
+                                     var, m0, vr, lam, D, t, alpha, cc, scratch)
+            updates += changed
+            if counts is not None and solver > 0:
+                counts[COUNT_SOLVER_FALLBACKS] += 1
+                if solver > 1:
+                    counts[COUNT_SOLVER_UNCERTIFIED] += 1
     return mistakes, updates

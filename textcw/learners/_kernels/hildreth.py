@@ -143,6 +143,163 @@ def cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t):
     return MAX_SWEEPS
 
 
+# The fallback of :func:`cw_solve`: the joint KKT residual a solution must reach (relative to the
+# scale of the margins), and the sweeps the accelerated iteration may take to get there.
+KKT_TOLERANCE = 1e-9
+FALLBACK_SWEEPS = 200_000
+_EXTRAPOLATE_EVERY = 8  # sweeps between two extrapolation steps of the fallback
+
+
+@kernel
+def cw_kkt_residual(rule, m0, vy, vr, k, phi, lam, D, t):
+    """The largest violation of the joint problem's KKT conditions at ``(lam, D, t)``, relative.
+
+    With ``L = sum(lambda)`` and ``T = sum(t)``, margin ``j`` after the update is
+    ``m_j = m0_j + v_y L + v_rj lambda_j`` and its variance ``u_j = W_j / (1 + D_j W_j)`` with
+    ``W_j = v_y / (1 + v_y (T - t_j)) + v_rj`` (module docstring). The conditions: ``lambda_j >= 0``;
+    every constraint holds, ``m_j >= phi u_j`` (var) or ``phi sqrt(u_j)`` (stdev); those with
+    ``lambda_j > 0`` with equality; and ``D_j`` is the multiplier's precision increment
+    (``2 phi lambda_j``, or ``phi lambda_j / sqrt(u_j)``) with ``t_j = D_j / (1 + D_j v_rj)``. The
+    gaps are divided by ``1 + max_j |m_j|`` (and ``D``'s by ``1 + max D``). ``inf`` if anything
+    is not finite.
+    """
+    total = 0.0
+    T = 0.0
+    top_m = 0.0
+    top_d = 0.0
+    for j in range(k):
+        total += lam[j]
+        T += t[j]
+        top_d = max(top_d, abs(D[j]))
+    for j in range(k):
+        top_m = max(top_m, abs(m0[j] + vy * total + vr[j] * lam[j]))
+    worst = 0.0
+    for j in range(k):
+        if not (lam[j] >= 0.0 and np.isfinite(lam[j]) and np.isfinite(D[j])):
+            return math.inf
+        W = vy / (1.0 + vy * (T - t[j])) + vr[j]
+        u = W / (1.0 + D[j] * W)
+        bound = phi * u if rule == CW_VAR else phi * math.sqrt(u)
+        gap = (m0[j] + vy * total + vr[j] * lam[j] - bound) / (1.0 + top_m)
+        worst = max(worst, -gap)  # the constraint must hold
+        if lam[j] > 0.0:
+            worst = max(worst, abs(gap))  # with equality when its multiplier is positive
+        want_d = 2.0 * phi * lam[j] if rule == CW_VAR else phi * lam[j] / math.sqrt(u)
+        worst = max(worst, abs(D[j] - want_d) / (1.0 + top_d))
+        worst = max(worst, abs(t[j] - _precision_share(D[j], vr[j])) / (1.0 + abs(t[j])))
+    return worst
+
+
+@kernel
+def _sweep(rule, m0, vy, vr, k, phi, lam, D, t):
+    """One Hildreth sweep (the loop body of :func:`cw_multipliers`); returns ``(change, top)``."""
+    change = 0.0
+    top = 0.0
+    for j in range(k):
+        others_lam = 0.0
+        others_t = 0.0
+        for i in range(k):
+            if i != j:
+                others_lam += lam[i]
+                others_t += t[i]
+        q = vy + vr[j]
+        W = q if others_t == 0.0 else vy / (1.0 + vy * others_t) + vr[j]
+        new, d = cw_coordinate(rule, m0[j] + vy * others_lam, q, W, phi)
+        change = max(change, abs(new - lam[j]))
+        top = max(top, new)
+        lam[j] = new
+        D[j] = d
+        t[j] = _precision_share(d, vr[j])
+    return change, top
+
+
+@kernel
+def cw_accelerated(rule, m0, vy, vr, k, phi, lam, D, t, previous, step):
+    """Hildreth's sweeps from the current point, with vector extrapolation; the sweeps made.
+
+    Why sweeps stall: the coordinate steps are Gauss-Seidel on a system whose curvature is
+    ``v_y 1 1' + diag(v_r)``. When ``v_y`` is much larger than the ``v_rj`` (a true label seen
+    rarely against competitors seen often) every multiplier moves the true label's score by
+    ``v_y lambda_j``, so each step undoes most of the others' and the error shrinks by about
+    ``1 - v_r / (k v_y)`` per sweep: 10,000 sweeps leave the competitors' multipliers tens of
+    percent off at ``v_y / v_r = 1000``. The error is then dominated by one slowly decaying
+    direction, ``delta_n ~ rho^n e``; every few sweeps this estimates ``rho`` from two
+    consecutive sweep differences and jumps to the limit of the geometric series,
+    ``lambda + delta rho / (1 - rho)`` (Aitken's extrapolation applied to the vector; ``t`` and
+    ``D`` are moved alike and the next sweep recomputes both from the multipliers). Extrapolation
+    only chooses where the sweeps continue from: the iteration ends, as :func:`cw_multipliers`
+    does, when a full sweep moves no multiplier by more than ``TOLERANCE`` of the largest, so
+    the point returned is a fixed point of the exact coordinate steps. ``previous`` and ``step``
+    are scratch arrays of length ``k``.
+    """
+    have_previous = False
+    previous_norm = 0.0
+    for sweep in range(FALLBACK_SWEEPS):
+        for j in range(k):
+            step[j] = lam[j]
+        change, top = _sweep(rule, m0, vy, vr, k, phi, lam, D, t)
+        if change <= TOLERANCE * top:
+            return sweep + 1
+        norm = 0.0
+        for j in range(k):
+            step[j] = lam[j] - step[j]
+            norm += step[j] * step[j]
+        norm = math.sqrt(norm)
+        if have_previous and sweep % _EXTRAPOLATE_EVERY == 0 and previous_norm > 0.0:
+            dot = 0.0
+            for j in range(k):
+                dot += step[j] * previous[j]
+            rho = dot / (previous_norm * previous_norm)
+            # the steps point the same way and shrink: a geometric tail to jump over
+            if 0.0 < rho < 1.0 and norm <= previous_norm:
+                jump = rho / (1.0 - rho)
+                for j in range(k):
+                    value = lam[j] + jump * step[j]
+                    value = value if value > 0.0 else 0.0
+                    # D is proportional to lambda for var and nearly so for stdev
+                    D[j] = D[j] * (value / lam[j]) if lam[j] > 0.0 else 0.0
+                    lam[j] = value
+                    t[j] = _precision_share(D[j], vr[j])
+                have_previous = False
+                continue
+        for j in range(k):
+            previous[j] = step[j]
+        previous_norm = norm
+        have_previous = True
+    return FALLBACK_SWEEPS
+
+
+@kernel
+def cw_solve(rule, m0, vy, vr, k, phi, lam, D, t, scratch):
+    """:func:`cw_multipliers`, checked: 0 if its sweeps converged, 1 if the fallback ran and was
+    certified, 2 if not even the fallback reached the KKT conditions.
+
+    The sweeps' own stop (no multiplier moves) is reached on almost every example and is left
+    exactly as it was. When they run out (``MAX_SWEEPS``) or stop at a point whose KKT residual
+    (:func:`cw_kkt_residual`) exceeds ``KKT_TOLERANCE``, :func:`cw_accelerated` continues from
+    there. If that fails too (2), the point with the smaller residual is kept. ``scratch`` holds
+    ``5 k`` floats.
+    """
+    sweeps = cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t)
+    if sweeps < MAX_SWEEPS and cw_kkt_residual(rule, m0, vy, vr, k, phi, lam, D, t) <= KKT_TOLERANCE:
+        return 0
+    before = cw_kkt_residual(rule, m0, vy, vr, k, phi, lam, D, t)
+    for j in range(k):  # keep the sweeps' point in case the fallback does no better
+        scratch[2 * k + j] = lam[j]
+        scratch[3 * k + j] = D[j]
+        scratch[4 * k + j] = t[j]
+    cw_accelerated(rule, m0, vy, vr, k, phi, lam, D, t, scratch[:k], scratch[k:2 * k])
+    after = cw_kkt_residual(rule, m0, vy, vr, k, phi, lam, D, t)
+    if after <= KKT_TOLERANCE:
+        return 1
+    if before < after:
+        for j in range(k):
+            lam[j] = scratch[2 * k + j]
+            D[j] = scratch[3 * k + j]
+            t[j] = scratch[4 * k + j]
+    return 2
+
+
 @kernel
 def cw_block_steps(k, vy, vr, D, t, beta_r, c_r):
     """Rank-one coefficients of the block-diagonal part of the joint CW update.
