@@ -20,7 +20,9 @@ few hundred updates, after which ``alpha ~ |m| / v`` overflows. The floor sits t
 magnitude below ``a``. On clean text it never fires (on 20 Newsgroups the smallest variance
 after 5 epochs is about ``1e-3 a``), so the kernels equal the papers' updates there; on dense
 low-dimensional data CW-stdev's diagonal forms at ``eta = 0.99`` do reach it, as does CW on long
-noisy streams, and it then stands in for the underflow.
+noisy streams, and it then stands in for the underflow. The kernels count the updates after
+which a variance they changed sits at the floor (``counts[COUNT_FLOORED]``, optional), which the
+learners report as ``n_variance_floored_``.
 
 Grouping of products (here and in the other diagonal and exact kernels): the mean step is
 computed as ``alpha * (s_j x_j)`` and the precision increment as ``c * (s_j x_j^2)``, the

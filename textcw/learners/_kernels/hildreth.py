@@ -20,6 +20,11 @@ scores ``s_l = mu_l . x`` are independent with variances ``v_l = x' Sigma_l x``,
 ``mu = mu_0 + Sigma_0 G lambda`` (``Sigma_0`` from before the update), so the new margins are
 ``m_j = m0_j + v_y sum(lambda) + v_rj lambda_j``; every problem lives in the ``k + 1`` scores.
 
+The callers use :func:`cw_solve`, which checks the sweeps' result against the KKT conditions
+(:func:`cw_kkt_residual`) and, when the sweeps ran out or stopped short, continues them with
+vector extrapolation (:func:`cw_accelerated`) until the conditions hold; the learners count
+those examples in ``n_solver_fallbacks_``.
+
 - CW (:func:`cw_multipliers`): the precision becomes ``P_0 + G diag(D) G'`` with
   ``D_j = 2 phi lambda_j`` (var, JMLR eq. 18's KKT) or ``phi lambda_j / sqrt(v_j)`` (stdev,
   eq. 31's). ``G diag(D) G'`` couples ``s_y`` with each ``s_rj``; eliminating the competitors,
