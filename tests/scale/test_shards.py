@@ -96,8 +96,10 @@ def test_impossible_combinations_fail_before_training():
         train_sharded("synthetic-text:1000", "sop", shards=2, combine="uniform", workers=1)
     with pytest.raises(ParameterError, match="not an online learner"):
         train_sharded("synthetic-text:1000", "nb", shards=2, combine="uniform", workers=1)
-    with pytest.raises(ParameterError, match="shards must be an integer >= 1"):
-        train_sharded("synthetic-text:1000", "cw-var", shards=0)
+    for shards in (0, 10_001, 20_000_000, 2.0, True):
+        # refused before a task or a seed is made: 20,000,000 of them would take gigabytes
+        with pytest.raises(ParameterError, match=r"give an integer from 1 to 10,000"):
+            train_sharded("synthetic-text:1000", "cw-var", shards=shards)
 
 
 def test_uniform_combination_of_first_order_shards():

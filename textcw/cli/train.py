@@ -123,8 +123,11 @@ def check_scale_options(*, shards, combine, backend, scheduler, workers, chunk_s
                             ("--workers", workers)):
             if value is not None:
                 raise ParameterError(f"{name} applies to shard training; add --shards N")
-    elif shards < 1:
-        raise ParameterError(f"--shards {shards} is invalid; give at least 1 shard")
+    else:
+        from textcw.scale.shards import MAX_SHARDS
+
+        if not 1 <= shards <= MAX_SHARDS:
+            raise ParameterError(f"--shards {shards} is invalid; give 1 to {MAX_SHARDS:,} shards")
     if scheduler is not None and backend != "dask":
         raise ParameterError("--scheduler is the address of a Dask scheduler; add --backend dask")
     if chunk_size < 1:

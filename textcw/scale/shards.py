@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
-from textcw.errors import InputError
+from textcw.errors import InputError, ParameterError
 from textcw.scale.source import CHUNK_SIZE, CorpusSource, class_labels, shard_bounds
 
 
@@ -128,6 +128,17 @@ def fit_epochs(model, X, y, classes) -> None:
         model.partial_fit(X[order], y[order], classes=classes)
 
 
+# More shards than this is a mistake, not a plan: each shard is a task with its own model and
+# seed, and the combination's gain has long flattened out (JMLR 2012 Figure 6 uses 10). The
+# bound keeps a typo such as --shards 20000000 from allocating gigabytes of tasks and seeds.
+MAX_SHARDS = 10_000
+
+
+def check_shard_count(n_shards) -> None:
+    if isinstance(n_shards, bool) or not isinstance(n_shards, int) or not 1 <= n_shards <= MAX_SHARDS:
+        raise ParameterError(f"shards={n_shards!r} is invalid; give an integer from 1 to {MAX_SHARDS:,}")
+
+
 def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: int, *, seed: int | None,
                 stream: bool = False, chunk_size: int = CHUNK_SIZE,
                 on_done: Callable[[int], None] | None = None) -> Iterator[ShardResult]:
@@ -137,11 +148,12 @@ def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: i
     ``backend.submit(fit_featurizer, ...)`` (on Dask: a future, so the shards receive it from the
     worker that fitted it).
     """
-    tasks = [ShardTask(i, n_shards, s) for i, s in enumerate(shard_seeds(seed, n_shards))]
+    check_shard_count(n_shards)
     if source.streams:
         # Counting is free here, so a shard count larger than the corpus fails before any worker
         # starts; other corpora are counted by the workers, which load them anyway.
         shard_bounds(source.n_documents("train"), n_shards - 1, n_shards)
+    tasks = [ShardTask(i, n_shards, s) for i, s in enumerate(shard_seeds(seed, n_shards))]
     fn = _train_shard_task(stream, chunk_size)
     if SHARD_GATE is not None:
         fn = ShardGate(fn, str(SHARD_GATE))

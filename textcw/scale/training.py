@@ -30,7 +30,7 @@ from textcw.plugins import default_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, open_backend
 from textcw.scale.combine import Combiner, check_combinable
-from textcw.scale.shards import ShardTask, fit_featurizer, iter_shards, needs_fit, train_shard
+from textcw.scale.shards import ShardTask, check_shard_count, fit_featurizer, iter_shards, needs_fit, train_shard
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
 
 STREAM_FEATURIZER = "hashing"
@@ -103,8 +103,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     (:func:`textcw.scale.shards.shard_seeds`), so results do not depend on the backend, the
     number of workers, or workers dying and tasks being rerun.
     """
-    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
-        raise ParameterError(f"shards={shards!r} is invalid; shards must be an integer >= 1")
+    check_shard_count(shards)
     Combiner(combine)  # an unknown method fails before any work
     regs = registries if registries is not None else default_registries()
     template, base_seed = _learner(learner, params, epochs, seed, stream, regs)
