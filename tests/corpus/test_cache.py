@@ -207,14 +207,15 @@ _Loader.cache_sources = (RemoteFile(corpus="small", filename="small.tar.gz", url
 
 
 @pytest.mark.corpus
-def test_saved_model_is_identical_with_and_without_the_cache(data_home, tmp_path, monkeypatch):
-    """The real newsgroups:comp task: a miss, a hit and no cache give the same model file."""
+@pytest.mark.parametrize("corpus", ["newsgroups:comp", "reuters:r8"])
+def test_saved_model_is_identical_with_and_without_the_cache(data_home, tmp_path, monkeypatch, corpus):
+    """Real tasks: no cache, a miss that fills it and a hit give the same model file."""
     monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
     files, results = [], []
     for run, use in enumerate([False, True, True]):  # off, then a miss that fills it, then a hit
         cache._parsed.clear()
-        result = train("newsgroups:comp", "cw-stdev", cache=use)
+        result = train(corpus, "cw-stdev", cache=use)
         files.append(tmp_path / f"m{run}.textcw-model")
         save(result.model, files[-1], info={"accuracy": result.accuracy})
         results.append(result)
@@ -225,6 +226,6 @@ def test_saved_model_is_identical_with_and_without_the_cache(data_home, tmp_path
         (results[0].n_train, results[0].n_test, results[0].n_features)
     # another featurizer parameter is another entry
     cache._parsed.clear()
-    other = train("newsgroups:comp", "cw-stdev", featurizer_params={"min_df": 2})
+    other = train(corpus, "cw-stdev", featurizer_params={"min_df": 2})
     assert other.n_features < results[0].n_features
     assert sum(e["kind"] == "features" for e in cache.entries()) == 2

@@ -19,7 +19,7 @@ import numpy as np
 
 from textcw.corpus import cache
 from textcw.corpus.base import Dataset, check_split, check_task
-from textcw.corpus.datahome import RemoteFile, fetch
+from textcw.corpus.datahome import RemoteFile
 from textcw.errors import DataError
 
 ARCHIVE = RemoteFile(

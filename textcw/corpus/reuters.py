@@ -34,8 +34,9 @@ from collections import Counter
 
 import numpy as np
 
+from textcw.corpus import cache
 from textcw.corpus.base import check_split, check_task
-from textcw.corpus.datahome import RemoteFile, fetch
+from textcw.corpus.datahome import RemoteFile
 from textcw.corpus.sampling import make_dataset
 from textcw.errors import DataError
 
@@ -140,6 +141,30 @@ def read_archive(path: str) -> dict[str, list[tuple[list[str], str]]]:
     return out
 
 
+def _encode(parsed: dict) -> tuple[dict, dict]:
+    """The parsed archive as plain arrays and JSON (see :mod:`textcw.corpus.cache`)."""
+    arrays = {}
+    for split, docs in parsed.items():
+        arrays.update({f"{split}_{k}": a for k, a in cache.pack_texts([t for _, t in docs]).items()})
+    return arrays, {"topics": {split: [topics for topics, _ in docs] for split, docs in parsed.items()}}
+
+
+def _decode(arrays: dict, meta: dict) -> dict:
+    out = {}
+    for split, topics in meta["topics"].items():
+        texts = cache.unpack_texts(arrays, f"{split}_")
+        if len(texts) != len(topics):
+            raise ValueError(f"the {split} topics and texts differ in length")
+        out[split] = list(zip(topics, texts))
+    return out
+
+
+def read(remote: RemoteFile | None = None, *, download: bool = True) -> dict:
+    """The parsed archive (:func:`read_archive`), from the corpus cache when it holds it."""
+    return cache.cached_parse(remote or ARCHIVE, "reuters-modapte-1", read_archive, _encode, _decode,
+                              download=download)
+
+
 def _single_topic_classes(docs: dict, task: str) -> list[str]:
     single = {s: Counter(t[0] for t, _ in docs[s] if len(t) == 1) for s in docs}
     if task == "r8":
@@ -151,13 +176,14 @@ def _single_topic_classes(docs: dict, task: str) -> list[str]:
     return sorted(t for t in single["train"] if single["test"][t] > 0)
 
 
+@cache.sources(ARCHIVE)
 def load(task: str | None = None, split: str = "train", *, order_seed: int = 0,
          download: bool = True):
     """Load a Reuters-21578 task (see the module docstring) from the ModApte ``split``."""
     check_task("reuters", task, TASKS)
     check_split(split)
     task = task or "r8"
-    docs = read_archive(str(fetch(ARCHIVE, download=download)))
+    docs = read(ARCHIVE, download=download)
     if task in PAIRS:
         names = list(PAIRS[task])
         chosen = [(names.index(hit[0]), text) for topics, text in docs[split]
