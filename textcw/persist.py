@@ -605,10 +605,22 @@ def model_card(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict
         n_train=info.get("n_train"), n_test=info.get("n_test"),
         textcw_version=manifest.get("textcw_version"), python=manifest.get("python"),
         dependencies=manifest.get("dependencies"), plugins=manifest.get("plugins"),
-        created_at=manifest.get("created_at"), format_version=manifest.get("format_version"),
+        created_at=manifest.get("created_at") or _file_time(path),
+        format_version=manifest.get("format_version"),
         sha256=digest, digest_ok=_same(digest, manifest["payload"]["sha256"]),
         signed=signature is not None, signature=status,
     )
+
+
+def _file_time(path: Path) -> str | None:
+    """When the file was written, for a manifest that records no creation time (saves are
+    byte-for-byte repeatable, so the time is not in the file): the modification time, which an
+    atomic save sets to the moment of writing, marked as such."""
+    try:
+        moment = datetime.datetime.fromtimestamp(path.stat().st_mtime, tz=datetime.timezone.utc)
+    except (OSError, ValueError, OverflowError):
+        return None
+    return f"{moment.isoformat(timespec='seconds')} (file time)"
 
 
 def card(**fields) -> dict:
