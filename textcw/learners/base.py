@@ -76,7 +76,9 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
     n_features_in_ : int
     mistakes_ : list of int
         Online mistakes of each epoch (or ``partial_fit`` call), counted before each update;
-        a tie counts as a mistake.
+        a tie counts as a mistake. With ``shuffle=True``, ``fit`` counts them over a shuffled
+        pass of each epoch, not the papers' online pass in corpus order (for that, use
+        ``shuffle=False`` and one epoch).
     n_updates_ : list of int
         Examples that changed the model, per epoch.
     """
