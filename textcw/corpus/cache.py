@@ -9,8 +9,10 @@ everything they depend on.
 Where
 -----
 ``$TEXTCW_CACHE`` when set; otherwise ``<data home>/.cache`` when the data home can be written
-to; otherwise (a read-only, shared data folder) the user's cache folder,
-``$XDG_CACHE_HOME/textcw`` or ``~/.cache/textcw``. When none of them can be written to, nothing
+to; otherwise (a read-only, shared data folder; one whose mode lets nobody write counts as
+read-only even for root) the user's cache folder, ``$XDG_CACHE_HOME/textcw`` or
+``~/.cache/textcw``. The cache folder is trusted as the data home is: whoever can write to it
+can change what a run reads (the pinned-digest check of an unchanged archive is not repeated). When none of them can be written to, nothing
 is cached and every run reads the corpus as before. ``TEXTCW_NO_CACHE=1``, ``textcw train
 --no-cache`` and :func:`disabled` turn the cache off (neither read nor written);
 ``textcw cache info`` shows where it is and what it holds, ``textcw cache clear`` empties it.
