@@ -1,4 +1,4 @@
-"""Plain-numpy twins of every kernel update rule, written from ALGORITHMS.md.
+"""Plain-numpy twins of every kernel update rule, written from docs/algorithms.md.
 
 They operate on dense copies of one example at a time, so they are slow and obviously
 correct; the kernel tests check that the numba kernels agree with them to 1e-12. Where the
@@ -209,7 +209,7 @@ def sop_multiclass(X, y, order, vsum, A, full):
 
 # --------------------------------------------------------------------------- Gaussian step sizes
 def cw_steps(rule, m, v, phi):
-    """(alpha, beta, c) of ALGORITHMS.md for CW var / stdev.
+    """(alpha, beta, c) of docs/algorithms.md "CW var" and "CW stdev".
 
     Update only when the constraint is violated; alpha in the rationalised form for m > 0
     (equal to the papers' closed form, without its cancellation; see test_closed_forms).
@@ -232,7 +232,8 @@ def cw_steps(rule, m, v, phi):
 
 
 def stdev_covariance(alpha, v, phi):
-    """(beta, c) from sqrt_u = sqrt(x' Sigma_new x), in the rationalised form of ALGORITHMS.md."""
+    """(beta, c) from sqrt_u = sqrt(x' Sigma_new x), in the rationalised form of docs/algorithms.md
+    "Stable step sizes"."""
     avp = alpha * v * phi  # formed first: alpha**2 * v**2 alone can overflow when v is tiny
     sqrt_u = 2 * v / (avp + np.hypot(avp, 2 * np.sqrt(v)))
     return alpha * phi / (sqrt_u + avp), alpha * phi / sqrt_u
@@ -396,7 +397,8 @@ def gaussian_full_multiclass(X, y, order, mu, Sigma, rule, eta=0.9, C=1.0, r=1.0
 
 # --------------------------------------------------------------------------- exact diagonal
 def exact_alpha(rule, m, w, phi):
-    """The root alpha > L = max(0, -m/v) of ALGORITHMS.md's f (var) or g (stdev), by Brent's
+    """The root alpha > L = max(0, -m/v) of f (var) or g (stdev) (docs/algorithms.md
+    "CW exact diagonal"), by Brent's
     method in alpha itself (the kernel uses Newton in t = m + alpha v: an independent check)."""
     v = w.sum()
     if rule == VAR:
@@ -630,7 +632,7 @@ def _joint_blocks(labels, x, blocks):
 
 def gaussian_diag_multiclass_kbest(X, y, order, mu, s, rule, covariance, strategy, k, eta=0.9, C=1.0,
                                    r=1.0, floor=0.0):
-    """seq / par / exact for diagonal covariances, written from ALGORITHMS.md.
+    """seq / par / exact for diagonal covariances, written from docs/algorithms.md "Multi-class".
 
     par: k copies of the model each updated by one pair from the same start, then the mean of
     the means and of the precisions. exact: the joint solution over the touched coordinates of

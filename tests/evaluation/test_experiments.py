@@ -30,7 +30,7 @@ def test_published_tables_are_complete(filename):
 
 
 def test_spot_values_against_the_papers():
-    # copied by hand from papers/cw-jmlr-2012.txt and papers/multiclass-cw-emnlp-2009.txt
+    # copied by hand from the papers: JMLR 2012 Tables 2-5, EMNLP 2009 Table 3, MLJ 2013 section 5.3.1
     def cell(filename, row, col):
         paper = published(filename)
         r = next(r for r in paper["rows"] if r["row"] == row)

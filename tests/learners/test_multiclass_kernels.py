@@ -1,6 +1,7 @@
 """The k-competitor multi-class kernels agree with their plain-numpy twins to 1e-12.
 
-The twins (tests/reference.py) are written from ALGORITHMS.md with dense matrices: ``par`` as k
+The twins (tests/reference.py) are written from docs/algorithms.md "Multi-class" with dense
+matrices: ``par`` as k
 copies of the model averaged, ``exact`` as the joint problem over the stacked label blocks with
 explicit inverses, Brent's method for each CW multiplier and an enumeration of active sets for
 the AROW and PA quadratic programs. They check the closed forms of the kernels

@@ -1,4 +1,5 @@
-"""The multi-class k-constraint updates solve the problems ALGORITHMS.md and the papers state.
+"""The multi-class k-constraint updates solve the problems the papers state
+(docs/algorithms.md "Multi-class exact").
 
 - ``exact`` equals the minimiser ``scipy.optimize.minimize`` finds for the joint problem over
   the stacked label blocks (means to 1e-6; covariances after the same projection the kernel

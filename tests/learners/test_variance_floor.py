@@ -32,7 +32,8 @@ def dense_noisy(seed=0, n=600, d=8, noise=0.15):
 
 
 def twin_floored(X, y, order, covariance, phi, floor):
-    """The binary diagonal CW-stdev epoch in numpy (ALGORITHMS.md), counting floored updates."""
+    """The binary diagonal CW-stdev epoch in numpy, counting floored updates (docs/algorithms.md
+    "Variance floor")."""
     d = X.shape[1]
     mu, s = np.zeros(d), np.ones(d)
     floored = 0

@@ -1,4 +1,4 @@
-"""Built-in evaluators (the papers' evaluation protocol; ALGORITHMS.md "Evaluation protocol")."""
+"""Built-in evaluators (the papers' evaluation protocol; docs/algorithms.md "Evaluation protocol")."""
 
 from textcw.hookspecs import hookimpl
 

@@ -374,7 +374,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         """Probability of each label under ``w ~ N(mu, Sigma)``.
 
         ``proba="quadrature"`` (exact to about 1e-10): binary,
-        ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (ALGORITHMS.md); multi-class, the label
+        ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (docs/algorithms.md
+        "Label probabilities"); multi-class, the label
         scores are independent Gaussians ``N(mu_k.x, x' Sigma_k x)`` and ``P(k wins)`` is a
         one-dimensional integral computed by composite Gauss-Legendre quadrature, with knots
         at every label's mean and at 2.5, 5 and 8.5 standard deviations either side of it

@@ -1,8 +1,8 @@
 """The multi-class update strategies shared by CW, AROW, PA and the perceptron.
 
 ``multiclass`` chooses how an example with true label ``y`` constrains the model against the
-other labels (ALGORITHMS.md "Multi-class"; EMNLP 2009 section 5; MLJ 2013 section 3.3), ``k`` how
-many competitors (the highest-scoring labels other than ``y``) take part:
+other labels (docs/algorithms.md "Multi-class"; EMNLP 2009 section 5; MLJ 2013 section 3.3),
+``k`` how many competitors (the highest-scoring labels other than ``y``) take part:
 
 - ``"top1"``: the single top competitor, one binary update (the default; ``k`` is 1);
 - ``"seq"``: the top-k competitors in order, one binary update each from the current parameters;

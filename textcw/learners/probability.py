@@ -1,7 +1,7 @@
 """Label probabilities from independent Gaussian label scores.
 
 With a block-diagonal covariance, label ``k``'s score is ``z_k ~ N(m_k, v_k)`` independently
-(EMNLP 2009, section 7; ALGORITHMS.md "Multi-class"). Then
+(EMNLP 2009, section 7; docs/algorithms.md "Label probabilities"). Then
 
     P(k wins) = integral of phi_k(z) prod_{j != k} Phi_j(z) dz,
 

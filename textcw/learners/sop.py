@@ -3,8 +3,8 @@
 A perceptron in the metric of the data's correlation: it keeps ``vsum`` (the sum of ``y x`` over
 past mistakes) and ``A = a I + sum over past mistakes of x x'``, predicts
 ``sign(vsum' (A + x x')^{-1} x)`` (the current example included) and, on a mistake, adds ``y x``
-to ``vsum`` and ``x x'`` to ``A`` (ALGORITHMS.md). Like the perceptron it updates only on
-mistakes; unlike AROW it has no margin and no confidence parameter.
+to ``vsum`` and ``x x'`` to ``A`` (docs/algorithms.md "Second-order perceptron"). Like the
+perceptron it updates only on mistakes; unlike AROW it has no margin and no confidence parameter.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Sigma_c))``:
   ``mu = Sigma sum_c Sigma_c^{-1} mu_c`` (JMLR 2012, the equation after Figure 6), so each weight
   follows the shards that are confident about it, e.g. the shards that saw its feature.
 
-The precision is the papers' *sum* (ALGORITHMS.md; ``precision="sum"``, the default). Minimising
+The precision is the papers' *sum* (docs/algorithms.md "Shard combination";
+``precision="sum"``, the default). Minimising
 the KL divergence itself gives the *mean* of the precisions (``precision="mean"``). With
 ``P = Sigma^{-1}``, ``P_c = Sigma_c^{-1}`` and ``d`` weights,
 

@@ -7,7 +7,8 @@ PA1 = 2
 PA2 = 3
 
 # Gaussian (mean + covariance) update rules: each turns an example's margin ``m`` and margin
-# variance ``v`` into a mean step ``alpha`` and a precision increment ``c`` (ALGORITHMS.md).
+# variance ``v`` into a mean step ``alpha`` and a precision increment ``c``
+# (docs/algorithms.md "Notation").
 CW_VAR = 0
 CW_STDEV = 1
 AROW_SQUARED_HINGE = 2
@@ -29,7 +30,8 @@ DECAY = 0  # eta_t = eta0 / (1 + eta0 alpha t)
 CONSTANT = 1  # eta_t = eta0
 INVSCALING = 2  # eta_t = eta0 / t^power_t
 
-# Multi-class update strategies (EMNLP 2009 section 5; MLJ 2013 section 3.3; ALGORITHMS.md).
+# Multi-class update strategies (EMNLP 2009 section 5; MLJ 2013 section 3.3;
+# docs/algorithms.md "Multi-class").
 MC_TOP1 = 0  # one constraint: the highest-scoring competitor
 MC_SEQ = 1  # k constraints, one binary update each, in order, from the current parameters
 MC_PAR = 2  # k binary updates from the same start, means and precisions averaged

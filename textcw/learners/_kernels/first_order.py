@@ -1,8 +1,8 @@
 """Perceptron and Passive-Aggressive (PA, PA-I, PA-II) kernels.
 
 PA step sizes follow Crammer et al., "Online Passive-Aggressive Algorithms", JMLR 2006, eq. (7)
-(see ALGORITHMS.md): with hinge loss ``l = max(0, 1 - m)`` and ``q = ||g||^2``,
-``tau = l / q`` (PA), ``min(C, l / q)`` (PA-I), ``l / (q + 1 / (2C))`` (PA-II).
+(docs/algorithms.md "Passive-Aggressive"): with hinge loss ``l = max(0, 1 - m)`` and
+``q = ||g||^2``, ``tau = l / q`` (PA), ``min(C, l / q)`` (PA-I), ``l / (q + 1 / (2C))`` (PA-II).
 """
 
 from __future__ import annotations

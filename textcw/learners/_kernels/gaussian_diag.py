@@ -1,7 +1,7 @@
 """Gaussian learners with a diagonal covariance (mean ``mu``, variances ``s``).
 
 One kernel serves every rule of :mod:`.gaussian_rules` (CW var and stdev, AROW, SCW-I/II) and both
-diagonalisations of ALGORITHMS.md:
+diagonalisations of docs/algorithms.md "Covariance forms":
 
 - ``diag-kl`` ("project", ICML 2008): ``1/s_j += c x_j^2``;
 - ``diag-l2`` ("drop"): ``s_j -= beta (s_j x_j)^2``.

@@ -1,7 +1,8 @@
 """Multi-class Gaussian learners with diagonal covariance and k competing labels.
 
-``multiclass="seq"|"par"|"exact"`` for ``diag-kl`` and ``diag-l2`` (ALGORITHMS.md "Multi-class";
-EMNLP 2009 section 5.2; MLJ 2013 section 3.3). The competitors are the ``k`` labels other than
+``multiclass="seq"|"par"|"exact"`` for ``diag-kl`` and ``diag-l2``
+(docs/algorithms.md "Multi-class"; EMNLP 2009 section 5.2; MLJ 2013 section 3.3). The
+competitors are the ``k`` labels other than
 ``y`` with the highest current scores, best first (ties to the lowest index); the online mistake
 is counted against the first, as for top-1. For a pair ``(y, r)`` the binary problem is the
 difference vector ``f(x, y) - f(x, r)``: ``m = mu_y.x - mu_r.x``, ``v = v_y + v_r`` with

@@ -2,7 +2,8 @@
 
 Instead of diagonalising a full update (diag-kl, diag-l2), the constraint is solved with the
 covariance restricted to diagonal matrices. There is no closed form; the mean step ``alpha`` is
-the unique root beyond ``L = max(0, -m / v)`` of (ALGORITHMS.md, with ``w_j = s_j x_j^2``)
+the unique root beyond ``L = max(0, -m / v)`` of (docs/algorithms.md "CW exact diagonal", with
+``w_j = s_j x_j^2``)
 
     var:    f(alpha) = m + alpha v - sum_j phi w_j / (1 + 2 alpha phi w_j)
     stdev:  g(alpha) = m + alpha v - sum_j phi^2 w_j / (m + alpha v + alpha phi^2 w_j)

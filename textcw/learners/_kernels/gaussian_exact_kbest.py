@@ -1,7 +1,7 @@
 """CW with the exact diagonal update (``covariance="exact"``) and k competing labels.
 
-``multiclass="seq"`` and ``"par"`` (ALGORITHMS.md "Multi-class"; EMNLP 2009 section 5.2) over the
-pair update of :func:`.gaussian_exact.multiclass_top1_epoch`: for the pair ``(y, r)`` the
+``multiclass="seq"`` and ``"par"`` (docs/algorithms.md "Multi-class"; EMNLP 2009 section 5.2) over
+the pair update of :func:`.gaussian_exact.multiclass_top1_epoch`: for the pair ``(y, r)`` the
 constraint on ``f(x, y) - f(x, r)`` is solved exactly over diagonal covariances (JMLR 2012
 section 6.2), its margin variance summing both blocks' ``w_j = s_j x_j^2``.
 

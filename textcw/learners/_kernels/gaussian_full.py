@@ -1,8 +1,8 @@
 """Gaussian learners with a full covariance, kept as the Cholesky factor of the precision.
 
-The same rules as the diagonal kernels (:mod:`.gaussian_rules`), with the exact full update of
-ALGORITHMS.md: ``mu += alpha y Sigma x`` and ``Sigma^{-1} += c x x'`` (equivalently
-``Sigma -= beta (Sigma x)(Sigma x)'``), applied to ``R`` with ``P = Sigma^{-1} = R' R`` (see
+The same rules as the diagonal kernels (:mod:`.gaussian_rules`), with the exact full update
+(docs/algorithms.md "Covariance forms"): ``mu += alpha y Sigma x`` and ``Sigma^{-1} += c x x'``
+(equivalently ``Sigma -= beta (Sigma x)(Sigma x)'``), applied to ``R`` with ``P = Sigma^{-1} = R' R`` (see
 :mod:`.linalg` for why the precision factor and not ``Sigma`` itself).
 
 Binary state: ``mu`` of shape ``(d,)``, ``R`` of shape ``(d, d)``. Multi-class (top-1): ``mu`` of
@@ -78,8 +78,9 @@ def binary_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor)
 def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor):
     """Top-1 update on ``g = f(x, y) - f(x, r)``: ``v = v_y + v_r`` with ``v_k = x' Sigma_k x``.
 
-    ALGORITHMS.md gives each block the binary covariance update with ``x`` and the pair's
-    ``beta``: ``Sigma_k -= beta (Sigma_k x)(Sigma_k x)'``. On the precision (Sherman-Morrison)
+    docs/algorithms.md "Multi-class" gives each block the binary covariance update with ``x``
+    and the pair's ``beta``: ``Sigma_k -= beta (Sigma_k x)(Sigma_k x)'``. On the precision
+    (Sherman-Morrison)
     that is ``Sigma_k^{-1} += beta / (1 - beta v_k) x x'``, and with ``beta = c / (1 + c v)``,
     ``beta / (1 - beta v_y) = c / (1 + c v_r)`` (and symmetrically for ``r``): positive and free
     of cancellation.

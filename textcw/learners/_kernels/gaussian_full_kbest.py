@@ -1,7 +1,7 @@
 """Multi-class Gaussian learners with a full covariance per label and k competing labels.
 
 The full-covariance counterpart of :mod:`.gaussian_diag_kbest` (``multiclass="seq"|"par"|"exact"``,
-ALGORITHMS.md "Multi-class"). Each label ``l`` keeps the upper Cholesky factor ``R[l]`` of its
+docs/algorithms.md "Multi-class"). Each label ``l`` keeps the upper Cholesky factor ``R[l]`` of its
 precision (see :mod:`.linalg`); ``v_l = x' Sigma_l x = ||R_l^{-T} x||^2`` and ``Sigma_l x`` cost
 two triangular solves. As in the top-1 kernel (:func:`.gaussian_full.multiclass_top1_epoch`), a
 pair update keeps the block-diagonal part of the covariance update, written on each precision as

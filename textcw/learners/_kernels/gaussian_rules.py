@@ -7,8 +7,9 @@ Every rule turns an example's margin ``m = y mu.x`` and margin variance ``v = x'
 - ``beta = c / (1 + c v)``: the same update written on the covariance,
   ``Sigma -= beta (Sigma x)(Sigma x)'`` (full), ``s_j -= beta (s_j x_j)^2`` (diag-l2).
 
-The formulas are those of ALGORITHMS.md; where the printed closed form cancels catastrophically
-the code uses an algebraically equal rationalised form (each function says which and why).
+The formulas are those of docs/algorithms.md "CW var", "CW stdev", "AROW" and "SCW"; where the
+printed closed form cancels catastrophically the code uses an algebraically equal rationalised
+form (each function says which and why; docs/algorithms.md "Stable step sizes").
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 A full covariance is never stored: the learners keep the upper Cholesky factor ``R`` of the
 *precision* ``P = Sigma^{-1} = R' R``. Every update of CW, AROW, SCW and SOP adds a rank-one
-positive semi-definite term to the precision (``P += c x x'``, ALGORITHMS.md "full"), which a
-Cholesky rank-one *update* applies with plane rotations; the diagonal of ``R`` can only grow, so
+positive semi-definite term to the precision (``P += c x x'``, docs/algorithms.md
+"Covariance forms"), which a Cholesky rank-one *update* applies with plane rotations; the
+diagonal of ``R`` can only grow, so
 ``P`` (and ``Sigma``) stay symmetric positive definite by construction. The textbook form
 ``Sigma -= beta (Sigma x)(Sigma x)'`` subtracts nearly equal numbers whenever ``beta v`` is close
 to 1 (every confident mistake of CW-stdev: the new margin variance is ``v (1 - beta v)``), so its

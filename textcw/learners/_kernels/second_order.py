@@ -2,7 +2,8 @@
 
 State: ``vsum`` (the sum of ``y x`` over past mistakes), the correlation
 ``A = a I + sum over past mistakes of x x'`` and the weights ``mu = A^{-1} vsum`` exposed as
-``coef_``. The prediction includes the current example (ALGORITHMS.md):
+``coef_``. The prediction includes the current example
+(docs/algorithms.md "Second-order perceptron"):
 ``score = vsum' (A + x x')^{-1} x``; on a mistake (``y score <= 0``) ``vsum += y x`` and ``A += x x'``.
 
 - Full: ``A = R' R`` is kept as its upper Cholesky factor (:mod:`.linalg`). By Sherman-Morrison,
