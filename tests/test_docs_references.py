@@ -6,7 +6,7 @@ Two checks over the shipped text (textcw/, plugins/, docs/, README.md):
 - no mention of an external design note (``ALGORITHMS.md``) or of a ``papers/`` or ``shared/``
   path. Web addresses are allowed (``https://jmlr.org/papers/...`` is a paper's home page), and
   so is ``shared/corpora``: the corpora folder that ``dev.py`` uses when it stands beside the
-  checkout (README "Both need only python3"), which holds data, not documentation;
+  checkout (see README.md), which holds data, not documentation;
 - every citation ``docs/algorithms.md "Heading"`` (in code, tests and docs) and every link
   ``algorithms.md#anchor`` (in docs) names a heading that docs/algorithms.md has.
 """
