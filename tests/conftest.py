@@ -2,7 +2,8 @@
 
 No test downloads: ``TEXTCW_OFFLINE=1`` is set for every test (``no_downloads``), so a missing
 archive fails at once with textcw's message naming the file and where to put it, instead of
-fetching it from the network.
+fetching it from the network. The corpus cache is a fresh folder per test session
+(``TEXTCW_CACHE``), so no run depends on what an earlier one left, and none fills the user's.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ from sparse_data import random_sparse
 # Downloading is the subject of these modules (from a server on 127.0.0.1); they set up their own
 # environment.
 DOWNLOAD_TESTS = {"test_download.py"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fresh_corpus_cache(tmp_path_factory):
+    """A corpus cache of this session's own, also for the ``textcw`` processes tests start."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TEXTCW_CACHE", str(tmp_path_factory.mktemp("corpus-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)
