@@ -213,7 +213,7 @@ def train(
 
 def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, registries,
            progress) -> TrainResult:
-    from textcw.corpus import cache as corpus_cache
+    from textcw.corpus import feature_cache
 
     regs = _registries(registries)
     featurizer = featurizer or default_featurizer(corpus, regs)
@@ -225,7 +225,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     report = progress or (lambda stage, done, total: None)
     key = _features_key(corpus, featurizer, featurizer_params, feat, regs)
     t0 = time.perf_counter()
-    hit = corpus_cache.load_features(key, feat) if key is not None else None
+    hit = feature_cache.load_features(key, feat) if key is not None else None
     if hit is not None:
         report("featurizing", 0, 1)
         feat, Xtr, train_labels, Xte, test_labels = hit
@@ -240,7 +240,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
         Xtr = _fit_featurizer(feat, train_set.data, featurizer, corpus, regs)
         if key is not None:  # featurize the test split now, to cache it with the training split
             Xte = feat.transform(test_set.data)
-            corpus_cache.save_features(
+            feature_cache.save_features(
                 key, feat, lambda: make_featurizer(featurizer, registries=regs, **featurizer_params),
                 Xtr, Xte, train_set, test_set)
     featurize_seconds = time.perf_counter() - t0
@@ -282,6 +282,7 @@ def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, r
     """The cache key of ``corpus`` featurized so, or None when it is not cached (the cache is
     off, or the corpus is not read from pinned files alone)."""
     from textcw.corpus import cache as corpus_cache
+    from textcw.corpus import feature_cache
 
     if not corpus_cache.enabled():
         return None
@@ -290,7 +291,7 @@ def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, r
     from textcw.corpus.base import check_task
 
     check_task(name, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
-    return corpus_cache.features_key(corpus, entry.factory, featurizer,
+    return feature_cache.features_key(corpus, entry.factory, featurizer,
                                      regs.featurizers.get(featurizer), featurizer_params, feat)
 
 

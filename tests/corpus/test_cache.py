@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from textcw.corpus import cache, newsgroups
+from textcw.corpus import cache, feature_cache, newsgroups
 from textcw.corpus.datahome import RemoteFile
 from textcw.features.text import binary_bow
 from textcw.persist import save
@@ -186,17 +186,17 @@ def test_featurizer_state_round_trips_and_parameters_change_the_key(small):
     docs = ["the cat sat", "a dog ran far", "cat and dog"]
     fitted = binary_bow()
     fitted.fit_transform(docs)
-    state = cache.featurizer_state(fitted, binary_bow())
+    state = feature_cache.featurizer_state(fitted, binary_bow())
     assert [name for name, _, _ in state][-3:] == ["fixed_vocabulary_", "_stop_words_id", "vocabulary_"]
-    restored = cache.restore_featurizer(binary_bow(), json.loads(cache._to_json(state)))
-    assert cache._pickled(restored) == cache._pickled(fitted)
+    restored = feature_cache.restore_featurizer(binary_bow(), json.loads(cache._to_json(state)))
+    assert feature_cache._pickled(restored) == feature_cache._pickled(fitted)
     assert (restored.transform(docs) != fitted.transform(docs)).nnz == 0
 
     def key(**params):
-        return cache.features_key("small", _Loader, "binary-bow", None, params, binary_bow(**params))
+        return feature_cache.features_key("small", _Loader, "binary-bow", None, params, binary_bow(**params))
     assert key() == key() and key(min_df=2) != key() and key(min_df=2)["params"] == {"min_df": 2}
     assert cache.entry_path(key(min_df=2)) != cache.entry_path(key())
-    assert cache.features_key("small", lambda: None, "binary-bow", None, {}, binary_bow()) is None
+    assert feature_cache.features_key("small", lambda: None, "binary-bow", None, {}, binary_bow()) is None
 
 
 class _Loader:

@@ -1,0 +1,213 @@
+"""Featurized matrices in the corpus cache (:mod:`textcw.corpus.cache`), with the fitted featurizer.
+
+A cached matrix is only usable with the featurizer that made it, and a model saved after a run
+from the cache must be the very file a run without it saves. So the fitted featurizer is stored
+as JSON in its attribute order, restored into a fresh featurizer, and the entry is written only
+when the restored one pickles to the same bytes as the real one; otherwise only the parsed
+documents are cached. Only loaders marked with :func:`textcw.corpus.cache.sources` (whose
+output is determined by their source files) have their matrices cached.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+
+import numpy as np
+
+from textcw.corpus.cache import (
+    CacheMiss,
+    _to_json,
+    enabled,
+    entry_path,
+    load_entry,
+    log,
+    make_key,
+    save_entry,
+    source_digest,
+)
+
+
+def features_key(corpus: str, loader, featurizer: str, entry, params: dict, feat) -> dict | None:
+    """The key of ``corpus`` featurized by ``feat``, or None when it cannot be cached.
+
+    None for a corpus whose loader names no source files (:func:`sources`) and for parameters
+    that are not plain JSON.
+    """
+    remotes = getattr(loader, "cache_sources", None)
+    if not remotes or not enabled():
+        return None
+    try:
+        params_text = json.dumps(params, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    import scipy
+    import sklearn
+
+    return make_key(
+        "features", name=corpus, sources=[source_digest(r) for r in remotes],
+        featurizer=featurizer, provider=str(getattr(entry, "provider", "")),
+        cls=f"{type(feat).__module__}.{type(feat).__qualname__}", params=json.loads(params_text),
+        versions={"scikit-learn": sklearn.__version__, "scipy": scipy.__version__,
+                  "numpy": np.__version__},
+    )
+
+
+def featurizer_state(fitted, fresh) -> list | None:
+    """What fitting changed in ``fitted`` (compared with the unfitted ``fresh``), as JSON.
+
+    A list of ``[attribute, how, value]`` in the order of ``fitted.__dict__``: ``"made"`` for an
+    attribute left as the featurizer was made, ``"id"`` for scikit-learn's record of which
+    stop-word list it checked (``id(stop_words)``, which differs between processes), ``"json"``
+    for a value kept as JSON. None when some fitted value is not plain JSON.
+    """
+    state = []
+    for name, value in fitted.__dict__.items():
+        if name in fresh.__dict__ and _same(fresh.__dict__[name], value):
+            state.append([name, "made", None])
+        elif name == "_stop_words_id" and value == id(getattr(fitted, "stop_words", None)):
+            state.append([name, "id", None])
+        elif _plain(value):
+            state.append([name, "json", value])
+        else:
+            return None
+    return state
+
+
+def restore_featurizer(fresh, state: list):
+    """``fresh`` given the fitted ``state`` of :func:`featurizer_state`, attribute order included."""
+    made = dict(fresh.__dict__)
+    restored = {}
+    for name, how, value in state:
+        # attribute names are interned, as setattr makes them; a pickle of the model refers to
+        # the same string objects elsewhere (a model file would differ by a few bytes otherwise)
+        name = sys.intern(name)
+        if how == "made":
+            restored[name] = made[name]
+        elif how == "id":
+            restored[name] = id(made.get("stop_words"))
+        elif how == "json":
+            restored[name] = value
+        else:
+            raise ValueError(f"unknown featurizer state {how!r}")
+    fresh.__dict__.clear()
+    fresh.__dict__.update(restored)
+    return fresh
+
+
+def _same(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # arrays and other values without a plain truth value
+        return False
+
+
+def _plain(value) -> bool:
+    """A value that JSON gives back exactly: str, int, float, bool, None, and dicts of str keys
+    and lists of them (no tuples, no NumPy scalars)."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if v is None or type(v) in (str, int, bool):
+            continue
+        if type(v) is float and np.isfinite(v):
+            continue
+        if type(v) is list:
+            stack.extend(v)
+        elif type(v) is dict and all(type(k) is str for k in v):
+            stack.extend(v.values())
+        else:
+            return False
+    return True
+
+
+def pack_csr(X, prefix: str) -> dict[str, np.ndarray] | None:
+    """A CSR matrix as arrays, or None for anything else."""
+    import scipy.sparse as sp
+
+    if type(X) not in (sp.csr_matrix, sp.csr_array) or X.dtype.hasobject:
+        return None
+    return {f"{prefix}data": X.data, f"{prefix}indices": X.indices, f"{prefix}indptr": X.indptr,
+            f"{prefix}shape": np.array(X.shape, dtype=np.int64)}
+
+
+def unpack_csr(arrays: dict, prefix: str, kind: str):
+    import scipy.sparse as sp
+
+    cls = {"csr_matrix": sp.csr_matrix, "csr_array": sp.csr_array}[kind]
+    shape = tuple(int(n) for n in arrays[f"{prefix}shape"])
+    X = cls((arrays[f"{prefix}data"], arrays[f"{prefix}indices"], arrays[f"{prefix}indptr"]),
+            shape=shape, copy=False)
+    X.check_format(full_check=False)
+    return X
+
+
+def save_features(key: dict, fitted, make_fresh, Xtr, Xte, train_set, test_set) -> bool:
+    """Cache the matrices and the fitted featurizer; False (nothing written) when the restored
+    featurizer would not pickle byte for byte like ``fitted`` or the data are not plain.
+
+    ``make_fresh()`` makes the unfitted featurizer, as a run that finds this entry will.
+    """
+    state = featurizer_state(fitted, make_fresh())
+    names = list(train_set.target_names)
+    if state is None or names != list(test_set.target_names) or not all(type(n) is str for n in names):
+        return False
+    arrays = {}
+    for prefix, X in (("train_", Xtr), ("test_", Xte)):
+        packed = pack_csr(X, prefix)
+        if packed is None:
+            return False
+        arrays.update(packed)
+    meta = {"state": state, "target_names": names, "matrix": type(Xtr).__name__,
+            "test_matrix": type(Xte).__name__}
+    # The model file must not depend on whether the cache was used: check the round trip now.
+    restored = restore_featurizer(make_fresh(), json.loads(_to_json(state)))
+    if _pickled(restored) != _pickled(fitted):
+        log.debug("not caching the features of %s: the featurizer does not round-trip", key["name"])
+        return False
+    for prefix, X in (("train_", Xtr), ("test_", Xte)):
+        again = unpack_csr(arrays, prefix, type(X).__name__)
+        if again.indices.dtype != X.indices.dtype or again.indptr.dtype != X.indptr.dtype:
+            return False
+    arrays["train_target"] = np.asarray(train_set.target, dtype=np.int64)
+    arrays["test_target"] = np.asarray(test_set.target, dtype=np.int64)
+    return save_entry(key, arrays, meta) is not None
+
+
+def _pickled(featurizer) -> bytes:
+    """The featurizer's pickle with interned attribute names beside it, so that a difference in
+    which string objects it shares with the rest of a model shows as well."""
+    import pickle
+
+    names = [sys.intern(k) for k in featurizer.__dict__]
+    return pickle.dumps((featurizer, names, id(featurizer.__dict__.get("stop_words"))), protocol=5)
+
+
+def load_features(key: dict, fresh):
+    """``(featurizer, Xtr, ytr, Xte, yte)`` from the cache (labels as names), or None on a miss.
+
+    ``fresh`` is an unfitted featurizer made with the key's parameters; it is returned fitted.
+    """
+    try:
+        arrays, meta = load_entry(key)
+        names = np.asarray(meta["target_names"], dtype=object)
+        out = [unpack_csr(arrays, "train_", meta["matrix"]), None,
+               unpack_csr(arrays, "test_", meta["test_matrix"]), None]
+        for i, split in ((1, "train"), (3, "test")):
+            target = arrays[f"{split}_target"]
+            if target.ndim != 1 or len(target) != out[i - 1].shape[0] or \
+                    (len(target) and (target.min() < 0 or target.max() >= len(names))):
+                raise ValueError(f"the {split} labels do not fit the matrix")
+            out[i] = names[target]
+        feat = restore_featurizer(fresh, meta["state"])
+    except CacheMiss:
+        return None
+    except (ValueError, KeyError, TypeError, IndexError) as exc:  # a valid digest, wrong contents
+        log.warning("the cached features of %s cannot be read (%s); rebuilding them", key["name"], exc)
+        with contextlib.suppress(OSError):
+            entry_path(key).unlink()
+        return None
+    return (feat, *out)
