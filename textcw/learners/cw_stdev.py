@@ -1,6 +1,6 @@
 """CW "stdev": the exact convex confidence constraint (Crammer, Dredze, Pereira, NIPS 2008).
 
-After each update ``y (mu . x) >= phi sqrt(x' Sigma x)`` (JMLR 2012 eq. 31); closed form in
+After each update ``y (mu . x) >= phi sqrt(x' Sigma x)`` (JMLR 2012 eq. 19); closed form (eq. 31) in
 :func:`textcw.learners._kernels.gaussian_rules.cw_stdev_alpha`, exact diagonal form (root
 finding) in :mod:`textcw.learners._kernels.gaussian_exact`. Mistakes do not depend on the initial
 scale ``a`` (NIPS 2008, Lemma 3).

@@ -1,6 +1,6 @@
 """CW "var": the linearised confidence constraint (Dredze, Crammer, Pereira, ICML 2008).
 
-After each update ``y (mu . x) >= phi x' Sigma x`` (JMLR 2012 eq. 18); closed form in
+After each update ``y (mu . x) >= phi x' Sigma x`` (JMLR 2012 eq. 10); closed form (eq. 18) in
 :func:`textcw.learners._kernels.gaussian_rules.cw_var_steps`, exact diagonal form (root finding)
 in :mod:`textcw.learners._kernels.gaussian_exact`.
 """
