@@ -13,8 +13,9 @@ from sklearn.pipeline import Pipeline
 
 import textcw
 from textcw.errors import InputError, ModelFileError
-from textcw.persist import (CARD_FIELDS, MANIFEST_MEMBER, PAYLOAD_MEMBER, SUFFIX, model_card, read_manifest,
-                            render_card, safe_text)
+from textcw.model_card import CARD_FIELDS, model_card, render_card
+from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, SUFFIX, read_manifest
+from textcw.untrusted import safe_text
 
 DOCS = ["cheap pills buy now", "meeting at noon tomorrow", "buy cheap watches now",
         "project meeting notes attached", "win money now cheap", "notes from the noon meeting"] * 5

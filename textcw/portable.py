@@ -54,7 +54,9 @@ from sklearn.pipeline import Pipeline
 
 from textcw._atomic import atomic_output
 from textcw.errors import InputError, ModelFileError, TextcwError, UnknownNameError
-from textcw.persist import card, check_destination, check_printable, parse_json, read_member, safe_text, zip_member
+from textcw.model_card import card
+from textcw.persist import check_destination, zip_member
+from textcw.untrusted import check_printable, parse_json, read_member, safe_text
 
 FORMAT = "textcw-portable"
 FORMAT_VERSION = 1
@@ -634,7 +636,7 @@ def _check_widths(steps) -> None:
 
 
 def export_card(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
-    """The model card (:func:`textcw.persist.model_card`) of an export, read with the bounds of
+    """The model card (:func:`textcw.model_card.model_card`) of an export, read with the bounds of
     :func:`import_model` and without building anything: only ``model.json`` and the learner's
     label array are read. An export records no training figures; those are ``None``."""
     path = Path(path)

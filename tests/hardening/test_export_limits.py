@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 import textcw
 from textcw.errors import ModelFileError
-from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, model_card, read_manifest
+from textcw.model_card import model_card
+from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, read_manifest
 from textcw.portable import JSON_MEMBER, export_model, import_model, read_document
 
 from test_portable import edit, npy, pipeline, state_array
@@ -155,7 +156,7 @@ def bomb_export(path, json_bytes: int):
 def test_compressed_json_bomb_is_refused_by_inspect_and_import(tmp_path):
     path = bomb_export(tmp_path / "bomb.textcw", 1 << 30)  # 1 GiB of JSON in about 1 MB
     assert path.stat().st_size < 2 << 20
-    for call in ("textcw.portable.read_document", "textcw.portable.import_model", "textcw.persist.model_card"):
+    for call in ("textcw.portable.read_document", "textcw.portable.import_model", "textcw.model_card.model_card"):
         out = run_limited(f"{call}({str(path)!r})")
         assert out.startswith("ModelFileError: ") and "the model description (model.json) is 1,073,741," in out \
             and "more than the limit of 134,217,728" in out, (call, out)

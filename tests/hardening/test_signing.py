@@ -11,7 +11,9 @@ import pytest
 
 import textcw
 from textcw.errors import ModelFileError
-from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, SIGNATURE_MEMBER, model_card, signing_key
+from textcw.model_card import model_card
+from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, SIGNATURE_MEMBER
+from textcw.signing import signing_key
 
 from test_portable import PROBE_DOCS, pipeline
 

@@ -40,7 +40,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Check an exported model (no pickle, no code from the file) and save it as a model file."""
         from textcw._atomic import check_output_path
-        from textcw.persist import safe_text, save
+        from textcw.persist import save
+        from textcw.untrusted import safe_text
         from textcw.portable import import_model
 
         check_output_path(out, "import destination", not_same_as=shared, example="model.textcw-model")
@@ -61,7 +62,9 @@ def register(app: typer.Typer) -> None:
         """Print a model card: learner, parameters, classes, features, corpus and training
         figures, versions, creation time, digest and signature. Nothing in the file is run or
         unpickled, and every value is printed escaped."""
-        from textcw.persist import model_card, read_manifest, render_card, safe_text
+        from textcw.model_card import model_card, render_card
+        from textcw.persist import read_manifest
+        from textcw.untrusted import safe_text
         from textcw.portable import is_export, read_document
 
         exported = is_export(path)

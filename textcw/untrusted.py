@@ -1,0 +1,111 @@
+"""Reading what a file says without trusting it: bounded member reads, bounded JSON, and text
+that is safe to print.
+
+Model files (:mod:`textcw.persist`) and exports (:mod:`textcw.portable`) may come from anyone.
+Every member is read with a byte limit, every JSON document with a depth limit (the json module
+recurses without a clear error), and every string that reaches a terminal is either refused
+(control characters, line breaks: the rule of ``folder:`` corpus labels) or printed escaped.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+import zipfile
+from pathlib import Path
+
+# Characters that would split a line or drive the terminal: the rule for folder: corpus labels.
+from textcw.corpus.folder import UNPRINTABLE_IN_LABELS as _UNPRINTABLE
+from textcw.errors import ModelFileError
+
+MAX_JSON_DEPTH = 100  # exports nest about 20 deep; the json module recurses without a clear error
+
+
+def safe_text(value, limit: int = 300) -> str:
+    """``value`` as one printable line, for showing strings that come from a file.
+
+    Control characters (escape sequences, line breaks), other unprintable characters and lone
+    surrogates are escaped as Python does (``\\x1b``, ``\\n``, ``\\udce9``), via
+    :func:`textcw.corpus.base.show_path`; text longer than ``limit`` characters is cut with
+    ``...``. Use it for every label, version or name read from a model file or an export before
+    printing it.
+    """
+    from textcw.corpus.base import show_path
+
+    text = show_path(value if isinstance(value, str) else str(value))
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
+def _unprintable(text: str) -> str | None:
+    return next((c for c in text if unicodedata.category(c) in _UNPRINTABLE), None)
+
+
+def check_printable(value, what: str, error=ModelFileError) -> None:
+    """Raise ``error`` if a string in ``value`` (a str, or lists and dicts of them, keys too)
+    holds a control character or a line break: the rule of ``folder:`` corpus labels
+    (:func:`textcw.corpus.folder.label_of`), for strings that will be printed one per line."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, str):
+            bad = _unprintable(item)
+            if bad is not None:
+                kind = "a line break" if len(f"a{bad}b".splitlines()) > 1 else "a control character"
+                raise error(f"{what} holds {kind} (U+{ord(bad):04X}) in {safe_text(item, 60)!r}; such "
+                            "text would garble the terminal when printed, so it is refused")
+
+
+def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit: int, what: str) -> bytes:
+    """The bytes of one archive member, refusing more than ``limit`` before reading them.
+
+    The declared size is checked first; the read itself stops at ``limit + 1`` bytes whatever
+    the archive claims, so a member that decompresses to more than it declares cannot fill memory.
+    """
+    if info.file_size > limit:
+        raise ModelFileError(f"{path}: {what} ({info.filename}) is {info.file_size:,} bytes, more than the "
+                             f"limit of {limit:,}; the file is damaged, hostile, or needs a higher limit")
+    try:
+        with archive.open(info) as fh:
+            data = fh.read(limit + 1)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+        # CRC errors, cut-off data, unsupported compression
+        raise ModelFileError(f"{path} is damaged or was modified after saving ({exc}); refusing to "
+                             "read it") from None
+    if len(data) > limit:
+        raise ModelFileError(f"{path}: {info.filename} holds more than its {limit:,} bytes; the file is damaged")
+    return data
+
+
+def parse_json(raw: bytes, what: str):
+    """``raw`` parsed as JSON, or :class:`ModelFileError` naming ``what``: not UTF-8, not JSON,
+    nested deeper than :data:`MAX_JSON_DEPTH` (which the json module would meet with a
+    RecursionError), or a number too long to convert."""
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        value = None
+        depth = MAX_JSON_DEPTH + 1
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, too many integer digits
+        raise ModelFileError(f"{what} is not valid JSON ({exc}); the file is damaged") from None
+    else:
+        depth = _depth(value)
+    if depth > MAX_JSON_DEPTH:
+        raise ModelFileError(f"{what} nests its JSON more than {MAX_JSON_DEPTH} levels deep, which no "
+                             "textcw file does; the file is damaged or hostile")
+    return value
+
+
+def _depth(value) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if level <= MAX_JSON_DEPTH:
+                stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
