@@ -139,3 +139,22 @@ def test_multiclass_kernels_count_floored_updates():
         assert len(model.n_variance_floored_) == 2
         floored_any = model.sigma_.min() <= 1e-12 * (1 + 1e-9)
         assert (sum(model.n_variance_floored_) > 0) == floored_any
+
+
+def test_the_warning_names_the_parameter_of_the_learner_and_needs_a_real_count():
+    """AROW has no eta: its warning names r. A handful of floored updates on a toy problem is
+    no reason to warn."""
+    from textcw.learners.arow import AROW
+
+    X, y = dense_noisy()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = AROW(r=1e-12, n_epochs=3).fit(X, y)  # a tiny r shrinks the variances to the floor
+    messages = [str(w.message) for w in caught if issubclass(w.category, VarianceFloorWarning)]
+    assert sum(model.n_variance_floored_) >= 10
+    assert len(messages) == 1 and "stops depending on r=1e-12" in messages[0] and "eta" not in messages[0]
+    assert "try a larger r" in messages[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VarianceFloorWarning)
+        small = CWStdev(eta=0.99, n_epochs=1).fit(X[:12], y[:12])  # few updates, if any floored
+    assert sum(small.n_variance_floored_) < 10

@@ -58,8 +58,10 @@ from textcw.learners.probability import (
 DIAGONAL_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
 PROBA = Options(("quadrature", "sampling"))
 _CHUNK = 4096
-# VarianceFloorWarning when more than this fraction of an epoch's updates were floored.
+# VarianceFloorWarning when more than this fraction of an epoch's updates were floored, and at
+# least this many (a handful of floored updates on a toy problem says nothing about the model).
 FLOORED_WARNING_FRACTION = 0.1
+FLOORED_WARNING_MIN = 10
 
 
 # The full-covariance matrices may take the memory any learner state may take (a module-level
@@ -242,14 +244,19 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         updates = self.n_updates_[-1]
         floored = int(counts[COUNT_FLOORED])
         warned = self.__dict__.setdefault("_warned", set())
-        if updates and floored > FLOORED_WARNING_FRACTION * updates and "floor" not in warned:
+        if (floored >= FLOORED_WARNING_MIN and floored > FLOORED_WARNING_FRACTION * updates
+                and "floor" not in warned):
             warned.add("floor")
+            # The parameter that sets how fast variances shrink: eta for CW and SCW, r for AROW.
+            knob = next((k for k in ("eta", "r") if k in self.get_params(deep=False)), None)
+            advice = ("a lower eta (e.g. 0.7)" if knob == "eta" else "a larger r" if knob == "r"
+                      else "fewer epochs")
+            depends = f" and stops depending on {knob}={getattr(self, knob)!r}" if knob else ""
             warnings.warn(
                 f"{type(self).__name__}: {floored:,} of {updates:,} updates in this pass left a "
                 f"variance at its floor (a * {VARIANCE_FLOOR:g}); there the model no longer "
-                f"follows the update rule and stops depending on eta={getattr(self, 'eta', None)!r}. "
-                "Typical of dense, low-dimensional data at a high eta: try a lower eta (e.g. 0.7) "
-                "or check n_variance_floored_",
+                f"follows the update rule{depends}. Typical of dense, low-dimensional data: try "
+                f"{advice}, or check n_variance_floored_",
                 VarianceFloorWarning, stacklevel=4,
             )
         failed = int(counts[COUNT_SOLVER_UNCERTIFIED])
