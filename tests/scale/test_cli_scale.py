@@ -78,3 +78,18 @@ def test_shards_on_a_local_dask_cluster_save_and_predict(capsys, tmp_path):
     doc.write_text("bebu bebe reyu caba beso lawi")
     code, out, _ = run(capsys, "predict", str(model), str(doc))
     assert code == 0 and out in (f"{doc}\tneg\n", f"{doc}\tpos\n")
+
+
+def test_kl_combination_with_the_mean_of_the_precisions(capsys, tmp_path):
+    model = tmp_path / "m.textcw-model"
+    task = ["--corpus", "synthetic-text:2000", "--learner", "cw-var", *SMALL]
+    code, out, err = run(capsys, "train", *task, "--shards", "2", "--workers", "1", "--precision", "mean",
+                         "--out", model, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["combine"] == "kl" and result["precision"] == "mean"
+    assert read_manifest(model)["components"]["training"]["precision"] == "mean"
+    code, out, err = run(capsys, "train", *task, "--precision", "mean")
+    assert code == 2 and "--precision applies to shard training; add --shards N" in one_line_error(err)
+    code, out, err = run(capsys, "train", *task, "--shards", "2", "--combine", "uniform", "--precision", "mean")
+    assert code == 2 and "precision='mean' applies to method='kl' only" in one_line_error(err)

@@ -53,6 +53,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling (and of every shard's seed)")] = 0,
         shards: Annotated[int | None, typer.Option("--shards", help="Train one model per disjoint shard, in parallel, and combine them")] = None,
         combine: Annotated[str | None, typer.Option("--combine", help="With --shards: kl (precision-weighted, default) or uniform")] = None,
+        precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
         backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
         scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
         workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
@@ -72,7 +73,7 @@ def register(app: typer.Typer) -> None:
             check_output_path(out, "--out", example="model.textcw-model")
         if json_out is not None:
             check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
-        check_scale_options(shards=shards, combine=combine, backend=backend, scheduler=scheduler,
+        check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
                             workers=workers, chunk_size=chunk_size)
         common = dict(featurizer=featurizer, params=parse_params(param),
                       featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
@@ -85,6 +86,7 @@ def register(app: typer.Typer) -> None:
                 from textcw.scale import train_sharded
 
                 result = train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
+                                       precision=precision or "sum",
                                        backend=backend or "local", scheduler=scheduler,
                                        workers=workers, stream=stream, chunk_size=chunk_size,
                                        progress=report, **common)
@@ -116,11 +118,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(scale_line(result))
 
 
-def check_scale_options(*, shards, combine, backend, scheduler, workers, chunk_size) -> None:
+def check_scale_options(*, shards, combine, precision=None, backend, scheduler, workers, chunk_size) -> None:
     """Options that only make sense together fail with one line before any work."""
     if shards is None:
-        for name, value in (("--combine", combine), ("--backend", backend), ("--scheduler", scheduler),
-                            ("--workers", workers)):
+        for name, value in (("--combine", combine), ("--precision", precision), ("--backend", backend),
+                            ("--scheduler", scheduler), ("--workers", workers)):
             if value is not None:
                 raise ParameterError(f"{name} applies to shard training; add --shards N")
     else:
@@ -140,6 +142,7 @@ def scale_line(result) -> str:
     if result.mode == "shards":
         where = f"{result.backend}, {result.workers} worker{'s' if result.workers != 1 else ''}"
         read = ", streamed" if result.chunk_size else ""
-        return f"{result.shards} shards combined by {result.combine} ({where}{read}); {rate}"
+        how = f"{result.combine}, mean precision" if result.precision == "mean" else result.combine
+        return f"{result.shards} shards combined by {how} ({where}{read}); {rate}"
     passes = f"{result.passes} pass{'es' if result.passes != 1 else ''}"
     return f"streamed in chunks of {result.chunk_size}, {passes}; {rate}"

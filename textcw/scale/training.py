@@ -51,6 +51,7 @@ class ScaleTrainResult(TrainResult):
     mode: str = "stream"
     shards: int = 1
     combine: str | None = None
+    precision: str | None = None
     backend: str | None = None
     workers: int | None = None
     chunk_size: int | None = None
@@ -66,7 +67,7 @@ class ScaleTrainResult(TrainResult):
     def to_dict(self) -> dict:
         out = super().to_dict()
         out.update({
-            "mode": self.mode, "shards": self.shards, "combine": self.combine,
+            "mode": self.mode, "shards": self.shards, "combine": self.combine, "precision": self.precision,
             "backend": self.backend, "workers": self.workers, "chunk_size": self.chunk_size,
             "passes": self.passes, "shard_documents": self.shard_documents,
             "shard_seconds": self.shard_seconds, "shard_cpu_seconds": self.shard_cpu_seconds,
@@ -75,7 +76,8 @@ class ScaleTrainResult(TrainResult):
         return out
 
 
-def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl", backend: str = "local",
+def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl", precision: str = "sum",
+                  backend: str = "local",
                   scheduler: str | None = None, workers: int | None = None, featurizer: str | None = None,
                   params: dict | None = None, featurizer_params: dict | None = None,
                   epochs: int | None = None, seed: int | None = 0, stream: bool = False,
@@ -89,6 +91,9 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         Number of shards (``1`` gives exactly the model of ordinary training).
     combine : {"kl", "uniform"}
         How shard models are combined (:func:`textcw.combine`).
+    precision : {"sum", "mean"}
+        With ``combine="kl"``: the papers' sum of the shards' precisions, or their mean, which
+        keeps the combined model as confident as one shard (:func:`textcw.combine`).
     backend : {"local", "dask"}
         ``local``: joblib processes on this machine; ``dask``: a Dask cluster, at ``scheduler``
         (``HOST:PORT``) or, without an address, a local cluster started for this call.
@@ -104,7 +109,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     number of workers, or workers dying and tasks being rerun.
     """
     check_shard_count(shards)
-    Combiner(combine)  # an unknown method fails before any work
+    Combiner(combine, precision=precision)  # an unknown method fails before any work
     regs = registries if registries is not None else default_registries()
     template, base_seed = _learner(learner, params, epochs, seed, stream, regs)
     check_combinable(template, combine)
@@ -112,7 +117,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     source = CorpusSource.resolve(corpus, regs)
     report = progress or (lambda stage, done, total: None)
 
-    combiner = Combiner(combine)
+    combiner = Combiner(combine, precision=precision)
     sizes, seconds, cpu = [], [], []
     featurize = 0.0
     t0 = time.perf_counter()
@@ -139,6 +144,8 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
+    if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
+        training["precision"] = precision
     model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training, regs)
     n_test, accuracy = score(model, source, chunk_size, report)
     return ScaleTrainResult(
@@ -148,7 +155,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         n_test=n_test, n_features=int(learner_model.n_features_in_), accuracy=accuracy,
         train_seconds=train_seconds, featurize_seconds=featurize,
         mistakes=list(getattr(learner_model, "mistakes_", [])), mode="shards", shards=shards,
-        combine=combine, backend=backend, workers=n_workers,
+        combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=n_workers,
         chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
         shard_documents=sizes, shard_seconds=seconds, shard_cpu_seconds=cpu,
     )
