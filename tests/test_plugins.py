@@ -112,3 +112,41 @@ def test_no_plugins_variable_leaves_installed_plugins_out():
                                  env={**os.environ, "TEXTCW_NO_PLUGINS": flag}).stdout.split()
             for flag in ("0", "1")}
     assert runs == {"0": ["True", "True"], "1": ["False", "False"]}
+
+
+def test_a_factory_named_by_reference_is_imported_only_when_used(tmp_path, monkeypatch):
+    import sys
+
+    from textcw.errors import PluginError
+    from textcw.registry import Registries
+
+    (tmp_path / "lazy_factory_mod.py").write_text("class Thing:\n    def __init__(self, **kw):\n        self.kw = kw\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    regs = Registries()
+    register = regs.register_callable("learners", "some-plugin")
+    register("thing", "lazy_factory_mod:Thing", summary="a thing")
+    register("ghost", "no_such_module_here:Thing")
+    register("empty", "lazy_factory_mod:Nothing")
+    assert "lazy_factory_mod" not in sys.modules  # registering imported nothing
+    assert regs.learners.get("thing").factory(a=1).kw == {"a": 1}
+    assert "lazy_factory_mod" in sys.modules
+    with pytest.raises(PluginError, match=r"some-plugin registered 'ghost' as 'no_such_module_here:Thing', "
+                                          r"which cannot be loaded \(ModuleNotFoundError"):
+        regs.learners.get("ghost").factory
+    with pytest.raises(PluginError, match="which cannot be loaded .*TEXTCW_NO_PLUGINS=1"):
+        regs.learners.get("empty").factory
+    for bad in ("not a reference", "module:", ":attr", "mod.:x", 42):
+        with pytest.raises(TypeError, match="is not callable"):
+            register("bad", bad)
+
+
+def test_listing_learners_imports_no_learner():
+    """``textcw list learners`` reads names and summaries: every built-in and first-party learner
+    is registered by reference."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from textcw.plugins import default_registries; regs = default_registries(); "
+            "[e.summary for e in regs.learners]; print(sorted(m for m in ('numba', 'sklearn') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "[]", run.stderr

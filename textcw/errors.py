@@ -58,6 +58,10 @@ class OutputError(TextcwError):
     symbolic link, a missing or read-only folder, or the input file itself."""
 
 
+class PluginError(TextcwError):
+    """A plugin whose registered component cannot be loaded."""
+
+
 class ClusterError(TextcwError):
     """A Dask scheduler that cannot be reached, has no workers, or keeps losing a task."""
 

@@ -7,11 +7,12 @@ can never silently shadow each other.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from textcw.errors import DuplicateNameError, UnknownNameError
+from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
 
 KINDS = ("learners", "featurizers", "corpora", "evaluators")
 
@@ -24,8 +25,10 @@ class Entry:
     ----------
     name : str
         What users type (``cw-stdev``, ``binary-bow``, ``newsgroups``).
-    factory : callable
-        Called with keyword parameters to build the object.
+    target : callable or str
+        What was registered: the factory, or a ``"package.module:attribute"`` reference to it,
+        imported the first time :attr:`factory` is read (so that listing names, or starting a
+        command that does not use them, imports nothing heavy).
     summary : str
         One line for ``textcw list``.
     provider : str
@@ -35,10 +38,43 @@ class Entry:
     """
 
     name: str
-    factory: Callable[..., Any]
+    target: Callable[..., Any] | str
     summary: str
     provider: str
     extra: dict = field(default_factory=dict)
+
+    @property
+    def factory(self) -> Callable[..., Any]:
+        """Called with keyword parameters to build the object (a reference is imported now)."""
+        if isinstance(self.target, str):
+            object.__setattr__(self, "target", resolve_reference(self.target, self.provider, self.name))
+        return self.target
+
+
+def is_reference(value) -> bool:
+    """``"package.module:attribute"``: a factory named rather than imported."""
+    if not isinstance(value, str):
+        return False
+    module, sep, attribute = value.partition(":")
+    return bool(sep) and all(part.isidentifier() for part in module.split(".")) and \
+        all(part.isidentifier() for part in attribute.split("."))
+
+
+def resolve_reference(reference: str, provider: str, name: str) -> Callable[..., Any]:
+    """The object ``"package.module:attribute"`` names; a clear error naming the plugin if the
+    module cannot be imported or holds no such callable."""
+    module_name, _, attribute = reference.partition(":")
+    try:
+        value = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except Exception as exc:  # an import of plugin code: any error is the plugin's
+        raise PluginError(f"{provider} registered {name!r} as {reference!r}, which cannot be loaded "
+                          f"({type(exc).__name__}: {exc}); reinstall or update {provider}, or run "
+                          "with TEXTCW_NO_PLUGINS=1") from None
+    if not callable(value):
+        raise PluginError(f"{provider} registered {name!r} as {reference!r}, which is not callable")
+    return value
 
 
 class Registry:
@@ -102,9 +138,10 @@ class Registries:
         """The ``register`` function handed to one plugin's hook."""
         registry = self[kind]
 
-        def register(name: str, factory: Callable[..., Any], summary: str = "", **extra: Any) -> None:
-            if not callable(factory):
-                raise TypeError(f"{provider}: factory for {registry.singular} {name!r} is not callable")
+        def register(name: str, factory: Callable[..., Any] | str, summary: str = "", **extra: Any) -> None:
+            if not callable(factory) and not is_reference(factory):
+                raise TypeError(f"{provider}: factory for {registry.singular} {name!r} is not callable "
+                                "(nor a 'package.module:attribute' reference)")
             registry.add(Entry(name, factory, summary.strip().splitlines()[0] if summary else "",
                                provider, dict(extra)))
 

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.model_selection import train_test_split
 
 from textcw.corpus.base import Dataset, check_split
 from textcw.errors import DataError, InputError
@@ -73,6 +72,8 @@ def seeded_split(target: np.ndarray, split: str, seed: int, test_size: float = T
             "needs at least 2 per class: add documents or give a separate test set"
         )
     try:
+        from sklearn.model_selection import train_test_split  # here: corpora register without scikit-learn
+
         train, test = train_test_split(np.arange(len(target)), test_size=test_size,
                                        stratify=target, random_state=seed)
     except ValueError as exc:  # e.g. a test share smaller than the number of classes

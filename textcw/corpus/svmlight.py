@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_files
 
 from textcw.corpus.base import check_split, one_line, show_path
 from textcw.corpus.sampling import make_dataset, seeded_split, take
@@ -162,6 +161,8 @@ def read_svmlight(paths: list[str | Path], *, zero_based: bool | str = "auto"
     files = []
     try:
         files = [_open_past_bom(p) for p in paths]
+        from sklearn.datasets import load_svmlight_files  # here: corpora register without scikit-learn
+
         loaded = load_svmlight_files(files, zero_based=zero_based, dtype=np.float64)
     # OverflowError: an index beyond 32 bits, which the parser cannot store
     except (ValueError, UnicodeDecodeError, EOFError, OSError, OverflowError) as exc:

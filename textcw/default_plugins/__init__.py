@@ -1,5 +1,7 @@
 """The built-in catalogue, registered through the same hooks as any third-party plugin.
 
-Each hook imports its implementations when it is called: every command loads the plugins, and
-``textcw --help`` or shell completion should not wait for scikit-learn, scipy and numba.
+Learners, featurizers and evaluators are registered by reference (``"package.module:name"``,
+imported when first used) and corpora import their light loader modules inside the hooks:
+every command loads the plugins, and ``textcw --help``, ``textcw list`` or shell completion
+should not wait for scikit-learn, scipy and numba.
 """

@@ -9,7 +9,6 @@ from textcw.hookspecs import hookimpl
 
 @hookimpl
 def register_learners(register):
-    from textcw.learners.batch import LinearSVM, MaxEnt, NaiveBayes
-    register("nb", NaiveBayes, summary="Naive Bayes, multinomial by default (batch baseline, scikit-learn)")
-    register("maxent", MaxEnt, summary="Maximum entropy / logistic regression, Gaussian prior (batch, scikit-learn)")
-    register("svm", LinearSVM, summary="Linear SVM, hinge loss (batch baseline, scikit-learn LinearSVC)")
+    register("nb", "textcw.learners.batch:NaiveBayes", summary="Naive Bayes, multinomial by default (batch baseline, scikit-learn)")
+    register("maxent", "textcw.learners.batch:MaxEnt", summary="Maximum entropy / logistic regression, Gaussian prior (batch, scikit-learn)")
+    register("svm", "textcw.learners.batch:LinearSVM", summary="Linear SVM, hinge loss (batch baseline, scikit-learn LinearSVC)")

@@ -15,6 +15,5 @@ def register_corpora(register):
 
 @hookimpl
 def register_evaluators(register):
-    from textcw.evaluation.combination import combination
-    register("combination", combination,
+    register("combination", "textcw.evaluation.combination:combination",
              summary="Shard models, uniform and KL combinations vs one model (JMLR 2012 Figure 6)")

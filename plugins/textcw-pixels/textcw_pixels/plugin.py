@@ -1,7 +1,8 @@
 """The registrations textcw finds through the ``textcw`` entry point.
 
-The implementations are imported inside the functions, when textcw asks for them, so that
-loading the plugin adds nothing to the start-up of ``textcw --help``.
+The featurizers are registered by reference (``"package.module:attribute"``, imported when
+first used) and the corpus module is imported inside its hook, so that loading the plugin adds
+nothing to the start-up of ``textcw --help`` or ``textcw list``.
 """
 
 import textcw
@@ -18,8 +19,6 @@ def register_corpora(register):
 
 @textcw.hookimpl
 def register_featurizers(register):
-    from textcw_pixels.features import PixelPairs, Pixels
-
-    register("pixels", Pixels, summary="Grey values of the pixels, rescaled to [0, 1]")
-    register("pixel-pairs", PixelPairs,
+    register("pixels", "textcw_pixels.features:Pixels", summary="Grey values of the pixels, rescaled to [0, 1]")
+    register("pixel-pairs", "textcw_pixels.features:PixelPairs",
              summary="Pixels plus the product of every pair of pixels (JMLR 2012 USPS features)")

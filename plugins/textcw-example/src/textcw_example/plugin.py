@@ -2,8 +2,10 @@
 
 textcw calls each function below once per plugin manager, handing it a ``register`` callable
 (see ``textcw.hookspecs``). Registration only records names and factories; nothing is built or
-trained here, so loading the plugin stays cheap. The implementations are imported inside the
-functions: textcw loads every plugin to start, and ``textcw --help`` should not wait for numba.
+trained here, so loading the plugin stays cheap. The factories are named as
+``"package.module:attribute"`` references, which textcw imports the first time it builds one:
+textcw loads every plugin to start, and ``textcw --help`` or ``textcw list`` should not wait for
+numba. (Passing the class itself works too; it only costs its imports at every start.)
 """
 
 import textcw
@@ -11,15 +13,11 @@ import textcw
 
 @textcw.hookimpl
 def register_learners(register):
-    from textcw_example.winnow import BalancedWinnow
-
-    register("balanced-winnow", BalancedWinnow,
+    register("balanced-winnow", "textcw_example.winnow:BalancedWinnow",
              summary="Balanced Winnow, multiplicative mistake-driven updates (Dagan, Karov, Roth 1997)")
 
 
 @textcw.hookimpl
 def register_featurizers(register):
-    from textcw_example.featurizers import char_ngrams
-
-    register("char-ngrams", char_ngrams,
+    register("char-ngrams", "textcw_example.featurizers:char_ngrams",
              summary="Binary character n-grams within word boundaries (CountVectorizer, char_wb)")
