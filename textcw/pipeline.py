@@ -103,6 +103,7 @@ class TrainResult:
     train_seconds: float
     featurize_seconds: float
     mistakes: list = field(default_factory=list)
+    metrics: dict = field(default_factory=dict)  # textcw.evaluation.metrics.classification_metrics
 
     def to_dict(self) -> dict:
         return {
@@ -115,6 +116,7 @@ class TrainResult:
             "n_test": self.n_test,
             "n_features": self.n_features,
             "accuracy": self.accuracy,
+            **{k: v for k, v in self.metrics.items() if k != "accuracy"},
             "train_seconds": self.train_seconds,
             "featurize_seconds": self.featurize_seconds,
             "mistakes": self.mistakes,
@@ -268,14 +270,26 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
     predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
     accuracy = float(np.mean(predicted == test_labels))
+    metrics = score_metrics(est, predicted, test_labels,
+                           lambda: model.predict_proba(test_set.data) if Xte is None else est.predict_proba(Xte))
     report("evaluating", 1, 1)
     return TrainResult(
         model=model, corpus=corpus, learner=learner, featurizer=featurizer,
         params=_jsonable(est.get_params(deep=False)), featurizer_params=_jsonable(featurizer_params),
         n_train=len(train_labels), n_test=len(test_labels), n_features=int(Xtr.shape[1]),
         accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
-        mistakes=list(getattr(est, "mistakes_", [])),
+        mistakes=list(getattr(est, "mistakes_", [])), metrics=metrics,
     )
+
+
+def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray]) -> dict:
+    """:func:`textcw.evaluation.metrics.classification_metrics` of the test predictions, with
+    the probabilities ``proba()`` when the learner has ``predict_proba``."""
+    from textcw.evaluation.metrics import classification_metrics
+
+    if not hasattr(est, "predict_proba"):
+        return classification_metrics(labels, predicted)
+    return classification_metrics(labels, predicted, proba(), classes=est.classes_)
 
 
 def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, regs) -> dict | None:

@@ -109,8 +109,13 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(summary)
             return
+        scores = f"accuracy {result.accuracy:.4f}"
+        if result.metrics.get("macro_f1") is not None:
+            scores += f"  macro-F1 {result.metrics['macro_f1']:.4f}"
+        if result.metrics.get("log_loss") is not None:
+            scores += f"  log-loss {result.metrics['log_loss']:.4f}"
         typer.echo(
-            f"{result.corpus}  {result.learner}  accuracy {result.accuracy:.4f}  "
+            f"{result.corpus}  {result.learner}  {scores}  "
             f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
             f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.evaluation.data import TaskData, featurize, fold_indices
+from textcw.evaluation.metrics import label_metrics
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec
@@ -54,6 +55,10 @@ class CellResult(Report):
         With ``curves=True``: mean test error (%) over the folds after each pass 1..N.
     mean_error, std_error : float or None
         Mean and sample standard deviation of ``fold_errors``.
+    fold_macro_f1 : list of float
+        Macro-averaged F1 of each finished fold (:mod:`textcw.evaluation.metrics`).
+    mean_macro_f1 : float or None
+        Mean of ``fold_macro_f1``.
     """
 
     task: str
@@ -69,6 +74,8 @@ class CellResult(Report):
     curve: list[float] = field(default_factory=list)
     mean_error: float | None = None
     std_error: float | None = None
+    fold_macro_f1: list[float] = field(default_factory=list)
+    mean_macro_f1: float | None = None
 
     @property
     def complete(self) -> bool:
@@ -77,6 +84,7 @@ class CellResult(Report):
     def summarise(self) -> None:
         self.mean_error = statistics.fmean(self.fold_errors) if self.fold_errors else None
         self.std_error = statistics.stdev(self.fold_errors) if len(self.fold_errors) > 1 else None
+        self.mean_macro_f1 = statistics.fmean(self.fold_macro_f1) if self.fold_macro_f1 else None
 
 
 @dataclass
@@ -194,8 +202,10 @@ def _record(cell: CellResult, positions, truth, predicted, seconds, confidence) 
     if confidence is not None:
         for i, c in zip(positions, confidence):
             conf[i] = round(float(c), 6)
+    macro_f1 = label_metrics(truth, predicted)["macro_f1"]
     cell.outcomes, cell.confidence = "".join(outcomes), conf
     cell.fold_errors = [*cell.fold_errors, error_percent(truth, predicted)]
+    cell.fold_macro_f1 = [*cell.fold_macro_f1, macro_f1]
     cell.train_seconds = [*cell.train_seconds, float(seconds)]
 
 

@@ -147,14 +147,14 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
         training["precision"] = precision
     model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training, regs)
-    n_test, accuracy = score(model, source, chunk_size, report)
+    n_test, accuracy, metrics = score(model, source, chunk_size, report)
     return ScaleTrainResult(
         model=model, corpus=corpus, learner=learner, featurizer=feat_name,
         params=_jsonable(learner_model.get_params(deep=False)),
         featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=int(sum(sizes)),
         n_test=n_test, n_features=int(learner_model.n_features_in_), accuracy=accuracy,
         train_seconds=train_seconds, featurize_seconds=featurize,
-        mistakes=list(getattr(learner_model, "mistakes_", [])), mode="shards", shards=shards,
+        mistakes=list(getattr(learner_model, "mistakes_", [])), metrics=metrics, mode="shards", shards=shards,
         combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=n_workers,
         chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
         shard_documents=sizes, shard_seconds=seconds, shard_cpu_seconds=cpu,
@@ -189,33 +189,51 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
 
     training = {"mode": "stream", "chunk_size": chunk_size}
     model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training, regs)
-    n_test, accuracy = score(model, source, chunk_size, report)
+    n_test, accuracy, metrics = score(model, source, chunk_size, report)
     return ScaleTrainResult(
         model=model, corpus=corpus, learner=learner, featurizer=feat_name,
         params=_jsonable(result.model.get_params(deep=False)),
         featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=result.n_documents,
         n_test=n_test, n_features=int(result.model.n_features_in_), accuracy=accuracy,
         train_seconds=train_seconds, featurize_seconds=result.featurize_seconds,
-        mistakes=result.mistakes_per_pass, mode="stream", chunk_size=chunk_size,
+        mistakes=result.mistakes_per_pass, metrics=metrics, mode="stream", chunk_size=chunk_size,
         passes=int(template.n_epochs), shard_documents=[result.n_documents],
         shard_seconds=[round(result.seconds, 3)], shard_cpu_seconds=[round(result.cpu_seconds, 3)],
     )
 
 
 def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
-          progress: Progress | None = None) -> tuple[int, float]:
-    """``(documents, accuracy)`` of ``model`` on the test split, read chunk by chunk."""
+          progress: Progress | None = None) -> tuple[int, float, dict]:
+    """``(documents, accuracy, metrics)`` of ``model`` on the test split, read chunk by chunk.
+
+    ``metrics`` is :func:`textcw.evaluation.metrics.classification_metrics` of the whole split;
+    the probabilities (of a learner with ``predict_proba``) are reduced chunk by chunk, so only
+    the labels and a few numbers per document are kept.
+    """
+    from textcw.evaluation.metrics import ProbabilityScores, label_metrics
+
     report = progress or (lambda stage, done, total: None)
     total = source.n_documents("test")
     report("evaluating", 0, total)
-    correct = seen = 0
+    learner = model[-1]
+    scores = ProbabilityScores(learner.classes_) if hasattr(learner, "predict_proba") else None
+    truth, predictions = [], []
+    seen = 0
     for chunk in source.chunks("test", chunk_size=chunk_size):
-        correct += int(np.sum(model.predict(chunk.data) == chunk.labels))
+        X = model[:-1].transform(chunk.data)
+        predicted = learner.predict(X)
+        if scores is not None:
+            scores.add(chunk.labels, predicted, learner.predict_proba(X))
+        truth.append(np.asarray(chunk.labels))
+        predictions.append(np.asarray(predicted))
         seen += len(chunk)
         report("evaluating", seen, total)
     if seen == 0:
         raise ParameterError(f"corpus {source.spec} has an empty test split")
-    return seen, correct / seen
+    metrics = label_metrics(np.concatenate(truth), np.concatenate(predictions), learner.classes_)
+    metrics.update(scores.result() if scores is not None
+                   else {"log_loss": None, "brier_score": None, "expected_calibration_error": None})
+    return seen, metrics["accuracy"], metrics
 
 
 def _learner(name: str, params: dict | None, epochs: int | None, seed: int | None, stream: bool,
