@@ -9,7 +9,8 @@ import pytest
 from sklearn.metrics import brier_score_loss, f1_score, log_loss, precision_recall_fscore_support
 
 from textcw.errors import InputError
-from textcw.evaluation.metrics import ProbabilityScores, classification_metrics, expected_calibration_error
+from textcw.evaluation.calibration import expected_calibration_error
+from textcw.evaluation.metrics import ProbabilityScores, classification_metrics
 
 
 def test_binary_by_hand():

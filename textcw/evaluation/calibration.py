@@ -114,6 +114,15 @@ def probability_bins(confidence, correct, bins: int = BINS) -> list[ProbabilityB
     return out
 
 
+def expected_calibration_error(confidence, correct, bins: int = BINS) -> float:
+    """``sum_b (n_b / m) |accuracy_b - mean probability_b|`` over the equal-width bins of
+    :func:`probability_bins`: how far, on average over the documents, the probability of the
+    predicted label is from how often it is right."""
+    n = len(confidence)
+    return float(sum(b.count / n * abs(b.accuracy - b.mean_probability)
+                     for b in probability_bins(confidence, correct, bins) if b.count))
+
+
 def calibration_report(proba, y_true, classes, *, predicted=None, bins: int = BINS, learner: str = "",
                        task: str = "", params: dict | None = None) -> CalibrationReport:
     """The calibration of ``proba`` (columns in the order of ``classes``) against ``y_true``.
@@ -140,7 +149,7 @@ def calibration_report(proba, y_true, classes, *, predicted=None, bins: int = BI
     correct = classes[index] == y_true
     binned = probability_bins(confidence, correct, bins)
     n = y_true.shape[0]
-    ece = sum(b.count / n * abs(b.accuracy - b.mean_probability) for b in binned if b.count)
+    ece = expected_calibration_error(confidence, correct, bins)
     return CalibrationReport(
         learner=learner, task=task, n_test=int(n), n_classes=int(classes.shape[0]),
         accuracy=float(correct.mean()), normalized_entropy=normalized_entropy(proba),

@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.metrics import f1_score, log_loss, precision_recall_fscore_support
 
 from textcw.errors import InputError
-from textcw.evaluation.calibration import BINS, probability_bins
+from textcw.evaluation.calibration import BINS, expected_calibration_error
 
 
 def _plain(label):
@@ -116,14 +116,6 @@ class ProbabilityScores:
             "expected_calibration_error": expected_calibration_error(
                 np.concatenate(self._confidence), np.concatenate(self._correct), self.bins),
         }
-
-
-def expected_calibration_error(confidence, correct, bins: int = BINS) -> float:
-    """``sum_b (n_b / m) |accuracy_b - mean probability_b|`` over the bins of
-    :func:`textcw.evaluation.calibration.probability_bins`."""
-    n = len(confidence)
-    return float(sum(b.count / n * abs(b.accuracy - b.mean_probability)
-                     for b in probability_bins(confidence, correct, bins) if b.count))
 
 
 def _columns(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
