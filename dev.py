@@ -33,7 +33,8 @@ BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".textcw-installed"
 DEFAULT_TRAIN = ["--corpus", "newsgroups", "--learner", "cw-stdev"]
 KERNEL_TESTS = [f"tests/learners/{name}.py" for name in
-                ("test_kernels", "test_multiclass_kernels", "test_update_rules", "test_multiclass_updates")]
+                ("test_kernels", "test_multiclass_kernels", "test_update_rules", "test_multiclass_updates",
+                 "test_solver_fallback", "test_variance_floor")]
 INSTALLS = ROOT / "build" / "installs"
 # name: (extras, constraints file or None)
 INSTALL_PROFILES = {
