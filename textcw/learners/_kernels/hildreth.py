@@ -125,24 +125,7 @@ def cw_multipliers(rule, m0, vy, vr, k, phi, lam, D, t):
         D[j] = 0.0
         t[j] = 0.0
     for sweep in range(MAX_SWEEPS):
-        change = 0.0
-        top = 0.0
-        for j in range(k):
-            others_lam = 0.0
-            others_t = 0.0
-            for i in range(k):
-                if i != j:
-                    others_lam += lam[i]
-                    others_t += t[i]
-            q = vy + vr[j]
-            # W_j: margin j's variance under the other constraints' update (sigma_y shrinks)
-            W = q if others_t == 0.0 else vy / (1.0 + vy * others_t) + vr[j]
-            new, d = cw_coordinate(rule, m0[j] + vy * others_lam, q, W, phi)
-            change = max(change, abs(new - lam[j]))
-            top = max(top, new)
-            lam[j] = new
-            D[j] = d
-            t[j] = _precision_share(d, vr[j])
+        change, top = _sweep(rule, m0, vy, vr, k, phi, lam, D, t)
         if change <= TOLERANCE * top:
             return sweep + 1
     return MAX_SWEEPS
@@ -208,6 +191,7 @@ def _sweep(rule, m0, vy, vr, k, phi, lam, D, t):
                 others_lam += lam[i]
                 others_t += t[i]
         q = vy + vr[j]
+        # W_j: margin j's variance under the other constraints' update (sigma_y shrinks)
         W = q if others_t == 0.0 else vy / (1.0 + vy * others_t) + vr[j]
         new, d = cw_coordinate(rule, m0[j] + vy * others_lam, q, W, phi)
         change = max(change, abs(new - lam[j]))
