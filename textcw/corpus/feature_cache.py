@@ -16,6 +16,7 @@ import sys
 
 import numpy as np
 
+from textcw._compare import same_value
 from textcw.corpus.cache import (
     CacheMiss,
     _to_json,
@@ -64,7 +65,7 @@ def featurizer_state(fitted, fresh) -> list | None:
     """
     state = []
     for name, value in fitted.__dict__.items():
-        if name in fresh.__dict__ and _same(fresh.__dict__[name], value):
+        if name in fresh.__dict__ and same_value(fresh.__dict__[name], value):
             state.append([name, "made", None])
         elif name == "_stop_words_id" and value == id(getattr(fitted, "stop_words", None)):
             state.append([name, "id", None])
@@ -94,15 +95,6 @@ def restore_featurizer(fresh, state: list):
     fresh.__dict__.clear()
     fresh.__dict__.update(restored)
     return fresh
-
-
-def _same(a, b) -> bool:
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except Exception:  # arrays and other values without a plain truth value
-        return False
 
 
 def _plain(value) -> bool:

@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
+from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
@@ -242,7 +243,7 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
             return
         for name, then in fitted.items():
             now = getattr(self, name, then)
-            if not _same_value(now, then):
+            if not same_value(now, then):
                 raise ParameterError(
                     f"{type(self).__name__}: {name} was {then!r} when the model was fitted and is "
                     f"now {now!r}; {name} decides the shape of the fitted state, so the fitted model "
@@ -544,13 +545,3 @@ class OnlineLinearClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         return tags
-
-
-def _same_value(a, b) -> bool:
-    """Whether a parameter kept its value: equal and of the same type (``True`` is not ``1``)."""
-    if a is b:
-        return True
-    try:
-        return type(a) is type(b) and bool(a == b)
-    except (TypeError, ValueError):  # e.g. arrays, whose == is elementwise
-        return False
