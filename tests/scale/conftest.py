@@ -3,6 +3,7 @@ gate at which shard tasks stop so that a test can kill a worker in a known state
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import pytest
@@ -11,38 +12,34 @@ from gating import Gate
 from textcw.scale import shards
 
 
+@contextlib.contextmanager
 def _local_cluster():
+    """Two worker processes with one thread each, on 127.0.0.1 only: ``(address, client)``."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=None,
                                        silence_logs=logging.CRITICAL)
-    return cluster, distributed.Client(cluster, set_as_default=False)
-
-
-@pytest.fixture(scope="session")
-def dask_cluster():
-    """Two worker processes with one thread each, on 127.0.0.1 only; yields ``(address, client)``.
-
-    Shared by the tests that leave its workers alone; a test that kills a worker uses
-    ``own_dask_cluster``.
-    """
-    cluster, client = _local_cluster()
+    client = distributed.Client(cluster, set_as_default=False)
     try:
         yield cluster.scheduler_address, client
     finally:
         client.close()
         cluster.close()
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A local cluster shared by the tests that leave its workers alone; yields
+    ``(address, client)``. A test that kills a worker uses ``own_dask_cluster``."""
+    with _local_cluster() as running:
+        yield running
 
 
 @pytest.fixture
 def own_dask_cluster():
     """Like ``dask_cluster``, but started for one test and closed after it."""
-    cluster, client = _local_cluster()
-    try:
-        yield cluster.scheduler_address, client
-    finally:
-        client.close()
-        cluster.close()
+    with _local_cluster() as running:
+        yield running
 
 
 @pytest.fixture
