@@ -150,3 +150,35 @@ def test_listing_learners_imports_no_learner():
             "[e.summary for e in regs.learners]; print(sorted(m for m in ('numba', 'sklearn') if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stderr
+
+
+class MisspelledField:
+    @staticmethod
+    @textcw.hookimpl
+    def register_learners(register):
+        register("typo-perceptron", Perceptron, summary="a perceptron", quick_grd={"eta": [0.9]})
+
+
+def test_registration_fields_are_typed_per_kind():
+    from textcw.errors import PluginError
+    from textcw.registry import CorpusEntry, LearnerEntry
+
+    regs = registries()
+    cw = regs.learners.get("cw-var")
+    assert isinstance(cw, LearnerEntry) and cw.online and cw.quick_grid == {"eta": [0.6, 0.8, 0.95]}
+    assert not regs.learners.get("svm").online and regs.learners.get("perceptron").grid is None
+    svmlight = regs.corpora.get("svmlight")
+    assert isinstance(svmlight, CorpusEntry) and svmlight.takes_path and svmlight.featurizer == "precomputed"
+    assert regs.corpora.get("newsgroups").featurizer == "binary-bow"
+    assert not regs.corpora.get("newsgroups").takes_path
+    # the former bag, kept for one release: the fields set at registration
+    assert regs.corpora.get("amazon").extra == {"tasks": regs.corpora.get("amazon").tasks,
+                                                "featurizer": "precomputed"}
+    with pytest.raises(PluginError, match=r"MisspelledField registered learner 'typo-perceptron' with unknown "
+                                          r"keyword\(s\) 'quick_grd'; a learner takes grid, quick_grid, online"):
+        registries(MisspelledField)
+    register = regs.register_callable("featurizers", "some-plugin")
+    with pytest.raises(PluginError, match="a featurizer takes no keyword beyond name, factory and summary"):
+        register("f", Perceptron, "a featurizer", tasks={})
+    with pytest.raises(PluginError, match="unknown keyword.*'provider'"):
+        regs.register_callable("corpora", "some-plugin")("c", Perceptron, "s", provider="someone-else")

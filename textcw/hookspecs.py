@@ -8,9 +8,12 @@ are the hooks below. Third-party plugins are found through the entry-point group
 
 Each registration hook receives a ``register`` callable::
 
-    register(name, factory, summary="one line for `textcw list`", **extra)
+    register(name, factory, summary="one line for `textcw list`", **fields)
 
-``name`` is what users type; registering a name another plugin already registered is an error
+``fields`` are keyword-only and typed per kind (:class:`textcw.registry.LearnerEntry`,
+:class:`textcw.registry.CorpusEntry`; featurizers and evaluators take none): a keyword the kind
+does not have is a :class:`textcw.errors.PluginError` naming the plugin, never a value silently
+ignored. ``name`` is what users type; registering a name another plugin already registered is an error
 that names both plugins. ``factory`` is the callable itself or a ``"package.module:attribute"``
 reference to it, which textcw imports the first time the component is built: a plugin that
 names its factories adds nothing to the start-up of every command.
@@ -38,11 +41,22 @@ def register_learners(register: Register) -> None:
     Parameters
     ----------
     register : callable
-        ``register(name, factory, summary="")``. ``factory(**params)`` must return an unfitted
-        scikit-learn classifier: ``fit``, ``predict`` and ``get_params``/``set_params``, and
+        ``register(name, factory, summary="", *, grid=None, quick_grid=None, online=False)``.
+        ``factory(**params)`` must return an unfitted scikit-learn classifier: ``fit``, ``predict`` and ``get_params``/``set_params``, and
         ideally ``partial_fit``, ``decision_function`` and ``predict_proba``. Subclassing
         :class:`textcw.learners.base.OnlineLinearClassifier` gives all of these plus epochs,
         shuffling and online mistake counting; a subclass supplies only its update.
+
+    Other Parameters
+    ----------------
+    grid, quick_grid : dict, optional
+        ``{parameter: values}`` searched by the ``tune`` evaluator (``quick_grid`` with
+        ``--quick``); without them only the number of passes is tuned.
+    online : bool
+        Declare that the learner has ``partial_fit`` and that its ``fit`` takes
+        ``progress(done, total)`` (true of every subclass of ``OnlineLinearClassifier``):
+        ``textcw train`` then shows progress, and ``textcw evaluate --plot`` draws its
+        cumulative mistakes.
 
     Notes
     -----
@@ -73,7 +87,7 @@ def register_corpora(register: Register) -> None:
     Parameters
     ----------
     register : callable
-        ``register(name, factory, summary="", tasks={task: summary, ...}, **extra)``.
+        ``register(name, factory, summary="", *, tasks={task: summary, ...}, ...)``.
         ``factory(task=None, split="train", **options)`` returns a
         :class:`textcw.corpus.base.Dataset` (``data``, ``target``, ``target_names``).
         ``task=None`` is the corpus's default task. Users name a task as ``corpus:task``.
@@ -88,6 +102,9 @@ def register_corpora(register: Register) -> None:
         ``folder:PATH``); names outside ``tasks`` are accepted when it returns True.
     task_patterns : dict, optional
         ``{pattern: summary}`` describing those names for ``textcw list corpora``.
+    takes_path : bool, optional
+        The task names a file path (``folder:PATH``), which may hold a comma, so ``textcw
+        evaluate --corpus`` does not split the path at its commas.
     stream : callable, optional
         ``stream(task=, split=, *, start=0, stop=None, chunk_size=...)`` yields documents
         ``[start, stop)`` as consecutive ``Dataset`` chunks without loading the whole split, so

@@ -72,8 +72,8 @@ def load_corpus(spec: str, split: str = "train", *, registries: Registries | Non
     entry = _registries(registries).corpora.get(corpus)
     from textcw.corpus.base import check_task
 
-    tasks = entry.extra.get("tasks", {})
-    check_task(corpus, task, tasks, entry.extra.get("task_check"))
+    tasks = entry.tasks
+    check_task(corpus, task, tasks, entry.task_check)
     dataset = entry.factory(task=task, split=split, **options)
     if isinstance(dataset, Dataset) and "description" not in dataset.info:
         task_summary = tasks.get(task) if task is not None else None
@@ -83,7 +83,7 @@ def load_corpus(spec: str, split: str = "train", *, registries: Registries | Non
 
 def default_featurizer(spec: str, registries: Registries | None = None) -> str:
     corpus, _ = split_task_name(spec)
-    return _registries(registries).corpora.get(corpus).extra.get("featurizer", DEFAULT_FEATURIZER)
+    return _registries(registries).corpora.get(corpus).featurizer
 
 
 @dataclass
@@ -304,7 +304,7 @@ def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, r
     entry = regs.corpora.get(name)
     from textcw.corpus.base import check_task
 
-    check_task(name, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
+    check_task(name, task, entry.tasks, entry.task_check)
     return feature_cache.features_key(corpus, entry.factory, featurizer,
                                      regs.featurizers.get(featurizer), featurizer_params, feat)
 

@@ -8,18 +8,19 @@ can never silently shadow each other.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
 
 KINDS = ("learners", "featurizers", "corpora", "evaluators")
+DEFAULT_FEATURIZER = "binary-bow"
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One registered name.
+    """One registered name (featurizers and evaluators declare nothing more).
 
     Attributes
     ----------
@@ -33,15 +34,16 @@ class Entry:
         One line for ``textcw list``.
     provider : str
         The plugin that registered it (its distribution or module name).
-    extra : dict
-        Kind-specific details (a corpus lists its tasks here).
+
+    The kinds that declare more subclass it with keyword-only fields (:class:`LearnerEntry`,
+    :class:`CorpusEntry`): ``register(..., **fields)`` builds one, so a misspelled keyword is an
+    error naming the plugin instead of a value nothing reads.
     """
 
     name: str
     target: Callable[..., Any] | str
-    summary: str
-    provider: str
-    extra: dict = field(default_factory=dict)
+    summary: str = ""
+    provider: str = ""
 
     @property
     def factory(self) -> Callable[..., Any]:
@@ -49,6 +51,91 @@ class Entry:
         if isinstance(self.target, str):
             object.__setattr__(self, "target", resolve_reference(self.target, self.provider, self.name))
         return self.target
+
+    @property
+    def extra(self) -> dict:
+        """The declared fields that differ from their defaults, as a dict.
+
+        Kept for one release for code written against the former ``**extra`` bag; read the
+        typed attributes (``entry.tasks``, ``entry.grid``) instead.
+        """
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name in declared_fields(type(self)) and getattr(self, f.name) != _default(f)}
+
+
+def declared_fields(entry_type: type[Entry]) -> list[str]:
+    """The keyword-only fields an entry type adds to :class:`Entry`, in declaration order."""
+    base = {f.name for f in fields(Entry)}
+    return [f.name for f in fields(entry_type) if f.name not in base]
+
+
+def _default(f):
+    return f.default_factory() if f.default_factory is not MISSING else f.default
+
+
+Grid = Mapping[str, Sequence]
+
+
+@dataclass(frozen=True, kw_only=True)
+class LearnerEntry(Entry):
+    """A learner: the fields a ``register_learners`` hook may pass to ``register``.
+
+    Attributes
+    ----------
+    grid, quick_grid : dict, optional
+        ``{parameter: values}`` the ``tune`` evaluator searches (``quick_grid`` with
+        ``--quick``; without it, ``grid``). Without either the learner tunes only its passes.
+    online : bool
+        The learner learns one document at a time: it has ``partial_fit`` and its ``fit``
+        takes ``progress(done, total)`` (every subclass of
+        :class:`textcw.learners.base.OnlineLinearClassifier` does). ``textcw train`` then shows
+        a progress bar, and ``textcw evaluate --plot`` draws its cumulative mistakes.
+    """
+
+    grid: Grid | None = None
+    quick_grid: Grid | None = None
+    online: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusEntry(Entry):
+    """A corpus: the fields a ``register_corpora`` hook may pass to ``register``.
+
+    Attributes
+    ----------
+    tasks : dict
+        ``{task: one-line summary}``; users name a task as ``corpus:task``.
+    featurizer : str
+        The featurizer used when the user names none; corpora that ship feature vectors name
+        ``precomputed``.
+    task_check : callable, optional
+        ``task_check(task)`` raises a textcw error for a task name it rejects, for corpora whose
+        task names are patterns (``usps:AvB``, ``folder:PATH``); names outside ``tasks`` are
+        accepted when it returns.
+    task_patterns : dict
+        ``{pattern: summary}`` describing those names for ``textcw list corpora``.
+    takes_path : bool
+        The task is a file path, which may hold a comma (``svmlight:TRAIN,TEST``), so a comma
+        after it in ``textcw evaluate --corpus`` does not start a new task.
+    stream : callable, optional
+        ``stream(task=, split=, *, start=0, stop=None, chunk_size=...)`` yields documents
+        ``[start, stop)`` as consecutive ``Dataset`` chunks without loading the whole split.
+    size : callable, optional
+        ``size(task=, split=) -> int``: the number of documents, without reading them.
+    """
+
+    tasks: Mapping[str, str] = field(default_factory=dict)
+    featurizer: str = DEFAULT_FEATURIZER
+    task_check: Callable[[str], Any] | None = None
+    task_patterns: Mapping[str, str] = field(default_factory=dict)
+    takes_path: bool = False
+    stream: Callable[..., Any] | None = None
+    size: Callable[..., int] | None = None
+
+
+ENTRY_TYPES: dict[str, type[Entry]] = {
+    "learners": LearnerEntry, "featurizers": Entry, "corpora": CorpusEntry, "evaluators": Entry,
+}
 
 
 def is_reference(value) -> bool:
@@ -135,14 +222,27 @@ class Registries:
         return getattr(self, kind)
 
     def register_callable(self, kind: str, provider: str) -> Callable[..., None]:
-        """The ``register`` function handed to one plugin's hook."""
-        registry = self[kind]
+        """The ``register`` function handed to one plugin's hook.
 
-        def register(name: str, factory: Callable[..., Any] | str, summary: str = "", **extra: Any) -> None:
+        ``register(name, factory, summary="", **fields)``: ``fields`` are the keyword-only
+        fields of the kind's entry type (:data:`ENTRY_TYPES`); any other keyword is a
+        :class:`~textcw.errors.PluginError` naming the plugin and the valid keywords.
+        """
+        registry = self[kind]
+        entry_type = ENTRY_TYPES[kind]
+        valid = declared_fields(entry_type)
+
+        def register(name: str, factory: Callable[..., Any] | str, summary: str = "", **declared: Any) -> None:
             if not callable(factory) and not is_reference(factory):
                 raise TypeError(f"{provider}: factory for {registry.singular} {name!r} is not callable "
                                 "(nor a 'package.module:attribute' reference)")
-            registry.add(Entry(name, factory, summary.strip().splitlines()[0] if summary else "",
-                               provider, dict(extra)))
+            unknown = sorted(set(declared) - set(valid))
+            if unknown:
+                raise PluginError(
+                    f"{provider} registered {registry.singular} {name!r} with unknown keyword(s) "
+                    f"{', '.join(map(repr, unknown))}; a {registry.singular} takes "
+                    f"{', '.join(valid) if valid else 'no keyword beyond name, factory and summary'}")
+            registry.add(entry_type(name, factory, summary.strip().splitlines()[0] if summary else "",
+                                    provider, **declared))
 
         return register

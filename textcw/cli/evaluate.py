@@ -10,9 +10,6 @@ import typer
 from textcw.cli.output import JsonFlag, JsonOut, log, print_table, progress_bar
 from textcw.errors import ParameterError, TextcwError
 
-# Corpora whose task is a file path, which may itself hold a comma (svmlight:TRAIN,TEST does).
-PATH_CORPORA = ("folder", "svmlight")
-
 
 def parse_floats(text: str | None, option: str) -> list[float]:
     if text is None:
@@ -24,8 +21,9 @@ def parse_floats(text: str | None, option: str) -> list[float]:
 
 
 def split_corpora(text: str, registries=None) -> list[str]:
-    """The tasks of ``--corpus``: comma-separated, but a comma inside the path of a ``folder:``
-    or ``svmlight:`` task does not start a new task (``svmlight:train.svm,test.svm`` is one task).
+    """The tasks of ``--corpus``: comma-separated, but a comma inside the path of a task whose
+    corpus declares ``takes_path`` (``folder``, ``svmlight``) does not start a new task
+    (``svmlight:train.svm,test.svm`` is one task).
 
     An item that names no registered corpus and follows such a task is the rest of its path.
     """
@@ -35,8 +33,8 @@ def split_corpora(text: str, registries=None) -> list[str]:
     corpora = (registries or default_registries()).corpora
     items: list[str] = []
     for item in split_list(text, "--corpus"):
-        if items and item.partition(":")[0] not in corpora and \
-                items[-1].partition(":")[0] in PATH_CORPORA:
+        previous = items[-1].partition(":")[0] if items else None
+        if previous in corpora and corpora.get(previous).takes_path and item.partition(":")[0] not in corpora:
             items[-1] = f"{items[-1]},{item}"
         else:
             items.append(item)

@@ -70,7 +70,7 @@ def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
     corpora = [(e, task_rows(e, sizes=sizes)) for e in entries]
     if as_json:
         print_json([{"name": e.name, "summary": e.summary, "provider": e.provider,
-                     "featurizer": e.extra.get("featurizer", "binary-bow"),
+                     "featurizer": e.featurizer,
                      "tasks": [t.to_dict() for t in tasks]} for e, tasks in corpora])
         return
     table = []

@@ -3,7 +3,8 @@
 Each corpus registers its tasks (``tasks``: name -> summary, listed with their sizes by
 ``textcw list corpora``) and the featurizer its documents need by default (``featurizer``).
 Corpora whose task names are patterns add ``task_check`` (a callable that accepts or rejects a
-task name) and ``task_patterns`` (pattern -> summary, for the listing).
+task name) and ``task_patterns`` (pattern -> summary, for the listing); those whose task is a
+file path say so (``takes_path``). The fields are those of :class:`textcw.registry.CorpusEntry`.
 """
 
 from textcw.hookspecs import hookimpl
@@ -29,10 +30,11 @@ def register_corpora(register):
              summary="Enron email foldering, farmer-d and kaminski-v (Bekkerman et al. 2004)",
              tasks=enron.TASKS)
     register("folder", folder.load, summary="Your text files: one sub-folder per class",
-             tasks=folder.TASKS, task_check=folder.check_task, task_patterns=folder.TASK_PATTERNS)
+             tasks=folder.TASKS, task_check=folder.check_task, task_patterns=folder.TASK_PATTERNS,
+             takes_path=True)
     register("svmlight", svmlight.load, summary="Your svmlight/libsvm files (train[,test])",
              tasks=svmlight.TASKS, task_check=svmlight.check_task,
-             task_patterns=svmlight.TASK_PATTERNS, featurizer="precomputed")
+             task_patterns=svmlight.TASK_PATTERNS, featurizer="precomputed", takes_path=True)
     register("synthetic", synthetic.load,
              summary="20-d rotated Gaussian of the CW-stdev and AROW experiments (NIPS 2008, MLJ 2013)",
              tasks=synthetic.TASKS, featurizer="precomputed")

@@ -143,7 +143,7 @@ def check_specs(tasks: list[TaskSpec], learners: list[LearnerSpec], baseline: st
     for task in tasks:
         corpus, name = split_task_name(task.corpus)
         entry = regs.corpora.get(corpus)
-        check_task(corpus, name, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
+        check_task(corpus, name, entry.tasks, entry.task_check)
         if task.featurizer is not None:
             regs.featurizers.get(task.featurizer)
     if baseline is not None and baseline not in labels:

@@ -49,9 +49,9 @@ class CorpusSource:
         regs = registries if registries is not None else default_registries()
         corpus, task = split_task_name(spec)
         entry = regs.corpora.get(corpus)
-        check_task(corpus, task, entry.extra.get("tasks", {}), entry.extra.get("task_check"))
-        return cls(spec=spec, task=task, loader=entry.factory, stream=entry.extra.get("stream"),
-                   size=entry.extra.get("size"), options=dict(options))
+        check_task(corpus, task, entry.tasks, entry.task_check)
+        return cls(spec=spec, task=task, loader=entry.factory, stream=entry.stream,
+                   size=entry.size, options=dict(options))
 
     @property
     def streams(self) -> bool:
