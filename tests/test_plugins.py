@@ -182,3 +182,22 @@ def test_registration_fields_are_typed_per_kind():
         register("f", Perceptron, "a featurizer", tasks={})
     with pytest.raises(PluginError, match="unknown keyword.*'provider'"):
         regs.register_callable("corpora", "some-plugin")("c", Perceptron, "s", provider="someone-else")
+
+
+class MisspelledHook:
+    @staticmethod
+    @textcw.hookimpl
+    def register_learner(register):
+        register("never", Perceptron, summary="never registered")
+
+
+def test_a_misspelled_hook_of_an_in_process_plugin_is_an_error():
+    import pluggy
+
+    from textcw.errors import PluginError
+    from textcw.plugins import UnknownHookError
+
+    with pytest.raises(UnknownHookError, match=r"plugin MisspelledHook: it implements 'register_learner', which is "
+                                               r"not a textcw hook \(misspelled\?\); textcw's hooks are: .*register_learners"):
+        get_plugin_manager(entry_points=False, extra=[MisspelledHook])
+    assert issubclass(UnknownHookError, PluginError) and issubclass(UnknownHookError, pluggy.PluginValidationError)

@@ -13,7 +13,8 @@ every command down with it, ``textcw plugins`` and ``--help`` included. A plugin
   whose arguments do not match the hook);
 - it implements a hook textcw does not have, usually a misspelling (``register_learner``): the
   rule of pluggy's ``check_pending``, applied plugin by plugin so that every such plugin is
-  reported, not only the first;
+  reported, not only the first (:func:`check_hooks`; a built-in or ``extra`` plugin breaking
+  it is an :class:`UnknownHookError`);
 - one of its hooks raises (:func:`build_registries`, :func:`register_commands`), or it registers
   a name another plugin already registered.
 
@@ -42,6 +43,7 @@ from typing import Any
 import pluggy
 
 from textcw import hookspecs
+from textcw.errors import PluginError
 from textcw.registry import KINDS, Registries
 
 # The built-in catalogue, registered through the same hooks a third-party plugin uses.
@@ -107,6 +109,7 @@ def get_plugin_manager(*, entry_points: bool = True, extra: Iterable[object] = (
         _load_entry_points(pm)
     for plugin in extra:
         pm.register(plugin)
+    check_hooks(pm)
     return pm
 
 
@@ -129,21 +132,39 @@ def _load_entry_points(pm: PluginManager) -> None:
             dist = ep.dist
             _report(pm, BrokenPlugin(ep.name, _dist_name(dist), getattr(dist, "version", "") or "",
                                      f"loading {ep.value} {_describe(exc)}"))
-    _drop_unknown_hooks(pm)
 
 
-def _drop_unknown_hooks(pm: PluginManager) -> None:
-    """Skip each installed plugin with a hook textcw does not define (pluggy's ``check_pending``
-    rule: a hook implementation without a spec that is not marked ``optionalhook``)."""
+class UnknownHookError(PluginError, pluggy.PluginValidationError):
+    """A built-in or in-process plugin implements a hook textcw does not have (pluggy's
+    ``check_pending`` rule); an installed plugin doing so is skipped instead."""
+
+    def __init__(self, plugin: object, message: str) -> None:
+        pluggy.PluginValidationError.__init__(self, plugin, message)
+
+
+def check_hooks(pm: PluginManager) -> None:
+    """Apply pluggy's ``check_pending`` rule (every hook implementation has a spec, unless
+    marked ``optionalhook``) to every plugin.
+
+    An installed plugin that breaks it is skipped and reported like any broken plugin, each one
+    (not only the first); a built-in or ``extra`` plugin that does is an
+    :class:`UnknownHookError`. :meth:`pluggy.PluginManager.check_pending` then has nothing left
+    to refuse.
+    """
     installed = _installed(pm)
     known = sorted(n for n, c in vars(pm.hook).items() if not n.startswith("_") and c.has_spec())
     for name, caller in list(vars(pm.hook).items()):
         if name.startswith("_") or caller.has_spec():
             continue
         for impl in caller.get_hookimpls():
-            if not impl.optionalhook and id(impl.plugin) in installed and pm.is_registered(impl.plugin):
-                _skip(pm, impl.plugin, f"it implements {name!r}, which is not a textcw hook "
-                                       f"(misspelled?); textcw's hooks are: {', '.join(known)}")
+            if impl.optionalhook or not pm.is_registered(impl.plugin):
+                continue
+            reason = (f"it implements {name!r}, which is not a textcw hook (misspelled?); "
+                      f"textcw's hooks are: {', '.join(known)}")
+            if id(impl.plugin) not in installed:
+                raise UnknownHookError(impl.plugin, f"plugin {provider_name(pm, impl.plugin)}: {reason}")
+            _skip(pm, impl.plugin, reason)
+    pm.check_pending()
 
 
 def _installed(pm: pluggy.PluginManager) -> dict[int, Any]:
