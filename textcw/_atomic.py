@@ -188,7 +188,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ".tmp"):
             os.replace(tmp, path)
         except OSError as exc:
             raise OutputError(f"cannot replace {path}: {exc.strerror or exc}; nothing was written") from None
-        _fsync_folder(path.parent)
+        fsync_folder(path.parent)
     finally:  # also on BaseException: no temporary file is left behind
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -225,7 +225,8 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (best effort where folders cannot be opened)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:  # e.g. a platform without directory handles: the rename is still atomic

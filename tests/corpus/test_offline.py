@@ -21,7 +21,7 @@ def test_a_missing_archive_under_offline_mode_is_a_clear_error(tmp_path, monkeyp
     def no_network(remote):
         raise AssertionError(f"tried to download {remote.filename}")
 
-    monkeypatch.setattr(datahome, "_download", no_network)
+    monkeypatch.setattr(datahome, "download_file", no_network)
     with pytest.raises(DataError) as info:
         load_corpus("newsgroups:comp", "train")
     assert str(info.value) == (

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from textcw.corpus import datahome
+from textcw.corpus import download
 from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
 
@@ -119,11 +119,11 @@ def test_announced_oversize_is_refused_before_the_body(home, serve):
 
 
 def test_default_cap_applies_without_max_bytes(home, serve, monkeypatch):
-    monkeypatch.setattr(datahome, "DEFAULT_MAX_BYTES", len(BODY) - 1)
+    monkeypatch.setattr(download, "DEFAULT_MAX_BYTES", len(BODY) - 1)
     url = serve(send_body(BODY, length=None))
     with pytest.raises(DataError, match=f"more than the {len(BODY) - 1} bytes"):
         fetch(remote(url))
-    monkeypatch.setattr(datahome, "DEFAULT_MAX_BYTES", len(BODY))  # exactly the cap is fine
+    monkeypatch.setattr(download, "DEFAULT_MAX_BYTES", len(BODY))  # exactly the cap is fine
     assert fetch(remote(url)).read_bytes() == BODY
 
 
@@ -131,7 +131,7 @@ def test_default_cap_applies_without_max_bytes(home, serve, monkeypatch):
 
 
 def test_trickling_body_hits_the_deadline(home, serve, monkeypatch):
-    monkeypatch.setattr(datahome, "DOWNLOAD_DEADLINE", 0.5)
+    monkeypatch.setattr(download, "DOWNLOAD_DEADLINE", 0.5)
 
     def trickle(h):  # a valid response, one byte at a time, for far longer than the deadline
         h.send_response(200)
@@ -152,7 +152,7 @@ def test_trickling_body_hits_the_deadline(home, serve, monkeypatch):
 def test_stalling_before_the_body_hits_the_deadline(home, monkeypatch, behaviour):
     # Headers are read line by line and every byte restarts the socket timeout: only the
     # overall deadline (its watchdog shuts the socket) stops a server that trickles them.
-    monkeypatch.setattr(datahome, "DOWNLOAD_DEADLINE", 0.5)
+    monkeypatch.setattr(download, "DOWNLOAD_DEADLINE", 0.5)
     stop = threading.Event()
 
     class Raw(socketserver.BaseRequestHandler):
@@ -234,7 +234,7 @@ def test_concurrent_download_waits_for_the_other_process(home, serve):
 
 
 def test_lock_held_past_the_deadline_is_a_clear_error(home, serve, monkeypatch):
-    monkeypatch.setattr(datahome, "DOWNLOAD_DEADLINE", 0.3)
+    monkeypatch.setattr(download, "DOWNLOAD_DEADLINE", 0.3)
     home.mkdir(parents=True)
     fd = os.open(home / ".data.bin.part", os.O_RDWR | os.O_CREAT, 0o666)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -265,7 +265,7 @@ def test_interruption_leaves_no_part(home, serve, monkeypatch, exc):
             raise exc()
         yield advance
 
-    monkeypatch.setattr(datahome, "_progress", interrupted_progress)
+    monkeypatch.setattr(download, "_progress", interrupted_progress)
     with pytest.raises(exc):  # propagated as it is, not turned into a DataError
         fetch(remote(serve(send_body(BODY))))
     assert seen and contents(home) == []
@@ -358,18 +358,18 @@ def test_data_home_without_permission_is_a_clear_error(serve):
 
 
 def test_plain_http_addresses_are_tried_as_https_first():
-    assert datahome._candidate_urls("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz") == [
+    assert download._candidate_urls("http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz") == [
         "https://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz",
         "http://qwone.com/~jason/20Newsgroups/20news-bydate.tar.gz"]
-    assert datahome._candidate_urls("https://kdd.ics.uci.edu/a.tar.gz") == ["https://kdd.ics.uci.edu/a.tar.gz"]
+    assert download._candidate_urls("https://kdd.ics.uci.edu/a.tar.gz") == ["https://kdd.ics.uci.edu/a.tar.gz"]
     # an explicit port belongs to the plain protocol: no https guess on it
-    assert datahome._candidate_urls("http://127.0.0.1:8000/a") == ["http://127.0.0.1:8000/a"]
+    assert download._candidate_urls("http://127.0.0.1:8000/a") == ["http://127.0.0.1:8000/a"]
 
 
 def test_unreachable_https_falls_back_to_http(home, serve, monkeypatch):
     url = serve(send_body(BODY))
     https = url.replace("http://", "https://")  # the server speaks plain HTTP: the TLS handshake fails
-    monkeypatch.setattr(datahome, "_candidate_urls", lambda u: [https, u])
+    monkeypatch.setattr(download, "_candidate_urls", lambda u: [https, u])
     assert fetch(remote(url)).read_bytes() == BODY
     assert contents(home) == ["data.bin"]
 
@@ -380,7 +380,7 @@ def test_progress_is_drawn_on_a_terminal_only(home, serve, monkeypatch, capsys):
     assert capsys.readouterr().err == ""
     (home / "data.bin").unlink()
     screen = io.StringIO()
-    monkeypatch.setattr(datahome, "_progress_console",
+    monkeypatch.setattr(download, "_progress_console",
                         lambda: Console(file=screen, force_terminal=True, width=100))
     fetch(remote(url))
     assert "downloading data.bin" in screen.getvalue() and "10.2/10.2 kB" in screen.getvalue()
