@@ -251,7 +251,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     check_labels(train_labels, corpus)
     t0 = time.perf_counter()
     fit_kwargs = {}
-    if progress is not None and _accepts_progress(est):
+    if progress is not None and regs.learners.get(learner).online:  # declared: fit takes progress
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
     try:
         est.fit(Xtr, train_labels, **fit_kwargs)
@@ -336,15 +336,6 @@ def check_labels(labels, corpus: str) -> None:
             f"the training split of {corpus} has a single label ({values[0]}); a classifier needs "
             "documents of at least two labels: add documents of another label to the training data"
         )
-
-
-def _accepts_progress(est) -> bool:
-    import inspect
-
-    try:
-        return "progress" in inspect.signature(est.fit).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def _jsonable(params: dict) -> dict:

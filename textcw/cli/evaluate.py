@@ -76,9 +76,10 @@ def write_figures(report, directory: Path, registries=None) -> list[Path]:
     """The suite's figures plus one cumulative-mistakes plot per task (tuned settings)."""
     from textcw.evaluation.online import online
     from textcw.evaluation.plot import suite_figures
-    from textcw.evaluation.training import build
+    from textcw.plugins import default_registries
 
-    online_learners = [s for s in report.learners if hasattr(build(s, registries=registries), "partial_fit")]
+    learners = (registries or default_registries()).learners
+    online_learners = [s for s in report.learners if learners.get(s.name).online]
     settings = {(t.learner, t.noise): (t.params, t.passes) for t in report.tuning}
     finished = {info.label for info in report.task_info}
     online_reports = []
