@@ -85,8 +85,10 @@ def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray) -> float:
     The loss is convex in ``beta`` (a log-sum-exp of linear functions minus a linear one), so the
     minimum is where its derivative changes sign: 0 when the derivative at 0 is already >= 0
     (scores no better than chance), else the root found by Brent's method on a bracket doubled
-    until the derivative is positive, or the cap ``BETA_MAX / max|z|`` if it never is (every
-    recorded document on the right side: the loss falls towards 0 without a minimum).
+    until the derivative is no longer negative. When every recorded document is on the right
+    side the loss falls towards 0 without a minimum: the search stops where the derivative
+    underflows to 0 (the probabilities are then 0 and 1 in float64), or at the cap
+    ``BETA_MAX / max|z|``.
     """
     logits = np.asarray(logits, dtype=float)
     spread = float(np.max(np.abs(logits))) if logits.size else 0.0
@@ -112,7 +114,9 @@ class Calibrated(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     learner : online learner
-        Trained exactly as its own ``fit`` would (same seeded orders, same model).
+        Trained as its own ``fit`` would: the same seeded orders, the same model (bit for bit,
+        except SGD, whose scaled weights are folded back at the end of every ``partial_fit``
+        call, so that learning the recorded pass in chunks changes the last bits).
     margin : {"auto", "raw", "standardized"}, default "auto"
         What is scaled (module docstring); ``standardized`` needs a Gaussian learner
         (``margin_variance``); ``auto`` uses it when there is one and it fits better.

@@ -1,0 +1,171 @@
+"""Calibrated: temperature scaling of the learner's own pre-update scores."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.optimize
+from scipy.special import softmax
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+
+import textcw
+from sparse_data import random_sparse
+from textcw.errors import InputError, ParameterError
+from textcw.evaluation.metrics import classification_metrics
+from textcw.learners.calibrated import Calibrated, fit_inverse_temperature, standardized_scores
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def _labels(X, n_classes, seed):
+    rng = np.random.default_rng(seed)
+    scores = np.asarray(X @ rng.normal(size=(X.shape[1], n_classes))) + rng.normal(size=(X.shape[0], n_classes))
+    return np.argmax(scores, axis=1) if n_classes > 2 else (scores[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize("name", ["cw-var", "cw-stdev", "arow", "scw2", "pa1", "sgd", "averaged-perceptron"])
+@pytest.mark.parametrize("n_classes", [2, 5])
+def test_argmax_of_predict_proba_is_predict_and_the_model_is_the_learners_fit(name, n_classes):
+    X = random_sparse(300, 25, 0.3, seed=1, empty_rows=(3, 7))
+    y = _labels(X, n_classes, seed=2)
+    model = Calibrated(textcw.make_learner(name, n_epochs=2), chunk_size=50).fit(X, y)
+    reference = textcw.make_learner(name, n_epochs=2).fit(X, y)
+    if name == "sgd":  # its scaled weights are folded back at the end of every call: to rounding
+        np.testing.assert_allclose(model.estimator_.coef_, reference.coef_, rtol=1e-12, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(model.estimator_.coef_, reference.coef_)
+        assert model.mistakes_ == reference.mistakes_
+    assert 0 < model.temperature_ < np.inf
+    proba = model.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.classes_[np.argmax(proba, axis=1)], model.predict(X))
+    if name != "sgd":
+        np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+    # the empty documents score 0: binary gives 1/2 and classes_[0], as predict does
+    if n_classes == 2:
+        assert proba[3, 1] == 0.5 and model.predict(X[3])[0] == model.classes_[0]
+
+
+def _recorded_by_hand(name, X, y, chunk, standardized):
+    """The first (unshuffled) pass, chunk by chunk, each chunk scored before it is learned."""
+    model = textcw.make_learner(name, n_epochs=1, shuffle=False)
+    scores, variances = [], []
+    for start in range(0, X.shape[0], chunk):
+        part = X[start:start + chunk]
+        if start == 0:
+            shape = (part.shape[0],) if len(np.unique(y)) == 2 else (part.shape[0], len(np.unique(y)))
+            scores.append(np.zeros(shape))
+            variances.append(np.zeros(shape))
+        else:
+            scores.append(model.decision_function(part))
+            variances.append(model.margin_variance(part))
+        model.partial_fit(part, y[start:start + chunk], classes=np.unique(y))
+    z = np.concatenate(scores)
+    return standardized_scores(z, np.concatenate(variances)) if standardized else z
+
+
+@pytest.mark.parametrize("margin", ["raw", "standardized"])
+@pytest.mark.parametrize("n_classes", [2, 4])
+def test_temperature_minimises_the_log_loss_of_the_recorded_scores(margin, n_classes):
+    X = random_sparse(400, 30, 0.25, seed=3)
+    y = _labels(X, n_classes, seed=4)
+    model = Calibrated(textcw.make_learner("arow", n_epochs=1, shuffle=False), margin=margin,
+                       chunk_size=40).fit(X, y)
+    assert model.margin_ == margin
+    z = _recorded_by_hand("arow", X, y, 40, margin == "standardized")
+    logits = np.column_stack([np.zeros_like(z), z]) if z.ndim == 1 else z
+    target = np.searchsorted(np.unique(y), y)
+
+    def log_loss(log_t):
+        p = softmax(logits / np.exp(log_t), axis=1)
+        return -np.mean(np.log(p[np.arange(len(y)), target]))
+
+    best = scipy.optimize.minimize_scalar(log_loss, bounds=(-12, 12), method="bounded",
+                                          options={"xatol": 1e-10})
+    assert model.temperature_ == pytest.approx(np.exp(best.x), rel=1e-6)
+    assert model.recorded_log_loss_[margin] == pytest.approx(best.fun, rel=1e-9)
+
+
+def test_auto_keeps_the_margin_with_the_lower_recorded_log_loss():
+    X = random_sparse(300, 20, 0.3, seed=5)
+    y = _labels(X, 3, seed=6)
+    auto = Calibrated(textcw.make_learner("cw-stdev")).fit(X, y)
+    assert set(auto.recorded_log_loss_) == {"raw", "standardized"}
+    assert auto.margin_ == min(auto.recorded_log_loss_, key=auto.recorded_log_loss_.get)
+    first_order = Calibrated(textcw.make_learner("pa1")).fit(X, y)
+    assert first_order.margin_ == "raw" and set(first_order.recorded_log_loss_) == {"raw"}
+
+
+def test_calibration_lowers_ece_where_the_raw_probabilities_are_miscalibrated():
+    """AROW with a large r keeps large variances: its Gaussian probabilities are nearly uniform
+    (under-confident) while it predicts well; the calibrated ones are far closer to the truth."""
+    X, y = make_classification(4000, 40, n_informative=20, n_classes=5, n_clusters_per_class=1,
+                               flip_y=0.05, random_state=0)
+    train, test = slice(0, 3000), slice(3000, None)
+    learner = textcw.make_learner("arow", r=100.0)
+    raw = Calibrated(learner, probability="raw").fit(X[train], y[train])
+    calibrated = clone(raw).set_params(probability="calibrated").fit(X[train], y[train])
+    np.testing.assert_array_equal(raw.predict_proba(X[test]), raw.estimator_.predict_proba(X[test]))
+    before = classification_metrics(y[test], raw.predict(X[test]), raw.predict_proba(X[test]), raw.classes_)
+    after = classification_metrics(y[test], calibrated.predict(X[test]), calibrated.predict_proba(X[test]),
+                                   calibrated.classes_)
+    assert before["expected_calibration_error"] > 0.25
+    assert after["expected_calibration_error"] < before["expected_calibration_error"] / 3
+    assert after["log_loss"] < before["log_loss"]
+    assert after["brier_score"] < before["brier_score"]
+    assert after["accuracy"] == before["accuracy"]
+
+
+def test_inverse_temperature_edge_cases():
+    target = np.array([0, 1, 0, 1])
+    # scores that carry no information: probabilities 1/K (an infinite temperature)
+    assert fit_inverse_temperature(np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]), target) == 0.0
+    assert fit_inverse_temperature(np.zeros((4, 2)), target) == 0.0
+    # every score on the right side: the loss has no minimum; the search stops where its
+    # derivative underflows to 0, the probabilities being 0 and 1 in float64 there
+    separable = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 3.0]])
+    beta = fit_inverse_temperature(separable, target)
+    assert 0 < beta <= 1e6 / 3.0
+    np.testing.assert_array_equal(softmax(beta * separable, axis=1)[np.arange(4), target], 1.0)
+
+
+def test_clone_and_get_params_round_trip():
+    model = Calibrated(textcw.make_learner("arow", r=2.0), margin="raw", record="last", chunk_size=64)
+    params = model.get_params(deep=True)
+    assert params["learner__r"] == 2.0 and params["record"] == "last" and params["chunk_size"] == 64
+    copy = clone(model)
+    assert copy.get_params(deep=False).keys() == model.get_params(deep=False).keys()
+    assert copy.learner.get_params() == model.learner.get_params()
+    X = random_sparse(200, 10, 0.4, seed=1)
+    y = _labels(X, 2, seed=2)
+    fitted = model.fit(X, y)
+    refitted = clone(fitted).fit(X, y)
+    assert refitted.temperature_ == fitted.temperature_
+    np.testing.assert_array_equal(refitted.predict_proba(X), fitted.predict_proba(X))
+
+
+def test_bad_input_is_a_clear_error():
+    X = random_sparse(60, 8, 0.5, seed=1)
+    y = _labels(X, 2, seed=2)
+    with pytest.raises(ParameterError, match="margin='standardized' needs a Gaussian learner"):
+        Calibrated(textcw.make_learner("pa1"), margin="standardized").fit(X, y)
+    with pytest.raises(ParameterError, match="chunk_size=0 is invalid"):
+        Calibrated(textcw.make_learner("arow"), chunk_size=0).fit(X, y)
+    with pytest.raises(ParameterError, match="record='middle' is invalid"):
+        Calibrated(textcw.make_learner("arow"), record="middle").fit(X, y)
+    with pytest.raises(ParameterError, match="probability='raw' needs a learner with its own"):
+        Calibrated(textcw.make_learner("pa1"), probability="raw").fit(X, y).predict_proba(X)
+    with pytest.raises(ParameterError, match="online learner with partial_fit"):
+        Calibrated("arow").fit(X, y)
+    with pytest.raises(InputError):
+        Calibrated(textcw.make_learner("arow")).fit(X, y[:10])
+    with pytest.raises(InputError, match="expecting 8 features"):
+        Calibrated(textcw.make_learner("arow")).fit(X, y).predict_proba(X[:, :3])
