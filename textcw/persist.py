@@ -54,6 +54,7 @@ import joblib
 from sklearn.pipeline import Pipeline
 
 from textcw._atomic import atomic_output, check_output_path
+from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
 from textcw.untrusted import check_printable, parse_json, read_member, safe_text
@@ -98,14 +99,15 @@ def _reproducible(model):
     """``model`` without state that differs between identical runs, so that saving is repeatable.
 
     scikit-learn's text vectorizers cache ``id(stop_words)`` (a memory address, different in
-    every process) in ``_stop_words_id``, only to skip re-checking the stop words; dropping it
-    from the saved copy changes nothing but makes the same command save a byte-identical file.
+    every process) in a private attribute (:data:`textcw._sklearn_compat.STOP_WORDS_CHECK_ATTRIBUTE`),
+    only to skip re-checking the stop words; dropping it from the saved copy changes nothing but
+    makes the same command save a byte-identical file.
     Shallow copies: the caller's objects are not modified.
     """
     def clean(step):
-        if hasattr(step, "_stop_words_id"):
+        if hasattr(step, STOP_WORDS_CHECK_ATTRIBUTE):
             step = copy.copy(step)
-            del step._stop_words_id
+            delattr(step, STOP_WORDS_CHECK_ATTRIBUTE)
         return step
 
     if isinstance(model, Pipeline):

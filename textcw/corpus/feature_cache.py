@@ -17,6 +17,7 @@ import sys
 import numpy as np
 
 from textcw._compare import same_value
+from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw.corpus.cache import (
     CacheMiss,
     _to_json,
@@ -67,7 +68,7 @@ def featurizer_state(fitted, fresh) -> list | None:
     for name, value in fitted.__dict__.items():
         if name in fresh.__dict__ and same_value(fresh.__dict__[name], value):
             state.append([name, "made", None])
-        elif name == "_stop_words_id" and value == id(getattr(fitted, "stop_words", None)):
+        elif name == STOP_WORDS_CHECK_ATTRIBUTE and value == id(getattr(fitted, "stop_words", None)):
             state.append([name, "id", None])
         elif _plain(value):
             state.append([name, "json", value])

@@ -33,12 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-try:
-    from sklearn.utils._param_validation import InvalidParameterError
-except ImportError:  # pragma: no cover - a scikit-learn that moved it; its errors are ValueErrors
-    class InvalidParameterError(ValueError):
-        pass
-
+from textcw._sklearn_compat import InvalidParameterError, validate_declared_params
 from textcw.corpus.base import one_line
 from textcw.errors import ParameterError
 
@@ -65,7 +60,7 @@ def check_text_params(vectorizer, name: str) -> None:
     ``name`` names the featurizer in the message. scikit-learn's own parameter checks run first.
     """
     try:
-        vectorizer._validate_params()
+        validate_declared_params(vectorizer)
     except InvalidParameterError as exc:
         raise ParameterError(f"featurizer {name!r}: {one_line(exc)}") from None
     params = vectorizer.get_params(deep=False)

@@ -22,12 +22,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 
-try:
-    from sklearn.utils._param_validation import InvalidParameterError
-except ImportError:  # pragma: no cover - a scikit-learn that moved it; its errors are ValueErrors
-    class InvalidParameterError(ValueError):
-        pass
-
+from textcw._sklearn_compat import InvalidParameterError
 from textcw.corpus.base import one_line
 from textcw.errors import InputError, ParameterError
 from textcw.features.params import check_text_params
