@@ -1,0 +1,274 @@
+"""The plugin check: a plugin registers cleanly beside the built-ins and everything it adds works.
+
+:func:`check_plugin` runs the registration checks and then the learner and featurizer checks of
+every component the plugin registers; :func:`plugin_components` gives those components for
+:func:`~textcw.testing.parametrize_with_checks`, so that each of their checks is its own test.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import re
+from collections.abc import Iterator
+
+import pluggy
+
+from textcw.errors import DuplicateNameError
+from textcw.hookspecs import PROJECT
+from textcw.pipeline import make_featurizer, make_learner
+from textcw.plugins import broken_plugins, build_registries, get_plugin_manager
+from textcw.registry import KINDS
+from textcw.testing.featurizer_checks import featurizer_under_test
+from textcw.testing.learner_checks import learner_under_test
+from textcw.testing.runner import Check, Component, UsageError, fail
+
+__all__ = ["check_plugin", "plugin_components"]
+
+# What users type: no whitespace, no ":" (it separates a corpus from its task), no leading "-"
+# (it would read as a command-line option).
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def _isolated_managers(plugin) -> tuple[pluggy.PluginManager, pluggy.PluginManager]:
+    """``(with the plugin, without it)``: the built-ins, plus ``plugin`` for the first."""
+    base_pm = get_plugin_manager(entry_points=False)
+    if base_pm.is_registered(plugin):  # a built-in module: compare against the others
+        base_pm.unregister(plugin)
+        return get_plugin_manager(entry_points=False), base_pm
+    try:
+        return get_plugin_manager(entry_points=False, extra=[plugin]), base_pm
+    except pluggy.PluginValidationError as exc:
+        fail(f"pluggy refused it: {exc}; a hook function's arguments must be named as "
+             "in textcw.hookspecs (e.g. register_learners(register))")
+
+
+def _own_names(regs, base) -> dict[str, list[str]]:
+    """``{kind: sorted names}`` that ``regs`` holds and ``base`` does not."""
+    return {kind: sorted(set(regs[kind].names()) - set(base[kind].names())) for kind in KINDS}
+
+
+def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, min_accuracy: float,
+                expected_failures: dict[str, dict[str, str]] | None) -> Iterator[Component]:
+    """The plugin's learners, then its featurizers, built by name as users build them."""
+    expected = dict(expected_failures or {})
+    stray = sorted(set(expected) - set(own["learners"]) - set(own["featurizers"]))
+    if stray:
+        raise UsageError(f"expected_failures names {stray}, which the plugin does not register")
+    for n in own["learners"]:
+        yield learner_under_test(lambda n=n: make_learner(n, registries=regs), name=repr(n),
+                                 min_accuracy=min_accuracy, expected_failures=expected.get(n))
+    for n in own["featurizers"]:
+        docs, labels = (featurizer_data or {}).get(n, (None, None))
+        yield featurizer_under_test(lambda n=n: make_featurizer(n, registries=regs), docs, labels,
+                                    name=repr(n), min_accuracy=min_accuracy,
+                                    expected_failures=expected.get(n))
+
+
+def plugin_components(plugin, *, featurizer_data: dict | None = None, min_accuracy: float = 0.8,
+                      expected_failures: dict[str, dict[str, str]] | None = None) -> list[Component]:
+    """The learners and featurizers ``plugin`` registers, as the checks take them.
+
+    The plugin is registered in isolation (the built-ins plus this plugin) and each component
+    is built by its registered name through :func:`textcw.make_learner` /
+    :func:`textcw.make_featurizer`, as :func:`check_plugin` does; the parameters are those of
+    :func:`check_plugin`. Meant for :func:`~textcw.testing.parametrize_with_checks`::
+
+        @parametrize_with_checks(plugin_components(my_package.plugin))
+        def test_components(component, check):
+            check(component)
+
+    Raises
+    ------
+    AssertionError
+        The plugin cannot be registered (pluggy refuses it, or a name clashes);
+        :func:`check_plugin` says more.
+    ValueError
+        ``expected_failures`` names a component the plugin does not register.
+    """
+    pm, base_pm = _isolated_managers(plugin)
+    try:
+        regs = build_registries(pm)
+    except DuplicateNameError as exc:
+        fail(f"a name clashes: {exc}")
+    own = _own_names(regs, build_registries(base_pm))
+    return list(_components(regs, own, featurizer_data, min_accuracy, expected_failures))
+
+
+def _command_names(app) -> set[str]:
+    names = set()
+    for info in app.registered_commands:
+        names.add(info.name or info.callback.__name__.lower().replace("_", "-"))
+    for info in app.registered_groups:
+        name = info.name or getattr(getattr(info.typer_instance, "info", None), "name", None)
+        if name:
+            names.add(name)
+    return names
+
+
+def _canonical(dist_name: str) -> str:
+    return re.sub(r"[-_.]+", "-", dist_name).lower()
+
+
+def check_plugin(plugin, *, distribution: str | None = None, check_components: bool = True,
+                 featurizer_data: dict | None = None, min_accuracy: float = 0.8,
+                 expected_failures: dict[str, dict[str, str]] | None = None) -> None:
+    """Check a plugin: it registers cleanly beside the built-ins and everything it adds works.
+
+    The plugin is registered into an isolated plugin manager (the built-ins plus this plugin,
+    no other installed plugin). Then:
+
+    - registration succeeds, every hook it implements is a textcw hook (a misspelt hook name
+      would otherwise be silently ignored), and it implements at least one;
+    - building the registries succeeds: no name clashes with a built-in, every factory is
+      callable, and building twice gives the same names (registration has no side effects);
+    - it adds at least one learner, featurizer, corpus, evaluator or command; every name is
+      something a user can type (no whitespace, no ``:``) and has a one-line summary; corpus
+      tasks are a ``{task: summary}`` mapping; commands do not clash with textcw's own;
+    - every learner it adds passes :func:`check_learner` and every featurizer
+      :func:`check_featurizer`, built by name through :func:`textcw.make_learner` /
+      :func:`textcw.make_featurizer` as users build them;
+    - with ``distribution``: that installed distribution declares the plugin in the entry-point
+      group ``textcw``, and with all installed plugins loaded its names show that distribution
+      as their provider (what ``textcw list`` prints).
+
+    Parameters
+    ----------
+    plugin : module or object
+        The plugin, as its entry point loads it (e.g. ``my_package.plugin``).
+    distribution : str, optional
+        The installed distribution that should provide it (e.g. ``"textcw-example"``).
+    check_components : bool, default True
+        Run :func:`check_learner` / :func:`check_featurizer` on each registered entry.
+    featurizer_data : dict, optional
+        ``{featurizer name: (documents, labels)}`` for featurizers of non-text documents.
+    min_accuracy : float, default 0.8
+        Passed on to the component checks (the held-out accuracy they require).
+    expected_failures : dict, optional
+        ``{component name: {check name: reason}}``: the outer keys are names the plugin
+        registers (another name is a ``ValueError``), the inner dicts are the
+        ``expected_failures`` of :func:`~textcw.testing.check_learner` or
+        :func:`~textcw.testing.check_featurizer` (strict: a listed check must fail). The
+        registration checks (``registers_in_isolation``, ``registrations_are_clean``,
+        ``components_pass_their_checks``, ``is_installed_as_distribution``) cannot be listed.
+
+    Raises
+    ------
+    AssertionError
+        Naming the plugin, the property that failed and how to fix it.
+    """
+    state: dict = {}
+
+    def registers_in_isolation():
+        pm, base_pm = _isolated_managers(plugin)
+        if not pm.get_hookcallers(plugin):
+            fail("it implements no textcw hook; decorate its hook functions with "
+                 "@textcw.hookimpl and name them after the hooks in textcw.hookspecs")
+        try:
+            pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            hooks = sorted(n for n in dir(pm.hook) if not n.startswith("_")
+                           and getattr(getattr(pm.hook, n), "spec", None) is not None)
+            fail(f"{exc}; textcw's hooks are: {', '.join(hooks)}")
+        state.update(pm=pm, base_pm=base_pm)
+
+    def registrations_are_clean():
+        pm, base_pm = state["pm"], state["base_pm"]
+        try:
+            regs = build_registries(pm)
+        except DuplicateNameError as exc:
+            fail(f"a name clashes: {exc}")
+        try:
+            again = build_registries(pm)
+        except DuplicateNameError as exc:
+            fail(f"registering a second time fails ({exc}); keep registration free of global state")
+        base = build_registries(base_pm)
+        for kind in KINDS:
+            if set(again[kind].names()) != set(regs[kind].names()):
+                fail(f"building the registries twice gives different {kind}; registration "
+                     "must not depend on global state")
+        own = _own_names(regs, base)
+        commands = _plugin_commands(pm, plugin)
+        if not any(own.values()) and not commands:
+            fail("it registers nothing (no learner, featurizer, corpus, evaluator or command)")
+        for kind, names in own.items():
+            for n in names:
+                entry = regs[kind].get(n)
+                if not _NAME.match(n):
+                    fail(f"{regs[kind].singular} name {n!r} is not something users can type: use "
+                         "letters, digits, '.', '_', '+' and '-' (no spaces, no ':')")
+                if not entry.summary:
+                    fail(f"{regs[kind].singular} {n!r} has no summary; `textcw list {kind}` "
+                         "shows it: pass summary='one line' to register")
+                tasks = entry.extra.get("tasks")
+                if kind == "corpora" and tasks is not None:
+                    if not isinstance(tasks, dict) or not all(
+                            isinstance(t, str) and _NAME.match(t) and isinstance(s, str)
+                            for t, s in tasks.items()):
+                        fail(f"corpus {n!r}: tasks must be a {{task name: one-line summary}} dict "
+                             f"with typeable names; got {tasks!r}")
+        if commands:
+            from textcw.cli import build_app
+
+            builtin = _command_names(build_app(base_pm))
+            clash = sorted(builtin & commands)
+            if clash:
+                fail(f"its command(s) {clash} clash with textcw's own commands")
+        state.update(regs=regs, own=own)
+
+    def components_pass_their_checks():
+        if not check_components:
+            return
+        for component in _components(state["regs"], state["own"], featurizer_data, min_accuracy,
+                                     expected_failures):
+            component.check_all()
+
+    def is_installed_as_distribution():
+        if distribution is None:
+            return
+        try:
+            dist = importlib.metadata.distribution(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            fail(f"distribution {distribution!r} is not installed (pip install it first)")
+        points = [ep for ep in dist.entry_points if ep.group == PROJECT]
+        if not points:
+            fail(f"distribution {distribution!r} declares no entry point in group {PROJECT!r}; "
+                 f"add [project.entry-points.{PROJECT}] to its pyproject.toml")
+        module = getattr(plugin, "__name__", None)
+        if module not in {ep.value.split(":")[0].strip() for ep in points}:
+            fail(f"the {PROJECT!r} entry points of {distribution!r} "
+                 f"({', '.join(f'{ep.name} = {ep.value}' for ep in points)}) do not point to "
+                 f"{module!r}")
+        pm = get_plugin_manager(entry_points=True)
+        regs = build_registries(pm)
+        want = _canonical(dist.metadata["Name"])
+        # A plugin textcw skipped as broken has nothing registered: say why, not "unknown name".
+        for broken in broken_plugins(pm):
+            if _canonical(broken.distribution or "") == want:
+                fail(f"installed, textcw skips it as broken: {broken.reason}")
+        for kind, names in state["own"].items():
+            for n in names:
+                provider = regs[kind].get(n).provider
+                if _canonical(provider) != want:
+                    fail(f"with installed plugins loaded, {regs[kind].singular} {n!r} is provided "
+                         f"by {provider!r}, not {dist.metadata['Name']!r}")
+
+    steps = (registers_in_isolation, registrations_are_clean, components_pass_their_checks,
+             is_installed_as_distribution)
+    Component("plugin", f"{getattr(plugin, '__name__', None) or plugin!r}", None,
+              tuple(Check(step.__name__, lambda _, step=step: step()) for step in steps)).check_all()
+
+
+def _plugin_commands(pm, plugin) -> set[str]:
+    """The command names ``plugin``'s ``register_commands`` adds to an empty application."""
+    impls = [i for i in pm.hook.register_commands.get_hookimpls() if i.plugin is plugin]
+    if not impls:
+        return set()
+    import typer
+
+    app = typer.Typer()
+    for impl in impls:
+        impl.function(app=app)
+    names = _command_names(app)
+    if not names:
+        fail("its register_commands hook adds no command")
+    return names
