@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -45,6 +47,13 @@ def test_the_checks_are_listed_in_order():
     assert [c.name for c in FEATURIZER_CHECKS] == FEATURIZER_CHECK_NAMES
     with pytest.raises(ValueError, match="kind must be one of learner, featurizer; got 'corpus'"):
         check_names("corpus")
+
+
+def test_the_example_plugin_readme_lists_the_checks_in_order():
+    readme = (Path(__file__).resolve().parents[2] / "plugins" / "textcw-example" / "README.md").read_text()
+    for kind, names in (("learner", LEARNER_CHECK_NAMES), ("featurizer", FEATURIZER_CHECK_NAMES)):
+        listed = re.search(rf"^- {kind}: (.*?)(?=^- |^$)", readme, re.M | re.S).group(1)
+        assert re.findall(r"`(\w+)`", listed)[:len(names)] == names
 
 
 def test_one_param_per_check_with_readable_ids():
