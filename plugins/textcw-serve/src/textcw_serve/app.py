@@ -1,0 +1,183 @@
+"""The HTTP API (FastAPI): ``/predict``, ``/learn``, ``/status``, ``/checkpoint``, ``/health``,
+``/metrics``, the page at ``/`` and the generated ``/openapi.json``.
+
+Errors are JSON ``{"error": "..."}`` with a 4xx status for anything a client can get wrong
+(422 for a body that does not match the schema or names an unknown label, 401 for a missing or
+wrong token, 409 for learning on a service that does not learn, 413/408 for a body too large or
+too slow); 503 when the service cannot take the update now (the queue is full, or the log
+cannot be written). No endpoint takes a file name: the service writes only its own state folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.resources
+import logging
+
+from fastapi import Depends, FastAPI, Header, HTTPException
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+
+from textcw.errors import InputError, TextcwError
+from textcw.untrusted import safe_text
+
+from textcw_serve import __version__
+from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, token_matches
+from textcw_serve.metrics import ServiceMetrics
+from textcw_serve.schemas import (
+    MAX_BATCH,
+    MAX_BODY_BYTES,
+    MAX_DOCUMENT_CHARS,
+    CheckpointInfo,
+    ErrorResponse,
+    Health,
+    LearnRequest,
+    LearnResponse,
+    PredictRequest,
+    PredictResponse,
+    StatusResponse,
+)
+from textcw_serve.service import BusyError, DurabilityError, ModelService, NotLearningError
+
+LOG = logging.getLogger("textcw.serve")
+BODY_SECONDS = 10.0
+# The page loads its script and style from this service only and nothing else, so a label or a
+# probability shown on it can never run as code even if a model held hostile text.
+PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+               "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/page.js": ("page.js", "text/javascript; charset=utf-8"),
+           "/page.css": ("page.css", "text/css; charset=utf-8")}
+_ERRORS = {400: "bad request", 401: "needs the token", 409: "not learning", 422: "invalid input",
+           503: "cannot take the update now"}
+
+
+def _error_responses(*codes: int) -> dict:
+    return {code: {"model": ErrorResponse, "description": _ERRORS.get(code, "error")} for code in codes}
+
+
+def describe_validation_error(exc: RequestValidationError) -> str:
+    """One line per problem, e.g. ``documents[2]: Input should be a valid string``, without
+    echoing the client's input (it may be huge or unprintable)."""
+    problems = []
+    for error in exc.errors()[:5]:
+        loc = [part for part in error.get("loc", ()) if part != "body"]
+        if error.get("type") == "json_invalid":
+            reason = (error.get("ctx") or {}).get("error", "")
+            problems.append(f"the body is not valid JSON ({safe_text(reason, 80)})")
+            continue
+        where = ""
+        for part in loc:
+            if isinstance(part, int):
+                where += f"[{part}]"
+            elif part not in ("str", "int", "constrained-str", "function-after[_same_length(), LearnRequest]"):
+                where += ("." if where else "") + safe_text(str(part), 40)
+        message = safe_text(str(error.get("msg", "invalid")), 200)
+        problems.append(f"{where}: {message}" if where else message)
+    more = len(exc.errors()) - 5
+    return "; ".join(problems) + (f"; and {more} more problems" if more > 0 else "")
+
+
+def create_app(service: ModelService, *, token: str | None = None, loopback_only: bool = True,
+               metrics: ServiceMetrics | None = None, body_seconds: float = BODY_SECONDS):
+    """The ASGI application serving ``service``.
+
+    ``token``: required (``Authorization: Bearer``) by ``/learn`` and ``/checkpoint``.
+    ``loopback_only``: answer only requests addressed to a loopback host name.
+    """
+    metrics = metrics or service.metrics or ServiceMetrics()
+    app = FastAPI(title="textcw serve", version=__version__, docs_url=None, redoc_url=None,
+                  description="Predict with a textcw model and let it learn from corrections; every "
+                              "acknowledged update is durable. See docs/serve.md.")
+    static = {path: (importlib.resources.files("textcw_serve.static").joinpath(name).read_bytes(), kind)
+              for path, (name, kind) in _STATIC.items()}
+
+    def require_token(authorization: str | None = Header(default=None, include_in_schema=False)) -> None:
+        if token is not None and not token_matches(token, authorization):
+            raise HTTPException(401, "this endpoint needs the service's token: send 'Authorization: Bearer "
+                                     "<token>' with the token from the service's --token-file",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request, exc: RequestValidationError):
+        return JSONResponse({"error": describe_validation_error(exc)}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request, exc: HTTPException):
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(TextcwError)
+    async def textcw_error(request, exc: TextcwError):
+        if isinstance(exc, InputError):
+            status = 422
+        elif isinstance(exc, NotLearningError):
+            status = 503 if service.degraded else 409
+        elif isinstance(exc, (BusyError, DurabilityError)):
+            status = 503
+        else:
+            status = 500
+            LOG.error("request failed: %s", exc)
+        headers = {"Retry-After": "1"} if isinstance(exc, BusyError) else None
+        return JSONResponse({"error": str(exc)}, status_code=status, headers=headers)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request, exc: Exception):
+        LOG.exception("unexpected error")
+        return JSONResponse({"error": f"internal error ({type(exc).__name__}); see the service's log"},
+                            status_code=500)
+
+    @app.post("/predict", response_model=PredictResponse, responses=_error_responses(422))
+    def predict(body: PredictRequest):
+        """Label a batch of documents: label, probabilities, decision values and margin of each."""
+        version, rows = service.predict(body.documents)
+        metrics.predicted.inc(len(rows))
+        return {"model_version": version, "classes": service.labels.classes, "predictions": rows}
+
+    @app.post("/learn", response_model=LearnResponse, dependencies=[Depends(require_token)],
+              responses=_error_responses(401, 409, 422, 503))
+    async def learn(body: LearnRequest):
+        """One online update per document, in order (one ``partial_fit`` call). Answered once the
+        update is fsynced to the update log and applied."""
+        future = await run_in_threadpool(service.submit_update, body.documents, body.labels)
+        return await asyncio.wrap_future(future)
+
+    @app.post("/checkpoint", response_model=CheckpointInfo, dependencies=[Depends(require_token)],
+              responses=_error_responses(401, 409, 503))
+    async def checkpoint():
+        """Write the model to a new checkpoint in the state folder and empty the update log."""
+        future = await run_in_threadpool(service.submit_checkpoint)
+        return await asyncio.wrap_future(future)
+
+    @app.get("/status", response_model=StatusResponse)
+    def status():
+        """The learner, its parameters and classes, what it has learned, the last checkpoint,
+        the model's digest, uptime and versions."""
+        return {**service.status(), "token_required": token is not None,
+                "limits": {"max_body_bytes": MAX_BODY_BYTES, "max_batch": MAX_BATCH,
+                           "max_document_chars": MAX_DOCUMENT_CHARS, "body_seconds": body_seconds}}
+
+    @app.get("/health", response_model=Health)
+    def health():
+        """``ok`` while the service answers; ``degraded`` if learning stopped (see /status)."""
+        return {"status": "degraded" if service.degraded else "ok", "learning": service.learning}
+
+    @app.get("/metrics", response_class=Response, responses={200: {"content": {"text/plain": {}}}})
+    def prometheus_metrics():
+        """Prometheus metrics: requests and latencies by endpoint, documents, updates, online error."""
+        return Response(metrics.render(), media_type=metrics.content_type)
+
+    def page(path: str):
+        content, kind = static[path]
+        return Response(content, media_type=kind, headers={"Content-Security-Policy": PAGE_POLICY,
+                                                           "Cache-Control": "no-cache"})
+
+    app.get("/", response_class=HTMLResponse, include_in_schema=False)(lambda: page("/"))
+    app.get("/page.js", include_in_schema=False)(lambda: page("/page.js"))
+    app.get("/page.css", include_in_schema=False)(lambda: page("/page.css"))
+
+    asgi = BoundedBody(app, max_bytes=MAX_BODY_BYTES, seconds=body_seconds)
+    if loopback_only:
+        asgi = LoopbackHosts(asgi)
+    asgi = RequestMetrics(asgi, metrics)
+    asgi.fastapi = app  # for tests and the OpenAPI document
+    return asgi

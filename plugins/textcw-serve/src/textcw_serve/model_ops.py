@@ -1,0 +1,160 @@
+"""What the service does with a model: predict, check an update, apply it, digest the result.
+
+A served model is the ``Pipeline(featurizer, learner)`` that ``textcw train --out`` saves. An
+update is one ``learner.partial_fit(featurizer.transform(documents), labels)`` call per
+``/learn`` request, in the order of the update log: exactly what an offline ``partial_fit`` over
+the same requests does, so the two give the same arrays bit for bit. The featurizer is fitted
+once and never changes, so documents are featurized outside the model lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from textcw.errors import InputError
+from textcw.untrusted import safe_text
+
+
+def check_servable(model, name: str) -> None:
+    """Refuse, at start-up, a model that cannot label text (the rule of ``textcw predict``)."""
+    from pathlib import Path
+
+    from textcw.cli.predict import check_model
+
+    check_model(model, Path(name))
+    if not hasattr(model.steps[-1][1], "classes_"):
+        raise InputError(f"the learner in {name} is not fitted; train it first (`textcw train --out`)")
+
+
+def check_learnable(model, name: str) -> None:
+    """``--learn`` needs a learner that continues with ``partial_fit``."""
+    learner = model.steps[-1][1]
+    if not callable(getattr(learner, "partial_fit", None)):
+        raise InputError(f"the learner of {name} ({type(learner).__name__}) has no partial_fit, so it "
+                         "cannot learn online; serve it without --learn, or train an online learner")
+
+
+def featurizer_of(model: Pipeline):
+    return model.steps[0][1]
+
+
+def learner_of(model: Pipeline):
+    return model.steps[-1][1]
+
+
+def jsonable_label(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class LabelMap:
+    """The model's classes, and the class a label given in a request names.
+
+    A label is given as a JSON string or integer; it names the class whose text is the same
+    (``"3"`` and ``3`` both name the class ``3``), so clients need not know the classes' type.
+    """
+
+    def __init__(self, classes):
+        self.classes = [jsonable_label(c) for c in classes]
+        self._by_text = {str(c): c for c in self.classes}
+
+    def resolve(self, labels: list) -> list:
+        resolved, unknown = [], []
+        for label in labels:
+            value = self._by_text.get(str(label)) if not isinstance(label, bool) else None
+            if value is None:
+                unknown.append(label)
+            resolved.append(value)
+        if unknown:
+            shown = ", ".join(repr(safe_text(str(u), 60)) for u in unknown[:5])
+            raise InputError(f"unknown label {shown}: this model's classes are fixed "
+                             f"({', '.join(map(str, self.classes))}); correct the label or train a "
+                             "model that has it")
+        return resolved
+
+
+def featurize(model: Pipeline, documents: list[str]):
+    """The feature matrix of ``documents``; featurizer errors become a clear input error."""
+    try:
+        return featurizer_of(model).transform(documents)
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"the model's featurizer cannot read these documents: {safe_text(str(exc), 200)}") from None
+
+
+@dataclass
+class UpdateOutcome:
+    mistakes: int
+    changes: int
+
+
+def apply_update(model: Pipeline, X, labels: list) -> UpdateOutcome:
+    """One online pass over ``(X, labels)`` in order: one ``partial_fit`` call."""
+    learner = learner_of(model)
+    learner.partial_fit(X, labels)
+    # partial_fit appends this call's counts (OnlineLinearClassifier); other learners have none
+    mistakes = learner.mistakes_[-1] if getattr(learner, "mistakes_", None) else 0
+    changes = learner.n_updates_[-1] if getattr(learner, "n_updates_", None) else X.shape[0]
+    return UpdateOutcome(int(mistakes), int(changes))
+
+
+def predictions(model: Pipeline, X, labels: LabelMap) -> list[dict]:
+    """Label, probabilities, raw decision values and margin of each row of ``X``.
+
+    ``decision`` is the learner's ``decision_function``: one number for a binary model
+    (positive means ``classes[1]``), one per class otherwise; ``margin`` is the distance of the
+    winning score from the decision boundary (``|decision|`` for binary, the top score minus
+    the runner-up otherwise). Called under the model lock: all values come from one state.
+    """
+    learner = learner_of(model)
+    predicted = learner.predict(X)
+    scores = np.asarray(learner.decision_function(X), dtype=float) if hasattr(learner, "decision_function") else None
+    proba = np.asarray(learner.predict_proba(X), dtype=float) if hasattr(learner, "predict_proba") else None
+    out = []
+    for i, label in enumerate(predicted):
+        row: dict = {"label": jsonable_label(label), "probabilities": None, "decision": None, "margin": None}
+        if proba is not None:
+            row["probabilities"] = {str(c): _finite(p) for c, p in zip(labels.classes, proba[i])}
+        if scores is not None:
+            if scores.ndim == 1:
+                row["decision"] = _finite(scores[i])
+                row["margin"] = _finite(abs(scores[i]))
+            else:
+                row["decision"] = {str(c): _finite(s) for c, s in zip(labels.classes, scores[i])}
+                top = np.sort(scores[i])[::-1]
+                row["margin"] = _finite(top[0] - top[1])
+        out.append(row)
+    return out
+
+
+def _finite(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def model_digest(model: Pipeline) -> str:
+    """sha256 of the learner's classes and state arrays (names, dtypes, shapes and bytes): equal
+    digests mean bit-for-bit equal models. Learners without ``state_dict`` are digested by their
+    pickle."""
+    learner = learner_of(model)
+    digest = hashlib.sha256()
+    if hasattr(learner, "state_dict"):
+        state = learner.state_dict()
+        digest.update(json.dumps([jsonable_label(c) for c in state["classes"]]).encode())
+        for name in sorted(state["arrays"]):
+            array = np.ascontiguousarray(state["arrays"][name])
+            digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+            digest.update(array.tobytes())
+    else:
+        import io
+
+        import joblib
+
+        buffer = io.BytesIO()
+        joblib.dump(learner, buffer)
+        digest.update(buffer.getvalue())
+    return digest.hexdigest()

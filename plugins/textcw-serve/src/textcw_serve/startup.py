@@ -1,0 +1,108 @@
+"""Start-up: load the model (or the newest checkpoint) and replay the update log after it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+import platform
+from pathlib import Path
+
+import textcw
+from textcw.errors import InputError
+
+from textcw_serve.journal import LogWriter
+from textcw_serve.model_ops import apply_update, check_learnable, check_servable, featurize
+from textcw_serve.service import ModelService
+from textcw_serve.state import INFO_KEY, Counters, StateFolder, prepare_folder
+
+LOG = logging.getLogger("textcw.serve")
+STATE_SUFFIX = ".serve"
+
+
+def default_state_folder(model_path: Path) -> Path:
+    """``spam.textcw-model`` learns into ``spam.serve/`` beside it."""
+    return model_path.with_name(model_path.name.split(".")[0] + STATE_SUFFIX)
+
+
+def versions() -> dict:
+    found = {"python": platform.python_version()}
+    for dist in ("textcw", "textcw-serve", "numpy", "scikit-learn", "fastapi", "uvicorn"):
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found[dist] = None
+    return found
+
+
+def open_service(model_path: str | Path, *, learn: bool = False, state: str | Path | None = None,
+                 checkpoint_every: int = 10_000, max_group_records: int | None = None,
+                 metrics=None) -> ModelService:
+    """The :class:`ModelService` for ``model_path``.
+
+    With ``learn``, updates are logged and checkpointed in ``state`` (default: ``NAME.serve``
+    beside the model), whose lock this process then holds. Without ``learn`` but with
+    ``state`` (a replica), the newest checkpoint there is loaded and the log replayed, read-only.
+    """
+    model_path = Path(model_path)
+    manifest = textcw.read_manifest(model_path)  # a damaged or foreign file fails here, unpickled
+    base_info = {k: v for k, v in (manifest.get("info") or {}).items() if k != INFO_KEY} \
+        if isinstance(manifest.get("info"), dict) else {}
+    if learn and state is None:
+        state = default_state_folder(model_path)
+    folder = None
+    if state is not None:
+        state = Path(state)
+        if learn:
+            prepare_folder(state)
+        elif not state.is_dir():
+            raise InputError(f"--state {state} is not a folder; give the state folder of a learning "
+                             "service, or leave --state out to serve the model file as it is")
+        folder = StateFolder(state, manifest["payload"]["sha256"], base_info)
+        if learn:
+            folder.lock()
+    try:
+        return _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics)
+    except BaseException:
+        if folder is not None:
+            folder.unlock()
+        raise
+
+
+def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics):
+    newest = folder.load_newest() if folder is not None else None
+    if newest is None:
+        model, counters, checkpoint = textcw.load(model_path), Counters(), None
+    else:
+        model, counters, checkpoint = newest
+        LOG.info("loaded checkpoint %s (record %d)", checkpoint.path.name, checkpoint.seq)
+    name = model_path.name
+    check_servable(model, name)
+    if learn:
+        check_learnable(model, name)
+    writer = None
+    if folder is not None:
+        contents, pending = folder.read_log(counters.seq)
+        for record in pending:
+            outcome = apply_update(model, featurize(model, record.documents), record.labels)
+            counters.add(len(record.documents), outcome.mistakes, outcome.changes)
+        if pending:
+            LOG.info("replayed %d updates from %s", len(pending), folder.log_path.name)
+        if contents.dropped_bytes:
+            LOG.warning("dropped a torn last write of %d bytes from %s (it was never acknowledged)",
+                        contents.dropped_bytes, folder.log_path.name)
+        if learn:
+            writer = LogWriter(folder.log_path, contents.valid_bytes)
+            if checkpoint is None:
+                # the folder's first checkpoint: the model as served (record 0), or as replayed
+                # from a log whose checkpoints were removed
+                checkpoint = folder.write_checkpoint(model, counters)
+                writer.reset()
+            elif contents.records and not pending:  # a crash after a checkpoint, before emptying the log
+                writer.reset()
+    description = dict(manifest.get("model") or {})
+    description.pop("classes", None)
+    description["versions"] = versions()
+    kwargs = {} if max_group_records is None else {"max_group_records": max_group_records}
+    return ModelService(model, name=name, counters=counters, state=folder if learn else None,
+                        writer=writer, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
+                        metrics=metrics, description=description, **kwargs)

@@ -1,0 +1,1 @@
+"""The page served at ``/`` (plain HTML, CSS and a little JavaScript)."""
