@@ -14,30 +14,53 @@ import unicodedata
 import zipfile
 from pathlib import Path
 
-# Characters that would split a line or drive the terminal: the rule for folder: corpus labels.
-from textcw.corpus.folder import UNPRINTABLE_IN_LABELS as _UNPRINTABLE
 from textcw.errors import ModelFileError
+
+__all__ = ["MAX_JSON_DEPTH", "UNPRINTABLE_IN_LABELS", "check_printable", "first_unprintable", "one_line",
+           "parse_json", "read_member", "safe_text", "unprintable_kind"]
 
 MAX_JSON_DEPTH = 100  # exports nest about 20 deep; the json module recurses without a clear error
 
+# Characters that would split a label over lines or garble a terminal: control characters
+# (including \n, \r, \t and the C1 range that Latin-1 names can decode to) and the Unicode line
+# and paragraph separators, which str.splitlines also breaks on. The rule for the labels of
+# ``folder:`` corpora and for every string a model file or an export asks us to print as is.
+UNPRINTABLE_IN_LABELS = ("Cc", "Zl", "Zp")
 
-def safe_text(value, limit: int = 300) -> str:
-    """``value`` as one printable line, for showing strings that come from a file.
+
+def safe_text(value, limit: int | None = 300) -> str:
+    """``value`` as one printable line, for showing a string that comes from a file or a path.
 
     Control characters (escape sequences, line breaks), other unprintable characters and lone
-    surrogates are escaped as Python does (``\\x1b``, ``\\n``, ``\\udce9``), via
-    :func:`textcw.corpus.base.show_path`; text longer than ``limit`` characters is cut with
-    ``...``. Use it for every label, version or name read from a model file or an export before
-    printing it.
+    surrogates (bytes of a file name that are not UTF-8) are escaped as Python does (``\\x1b``,
+    ``\\n``, ``\\udce9``): printed raw they would split a one-line error, drive the terminal or
+    fail to encode. Text longer than ``limit`` characters is cut with ``...``; ``limit=None``
+    never cuts (file names in error messages). Use it for every label, version or name read from
+    a model file or an export, and every path in an error message, before printing it.
     """
-    from textcw.corpus.base import show_path
+    text = value if isinstance(value, str) else str(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if limit is None or len(text) <= limit else text[: max(0, limit - 3)] + "..."
 
-    text = show_path(value if isinstance(value, str) else str(value))
-    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+def one_line(text) -> str:
+    """``text`` with every run of whitespace (line breaks too) made one space.
+
+    Messages of third-party libraries embedded in ours sometimes span lines; the command line
+    prints an error on exactly one line.
+    """
+    return " ".join(str(text).split())
 
 
-def _unprintable(text: str) -> str | None:
-    return next((c for c in text if unicodedata.category(c) in _UNPRINTABLE), None)
+def first_unprintable(text: str) -> str | None:
+    """The first character of ``text`` in :data:`UNPRINTABLE_IN_LABELS`, or ``None``."""
+    return next((c for c in text if unicodedata.category(c) in UNPRINTABLE_IN_LABELS), None)
+
+
+def unprintable_kind(char: str) -> str:
+    """``"a line break"`` or ``"a control character"``: what ``char`` would do when printed."""
+    return "a line break" if len(f"a{char}b".splitlines()) > 1 else "a control character"
 
 
 def check_printable(value, what: str, error=ModelFileError) -> None:
@@ -53,11 +76,11 @@ def check_printable(value, what: str, error=ModelFileError) -> None:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
         elif isinstance(item, str):
-            bad = _unprintable(item)
+            bad = first_unprintable(item)
             if bad is not None:
-                kind = "a line break" if len(f"a{bad}b".splitlines()) > 1 else "a control character"
-                raise error(f"{what} holds {kind} (U+{ord(bad):04X}) in {safe_text(item, 60)!r}; such "
-                            "text would garble the terminal when printed, so it is refused")
+                raise error(f"{what} holds {unprintable_kind(bad)} (U+{ord(bad):04X}) in "
+                            f"{safe_text(item, 60)!r}; such text would garble the terminal when printed, so "
+                            "it is refused")
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit: int, what: str) -> bytes:

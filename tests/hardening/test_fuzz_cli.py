@@ -48,7 +48,7 @@ from hypothesis import strategies as st
 
 from cli_run import run
 from textcw.cli import main
-from textcw.corpus.base import show_path
+from textcw.untrusted import safe_text
 
 FAST_LEARNERS = ["perceptron", "pa", "cw-var", "arow"]
 _counter = itertools.count()
@@ -141,7 +141,7 @@ def predicted_file_labels(out: str, paths) -> list[str]:
     for the files in order, with the path escaped onto one line."""
     rows = [line.split("\t") for line in predicted_lines(out)]
     assert [len(row) for row in rows] == [2] * len(paths), rows
-    assert [row[0] for row in rows] == [show_path(os.fsdecode(p)) for p in paths]
+    assert [row[0] for row in rows] == [safe_text(os.fsdecode(p), limit=None) for p in paths]
     return [row[1] for row in rows]
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.errors import InputError, UnknownNameError
+from textcw.untrusted import safe_text
 
 SPLITS = ("train", "test")
 
@@ -92,20 +93,6 @@ def check_split(split: str) -> None:
 
 
 def show_path(path) -> str:
-    """``path`` for an error message, on one line.
-
-    File names may hold line breaks, control characters, or bytes that are not UTF-8 (which
-    Python keeps as lone surrogates); printed raw they would split the one-line error or fail to
-    encode, so such a name is shown escaped (``a\\nb``, ``caf\\udce9``).
-    """
-    text = str(path)
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
-def one_line(text) -> str:
-    """``text`` with every run of whitespace (line breaks too) made one space.
-
-    Messages of third-party libraries embedded in ours sometimes span lines; the command line
-    prints an error on exactly one line.
-    """
-    return " ".join(str(text).split())
+    """``path`` for an error message, on one line: :func:`textcw.untrusted.safe_text` without a
+    length limit. Kept for the callers of this older name; new code calls ``safe_text``."""
+    return safe_text(path, limit=None)

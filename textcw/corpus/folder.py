@@ -25,14 +25,14 @@ from __future__ import annotations
 import functools
 import os
 import stat
-import unicodedata
 from pathlib import Path
 
 import numpy as np
 
-from textcw.corpus.base import check_split, show_path
+from textcw.corpus.base import check_split
 from textcw.corpus.sampling import make_dataset, seeded_split
 from textcw.errors import DataError, InputError
+from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
 
 TASKS: dict = {}
 TASK_PATTERNS = {"PATH": "a folder with one sub-folder of text files per class"}
@@ -56,12 +56,6 @@ def _visible(name: str) -> bool:
     return not name.startswith(".")
 
 
-# Characters that would split a label over lines or garble a terminal: control characters
-# (including \n, \r, \t and the C1 range that Latin-1 names can decode to) and the Unicode line
-# and paragraph separators, which str.splitlines also breaks on.
-UNPRINTABLE_IN_LABELS = ("Cc", "Zl", "Zp")
-
-
 def label_of(name: str, folder: Path) -> str:
     """The label of the class folder ``name`` inside ``folder``.
 
@@ -74,13 +68,12 @@ def label_of(name: str, folder: Path) -> str:
         label = raw.decode("utf-8")
     except UnicodeDecodeError:
         label = raw.decode("latin-1")
-    bad = next((c for c in label if unicodedata.category(c) in UNPRINTABLE_IN_LABELS), None)
+    bad = first_unprintable(label)  # the rule of textcw.untrusted.UNPRINTABLE_IN_LABELS
     if bad is not None:
-        kind = "a line break" if len(f"a{bad}b".splitlines()) > 1 else "a control character"
         raise DataError(
-            f"class folder {show_path(folder / name)} has {kind} (U+{ord(bad):04X}) in its name; "
-            "labels are printed one per line: rename the folder without control characters or "
-            "line breaks"
+            f"class folder {safe_text(folder / name, limit=None)} has {unprintable_kind(bad)} "
+            f"(U+{ord(bad):04X}) in its name; labels are printed one per line: rename the folder "
+            "without control characters or line breaks"
         )
     return label
 
@@ -89,7 +82,7 @@ def _unreadable(what: str, path: Path, exc: OSError) -> DataError:
     """The error for a file or folder the system would not let us read (no raw OSError)."""
     advice = "fix its permissions or remove it" if isinstance(exc, PermissionError) else \
         "fix it or remove it"
-    return DataError(f"cannot read {what}{show_path(path)}: {exc.strerror or exc}; {advice}")
+    return DataError(f"cannot read {what}{safe_text(path, limit=None)}: {exc.strerror or exc}; {advice}")
 
 
 def _scan(folder: Path) -> list[os.DirEntry]:
@@ -131,7 +124,7 @@ def class_files(folder: Path) -> list[Path]:
                 if not entry.is_symlink():  # removed while we read the folder
                     raise _unreadable("", path, exc) from None
                 raise DataError(
-                    f"{show_path(path)} is a symbolic link to a file that does not exist; fix "
+                    f"{safe_text(path, limit=None)} is a symbolic link to a file that does not exist; fix "
                     "the link or remove it"
                 ) from None
             except OSError as exc:  # no permission, a loop of links, ...
@@ -144,7 +137,7 @@ def class_files(folder: Path) -> list[Path]:
 def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]]:
     """``(class names, texts, class index of each text, files decoded as Latin-1)``."""
     if not root.is_dir():
-        raise DataError(f"folder {show_path(root)} not found (or not a folder); --corpus "
+        raise DataError(f"folder {safe_text(root, limit=None)} not found (or not a folder); --corpus "
                         "folder:PATH needs a folder with one sub-folder of text files per class")
     folders = {}
     for entry in _scan(root):
@@ -153,14 +146,14 @@ def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]
             if label in folders:
                 # two names with different bytes that read as the same text (UTF-8 and Latin-1)
                 raise DataError(
-                    f"class folders {show_path(root / folders[label])} and "
-                    f"{show_path(root / entry.name)} both read as the label {label!r}; rename one"
+                    f"class folders {safe_text(root / folders[label], limit=None)} and "
+                    f"{safe_text(root / entry.name, limit=None)} both read as the label {label!r}; rename one"
                 )
             folders[label] = entry.name
     classes = sorted(folders)
     if len(classes) < 2:
         raise DataError(
-            f"folder {show_path(root)} has {len(classes)} class sub-folder(s); a task needs at "
+            f"folder {safe_text(root, limit=None)} has {len(classes)} class sub-folder(s); a task needs at "
             "least two: put each class's text files in a sub-folder named after the class"
         )
     texts, target, fallback = [], [], []
@@ -168,7 +161,7 @@ def read_classes(root: Path) -> tuple[list[str], list[str], list[int], list[str]
         files = class_files(root / folders[label])
         if not files:
             raise DataError(
-                f"class folder {show_path(root / folders[label])} has no files; put the class's "
+                f"class folder {safe_text(root / folders[label], limit=None)} has no files; put the class's "
                 "documents there as text files, or remove the folder"
             )
         for path in files:

@@ -26,9 +26,10 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from textcw.corpus.base import check_split, one_line, show_path
+from textcw.corpus.base import check_split
 from textcw.corpus.sampling import make_dataset, seeded_split, take
 from textcw.errors import DataError, InputError
+from textcw.untrusted import one_line, safe_text
 
 TASKS: dict = {}
 TASK_PATTERNS = {"PATH[,TEST_PATH]": "an svmlight/libsvm file, optionally with a test file"}
@@ -154,10 +155,10 @@ def read_svmlight(paths: list[str | Path], *, zero_based: bool | str = "auto"
     paths = [Path(p) for p in paths]
     for path in paths:
         if path.is_dir():
-            raise DataError(f"svmlight:{show_path(path)} is a folder; give the svmlight file "
+            raise DataError(f"svmlight:{safe_text(path, limit=None)} is a folder; give the svmlight file "
                             "(for a folder of text files per class use --corpus folder:PATH)")
         if not path.is_file():
-            raise DataError(f"svmlight file {show_path(path)} not found")
+            raise DataError(f"svmlight file {safe_text(path, limit=None)} not found")
     files = []
     try:
         files = [_open_past_bom(p) for p in paths]
@@ -173,7 +174,7 @@ def read_svmlight(paths: list[str | Path], *, zero_based: bool | str = "auto"
     pairs = [(sp.csr_matrix(loaded[i]), np.asarray(loaded[i + 1])) for i in range(0, len(loaded), 2)]
     for path, (X, y) in zip(paths, pairs):
         if X.shape[0] == 0:
-            raise DataError(f"svmlight file {show_path(path)} holds no documents; each line must "
+            raise DataError(f"svmlight file {safe_text(path, limit=None)} holds no documents; each line must "
                             "be 'label index:value ...'")
         # scikit-learn accepts nan/inf values and labels
         if not (np.all(np.isfinite(X.data)) and np.all(np.isfinite(y))):
@@ -187,14 +188,14 @@ def _explain(paths: list[Path], zero_based, exc: Exception) -> DataError:
             bad = find_bad_line(path, zero_based)
         except (OSError, EOFError) as err:
             reason = err.strerror if isinstance(err, OSError) and err.strerror else one_line(err)
-            return DataError(f"cannot read svmlight file {show_path(path)}: {reason}")
+            return DataError(f"cannot read svmlight file {safe_text(path, limit=None)}: {reason}")
         if bad is not None:
             number, line, problem = bad
             return DataError(
-                f"{show_path(path)}, line {number}: {problem} (line: {line!r}); each line must be "
+                f"{safe_text(path, limit=None)}, line {number}: {problem} (line: {line!r}); each line must be "
                 "'label index:value index:value ...' with increasing indices"
             )
-    return DataError(f"cannot read svmlight file(s) {', '.join(show_path(p) for p in paths)}: "
+    return DataError(f"cannot read svmlight file(s) {', '.join(safe_text(p, limit=None) for p in paths)}: "
                      f"{one_line(exc)}")
 
 
@@ -234,5 +235,5 @@ def _stamp(path: str) -> tuple:
     try:
         stat = os.stat(path)
     except OSError:
-        raise DataError(f"svmlight file {show_path(path)} not found") from None
+        raise DataError(f"svmlight file {safe_text(path, limit=None)} not found") from None
     return stat.st_size, stat.st_mtime_ns

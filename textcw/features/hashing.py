@@ -21,10 +21,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from textcw.corpus.base import one_line
 from textcw.errors import InputError
 from textcw.features.params import check_text_params
 from textcw.features.text import check_documents
+from textcw.untrusted import one_line
 
 DEFAULTS = {
     "n_features": 2**20,

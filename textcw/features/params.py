@@ -34,8 +34,8 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._sklearn_compat import InvalidParameterError, validate_declared_params
-from textcw.corpus.base import one_line
 from textcw.errors import ParameterError
+from textcw.untrusted import one_line
 
 # scikit-learn's default (words of two or more letters or digits), words of one or more, letters
 # only (no digits or underscores), and whitespace-separated tokens. Each is a single repetition

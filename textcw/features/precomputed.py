@@ -24,8 +24,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction import DictVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from textcw.corpus.base import one_line
 from textcw.errors import InputError
+from textcw.untrusted import one_line
 
 MAPPINGS = "mappings"
 MATRIX = "matrix"

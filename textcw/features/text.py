@@ -23,9 +23,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 
 from textcw._sklearn_compat import InvalidParameterError
-from textcw.corpus.base import one_line
 from textcw.errors import InputError, ParameterError
 from textcw.features.params import check_text_params
+from textcw.untrusted import one_line
 
 _COMMON = {"dtype": np.float64, "decode_error": "replace"}
 
