@@ -25,8 +25,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from textcw._limits import MAX_ABS_VALUE
 from textcw.errors import InputError
-from textcw.learners._kernels.constants import MAX_ABS_VALUE  # (plain Python: no numba)
 
 VALUE_DTYPE = np.float64
 _INDEX_DTYPES = (np.int32, np.int64)
@@ -101,7 +101,7 @@ def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.cs
 
 
 def _meets_contract(X) -> bool:
-    from textcw.learners._kernels.common import kernel_ready  # numba loads only when needed
+    from textcw._csr_kernel import kernel_ready  # numba loads only when needed
 
     return (sp.issparse(X) and X.format == "csr" and X.dtype == VALUE_DTYPE
             and X.indices.dtype == X.indptr.dtype and X.indices.dtype in _INDEX_DTYPES

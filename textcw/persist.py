@@ -55,6 +55,7 @@ from sklearn.pipeline import Pipeline
 
 from textcw._atomic import atomic_output, check_output_path
 from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
+from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
 from textcw.untrusted import check_printable, parse_json, read_member, safe_text
@@ -191,8 +192,6 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     path = Path(path)
     check_destination(path, f"model{SUFFIX}")
     key = signing_key()  # a misconfigured key fails before any work
-    from textcw import __version__
-
     buffer = io.BytesIO()
     joblib.dump(_reproducible(model), buffer)
     payload = buffer.getvalue()
@@ -272,8 +271,6 @@ def _parse_manifest(archive: zipfile.ZipFile, path: Path) -> tuple[bytes, dict]:
         raise ModelFileError(f"{path} holds no textcw model manifest")
     version = manifest.get("format_version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
-        from textcw import __version__
-
         raise ModelFileError(
             f"{path} uses model format {safe_text(repr(version), 40)}, newer than this textcw ({__version__}, "
             f"format {FORMAT_VERSION}) reads; upgrade textcw to load it"
@@ -341,8 +338,6 @@ def load(path: str | os.PathLike):
     unsigned, signed with another key, or changed since it was signed. Warns when the model was
     saved by another textcw version.
     """
-    from textcw import __version__
-
     path = Path(path)
     key = signing_key()
     raw, manifest, payload, signature = read_parts(path)
