@@ -9,6 +9,7 @@ import textcw
 import winnow_reference as ref
 from numpy.testing import assert_allclose, assert_array_equal
 from textcw.errors import ParameterError
+from textcw.testing import parametrize_with_checks
 
 import textcw_example.plugin
 from textcw_example import kernels
@@ -42,6 +43,12 @@ def random_csr(n, d, density, seed, *, empty_rows=(3,)):
 @pytest.fixture
 def registries(make_registries):
     return make_registries(textcw_example.plugin)
+
+
+# The kit's learner checks, one test each, so that every failing check shows at once.
+@parametrize_with_checks([BalancedWinnow])
+def test_passes_the_learner_checks(component, check):
+    check(component)
 
 
 @pytest.mark.parametrize("alpha, beta, theta, margin", SETTINGS)

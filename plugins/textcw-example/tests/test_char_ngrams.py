@@ -7,7 +7,7 @@ import pytest
 import textcw
 from numpy.testing import assert_array_equal
 from textcw.errors import ParameterError
-from textcw.testing import check_featurizer
+from textcw.testing import featurizer_under_test, parametrize_with_checks
 
 import textcw_example.plugin
 from textcw_example.featurizers import char_ngrams
@@ -21,9 +21,16 @@ def registries(make_registries):
     return make_registries(textcw_example.plugin)
 
 
-@pytest.mark.parametrize("params", [{}, {"ngram_range": (3, 5)}, {"ngram_range": (1, 1)}])
-def test_passes_the_featurizer_check(params):
-    check_featurizer(lambda: char_ngrams(**params), name=f"char-ngrams {params}")
+def settings(**params):
+    """The featurizer with ``params``, as the kit's checks take it (named for the test ids)."""
+    shown = ", ".join(f"{key}={value!r}" for key, value in params.items())
+    return featurizer_under_test(lambda: char_ngrams(**params), name=f"char-ngrams({shown})")
+
+
+# One test per check and setting, so that every failing check shows at once.
+@parametrize_with_checks([settings(), settings(ngram_range=(3, 5)), settings(ngram_range=(1, 1))])
+def test_passes_the_featurizer_checks(component, check):
+    check(component)
 
 
 def test_ngrams_stay_inside_words():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from textcw.pipeline import train
 from textcw.plugins import default_registries
-from textcw.testing import check_plugin
+from textcw.testing import check_plugin, parametrize_with_checks, plugin_components
 
 import textcw_pixels.plugin
 from pixels_fixtures import data_home  # noqa: F401 (pytest fixtures)
@@ -35,9 +35,18 @@ def test_registered_through_the_entry_point():
 
 
 def test_passes_the_plugin_checks():
-    data = halves(30, 0)
-    check_plugin(textcw_pixels.plugin, distribution="textcw-pixels",
-                 featurizer_data={"pixels": data, "pixel-pairs": data})
+    """Registration and installation; the featurizers are checked one check at a time below."""
+    check_plugin(textcw_pixels.plugin, distribution="textcw-pixels", check_components=False)
+
+
+IMAGES = halves(30, 0)
+
+
+# Each registered featurizer, built by name as users build it: one test per check.
+@parametrize_with_checks(plugin_components(textcw_pixels.plugin,
+                                           featurizer_data={"pixels": IMAGES, "pixel-pairs": IMAGES}))
+def test_featurizers_pass_the_kit_checks(component, check):
+    check(component)
 
 
 @pytest.mark.corpus
