@@ -13,6 +13,7 @@ from pathlib import Path
 
 from textcw.errors import ModelFileError
 from textcw.persist import read_parts
+from textcw.portable_format import DEFAULT_MAX_BYTES, is_export, open_export, read_array, read_description
 from textcw.signing import digests_equal, signature_status, signing_key
 from textcw.untrusted import safe_text
 
@@ -37,8 +38,6 @@ def model_card(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict
     try:
         raw, manifest, payload, signature = read_parts(path)
     except ModelFileError as model_error:
-        from textcw.portable import export_card, is_export
-
         if is_export(path):
             return export_card(path, **({} if max_bytes is None else {"max_bytes": max_bytes}))
         raise model_error
@@ -67,6 +66,49 @@ def model_card(path: str | os.PathLike, *, max_bytes: int | None = None) -> dict
         format_version=manifest.get("format_version"),
         sha256=digest, digest_ok=digests_equal(digest, manifest["payload"]["sha256"]),
         signed=signature is not None, signature=status,
+    )
+
+
+def export_card(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+    """The model card (:func:`model_card`) of an export (:mod:`textcw.portable`), read with the
+    bounds of :func:`textcw.portable.import_model` and without building anything: only
+    ``model.json`` and the learner's label array are read. An export records no training
+    figures; those are ``None``."""
+    path = Path(path)
+    archive, infos = open_export(path, max_bytes)
+    with archive:
+        document = read_description(archive, infos[0], path, max_bytes)
+        steps = document.get("steps") if isinstance(document.get("steps"), list) else []
+        by_kind = {s.get("step"): s for s in steps if isinstance(s, dict)}
+        learner, featurizer = by_kind.get("learner", {}), by_kind.get("featurizer", {})
+        state = learner.get("state_dict", {}).get("__dict__", {}) if isinstance(learner.get("state_dict"), dict) \
+            else learner.get("attributes", {}).get("__dict__", {}) if isinstance(learner.get("attributes"), dict) else {}
+        state = state if isinstance(state, dict) else {}
+        classes = state.get("classes", state.get("classes_"))
+        labels = None
+        if isinstance(classes, dict) and isinstance(classes.get("__array__"), int) \
+                and 0 <= classes["__array__"] < len(infos) - 1:
+            labels = read_array(archive, infos[classes["__array__"] + 1], path).tolist()
+        n_features = state.get("n_features_in", state.get("n_features_in_"))
+    components = document.get("components", {})
+    components = components.get("__dict__", {}) if isinstance(components, dict) else {}
+    components = components if isinstance(components, dict) else {}
+
+    def params(step):
+        value = step.get("params", {}).get("__dict__") if isinstance(step.get("params"), dict) else None
+        return value if isinstance(value, dict) else None
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return card(
+        kind="export", learner=learner.get("name"), learner_params=params(learner),
+        featurizer=featurizer.get("name"), featurizer_params=params(featurizer), classes=labels,
+        n_features=n_features if isinstance(n_features, int) else None,
+        corpus=components.get("corpus") if isinstance(components.get("corpus"), str) else None,
+        textcw_version=document.get("textcw_version"), format_version=document.get("format_version"),
+        sha256=digest.hexdigest(), signed=False, signature="unsigned",
     )
 
 

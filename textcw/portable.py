@@ -41,7 +41,6 @@ rebuilds the pipeline from them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -49,7 +48,7 @@ from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import ModelFileError, TextcwError, UnknownNameError
-from textcw.model_card import card
+from textcw.model_card import export_card
 from textcw.portable_export import export_model
 from textcw.portable_format import (
     DEFAULT_MAX_BYTES,
@@ -59,9 +58,6 @@ from textcw.portable_format import (
     KINDS,
     is_export,
     json_limit,
-    open_export,
-    read_array,
-    read_description,
     read_document,
     read_export,
 )
@@ -157,45 +153,3 @@ def _build(document: dict, arrays: dict, regs) -> Pipeline:
     check_printable(components, "its component names")
     model.textcw_components_ = components if isinstance(components, dict) else {}
     return model
-
-
-def export_card(path: str | os.PathLike, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
-    """The model card (:func:`textcw.model_card.model_card`) of an export, read with the bounds of
-    :func:`import_model` and without building anything: only ``model.json`` and the learner's
-    label array are read. An export records no training figures; those are ``None``."""
-    path = Path(path)
-    archive, infos = open_export(path, max_bytes)
-    with archive:
-        document = read_description(archive, infos[0], path, max_bytes)
-        steps = document.get("steps") if isinstance(document.get("steps"), list) else []
-        by_kind = {s.get("step"): s for s in steps if isinstance(s, dict)}
-        learner, featurizer = by_kind.get("learner", {}), by_kind.get("featurizer", {})
-        state = learner.get("state_dict", {}).get("__dict__", {}) if isinstance(learner.get("state_dict"), dict) \
-            else learner.get("attributes", {}).get("__dict__", {}) if isinstance(learner.get("attributes"), dict) else {}
-        state = state if isinstance(state, dict) else {}
-        classes = state.get("classes", state.get("classes_"))
-        labels = None
-        if isinstance(classes, dict) and isinstance(classes.get("__array__"), int) \
-                and 0 <= classes["__array__"] < len(infos) - 1:
-            labels = read_array(archive, infos[classes["__array__"] + 1], path).tolist()
-        n_features = state.get("n_features_in", state.get("n_features_in_"))
-    components = document.get("components", {})
-    components = components.get("__dict__", {}) if isinstance(components, dict) else {}
-    components = components if isinstance(components, dict) else {}
-
-    def params(step):
-        value = step.get("params", {}).get("__dict__") if isinstance(step.get("params"), dict) else None
-        return value if isinstance(value, dict) else None
-
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return card(
-        kind="export", learner=learner.get("name"), learner_params=params(learner),
-        featurizer=featurizer.get("name"), featurizer_params=params(featurizer), classes=labels,
-        n_features=n_features if isinstance(n_features, int) else None,
-        corpus=components.get("corpus") if isinstance(components.get("corpus"), str) else None,
-        textcw_version=document.get("textcw_version"), format_version=document.get("format_version"),
-        sha256=digest.hexdigest(), signed=False, signature="unsigned",
-    )
