@@ -18,6 +18,7 @@ from fastapi import Depends, FastAPI, Header, HTTPException
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from textcw.errors import InputError, TextcwError
 from textcw.untrusted import safe_text
@@ -86,6 +87,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     ``loopback_only``: answer only requests addressed to a loopback host name.
     """
     metrics = metrics or service.metrics or ServiceMetrics()
+    service.metrics = metrics  # the committer counts updates into the same registry
     app = FastAPI(title="textcw serve", version=__version__, docs_url=None, redoc_url=None,
                   description="Predict with a textcw model and let it learn from corrections; every "
                               "acknowledged update is durable. See docs/serve.md.")
@@ -102,8 +104,8 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     async def invalid_body(request, exc: RequestValidationError):
         return JSONResponse({"error": describe_validation_error(exc)}, status_code=422)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request, exc: HTTPException):
+    @app.exception_handler(StarletteHTTPException)  # FastAPI's own and Starlette's (404, 405)
+    async def http_error(request, exc: StarletteHTTPException):
         return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(TextcwError)
