@@ -113,6 +113,14 @@ def check_predictions(est, X, y_known, what: str) -> np.ndarray:
     return pred
 
 
+def same_predictions(a, b, X) -> bool:
+    """``a`` and ``b`` predict exactly the same labels and scores for ``X``."""
+    if not np.array_equal(a.predict(X), b.predict(X)):
+        return False
+    return not hasattr(a, "decision_function") or np.array_equal(a.decision_function(X),
+                                                                 b.decision_function(X))
+
+
 def builds_unfitted(s: LearnerSubject) -> None:
     est = s.make()
     for attr in ("fit", "predict", "get_params", "set_params"):
@@ -180,10 +188,7 @@ def sparse_and_dense_agree(s: LearnerSubject) -> None:
 def is_deterministic(s: LearnerSubject) -> None:
     for what, X, y, Xt, _ in s.problems:
         a, b = s.make().fit(X, y), s.make().fit(X, y)
-        same = np.array_equal(a.predict(Xt), b.predict(Xt))
-        if same and hasattr(a, "decision_function"):
-            same = np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
-        if not same:
+        if not same_predictions(a, b, Xt):
             fail(f"{what}: two fits with the same parameters and data differ; seed every "
                  "random choice from random_state")
 
@@ -235,10 +240,7 @@ def survives_joblib(s: LearnerSubject) -> None:
             more = cycle_labels(est.classes_, 30)
             a = est.partial_fit(Xt[:30], more)
             b = loaded.partial_fit(Xt[:30], more)
-            same = np.array_equal(a.predict(Xt), b.predict(Xt))
-            if same and hasattr(a, "decision_function"):
-                same = np.array_equal(a.decision_function(Xt), b.decision_function(Xt))
-            if not same:
+            if not same_predictions(a, b, Xt):
                 fail(f"{what}: partial_fit after a joblib round trip continues differently "
                      "from the original model; some training state is not pickled")
 
