@@ -174,16 +174,11 @@ FEATURIZER_CHECKS: tuple[Check, ...] = tuple(Check(f.__name__, f) for f in (
 def featurizer_under_test(factory, documents: Sequence | None = None, labels: Sequence | None = None,
                           *, name: str | None = None, min_accuracy: float = 0.8,
                           expected_failures: dict[str, str] | None = None) -> Component:
-    """A featurizer as the checks take it; the parameters are those of :func:`check_featurizer`.
+    """A featurizer as the checks take it, for :func:`~textcw.testing.parametrize_with_checks`
+    (one pytest item per check); the parameters are those of :func:`check_featurizer`.
 
-    Pass it to :func:`~textcw.testing.parametrize_with_checks` for one pytest item per check.
-
-    Raises
-    ------
-    TypeError
-        ``factory`` is neither callable nor an estimator instance.
-    ValueError
-        Fewer than 6 ``documents``, or ``expected_failures`` names a check that does not exist.
+    A factory that is neither callable nor an estimator instance is a ``TypeError``;
+    fewer than 6 ``documents``, or an ``expected_failures`` key naming no check, a ``ValueError``.
     """
     subject = FeaturizerSubject(None, documents, labels, min_accuracy)  # documents checked first
     subject.make = maker(factory, "featurizer")

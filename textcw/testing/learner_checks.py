@@ -330,16 +330,11 @@ LEARNER_CHECKS: tuple[Check, ...] = tuple(Check(f.__name__, f) for f in (
 def learner_under_test(factory, *, name: str | None = None, min_accuracy: float = 0.8,
                        sklearn_checks: bool = True,
                        expected_failures: dict[str, str] | None = None) -> Component:
-    """A learner as the checks take it; the parameters are those of :func:`check_learner`.
+    """A learner as the checks take it, for :func:`~textcw.testing.parametrize_with_checks`
+    (one pytest item per check); the parameters are those of :func:`check_learner`.
 
-    Pass it to :func:`~textcw.testing.parametrize_with_checks` for one pytest item per check.
-
-    Raises
-    ------
-    TypeError
-        ``factory`` is neither callable nor an estimator instance.
-    ValueError
-        ``expected_failures`` names a check that does not exist.
+    A factory that is neither callable nor an estimator instance is a ``TypeError``;
+    an ``expected_failures`` key naming no check, a ``ValueError``.
     """
     subject = LearnerSubject(maker(factory, "learner"), min_accuracy, sklearn_checks)
     return Component("learner", name or describe(factory), subject, LEARNER_CHECKS,
