@@ -39,6 +39,11 @@ from pathlib import Path
 
 from textcw.errors import OutputError, TextcwError
 
+__all__ = [
+    "atomic_output", "atomic_write_bytes", "atomic_write_text", "check_output_folder",
+    "check_output_path", "fsync_folder"
+]
+
 
 def check_output_path(path: str | os.PathLike, what: str, *, not_same_as: str | os.PathLike | None = None,
                       example: str | None = None, error: type[TextcwError] = OutputError) -> Path:

@@ -17,6 +17,8 @@ from textcw.portable_format import DEFAULT_MAX_BYTES, is_export, open_export, re
 from textcw.signing import digests_equal, signature_status, signing_key
 from textcw.untrusted import safe_text
 
+__all__ = ["CARD_FIELDS", "card", "export_card", "model_card", "render_card"]
+
 CARD_FIELDS = ("kind", "learner", "learner_params", "featurizer", "featurizer_params", "classes",
                "n_features", "corpus", "accuracy", "n_train", "n_test", "textcw_version", "python",
                "dependencies", "plugins", "created_at", "format_version", "sha256", "digest_ok",

@@ -60,6 +60,11 @@ from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
 from textcw.untrusted import check_printable, parse_json, read_member, safe_text
 
+__all__ = [
+    "FORMAT", "FORMAT_VERSION", "MANIFEST_MEMBER", "PAYLOAD_MEMBER", "SIGNATURE_MEMBER", "SUFFIX",
+    "check_destination", "load", "read_manifest", "read_parts", "save", "zip_member"
+]
+
 FORMAT = "textcw-model"
 FORMAT_VERSION = 3  # 3: the "model" description, created_at, the optional signature member
 MANIFEST_MEMBER = "manifest.json"

@@ -27,6 +27,8 @@ from textcw.errors import InputError, ModelFileError
 from textcw.persist import check_destination, zip_member
 from textcw.portable_format import FITTED_NAME, FORMAT, FORMAT_VERSION, JSON_MEMBER, KINDS
 
+__all__ = ["export_model"]
+
 
 _NESTED_MODULES = ("sklearn.", "textcw.")
 

@@ -20,6 +20,12 @@ import numpy as np
 from textcw.errors import ModelFileError
 from textcw.untrusted import check_printable, parse_json, read_member, safe_text
 
+__all__ = [
+    "ARRAY_DTYPES", "DEFAULT_MAX_BYTES", "FITTED_NAME", "FORMAT", "FORMAT_VERSION", "JSON_MEMBER",
+    "KINDS", "is_export", "json_limit", "open_export", "read_array", "read_description",
+    "read_document", "read_export"
+]
+
 
 FORMAT = "textcw-portable"
 

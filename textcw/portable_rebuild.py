@@ -19,6 +19,11 @@ from textcw.errors import ModelFileError, TextcwError
 from textcw.portable_format import ARRAY_DTYPES, FITTED_NAME
 from textcw.untrusted import check_printable, safe_text
 
+__all__ = [
+    "TAGS_ATTRIBUTES", "TAGS_COMPONENTS", "TAGS_PARAMS", "TAGS_STATE", "check_scores",
+    "check_state_extent", "check_widths", "decode", "labels_of", "set_attributes"
+]
+
 
 TAGS_PARAMS = frozenset({"__dict__", "__tuple__", "__set__", "__float__", "__dtype__"})
 

@@ -31,6 +31,8 @@ from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.corpus.sampling import make_dataset, seeded_split
 from textcw.errors import DataError
 
+__all__ = ["ARCHIVE", "DOMAINS", "PAIRS", "SENTIMENTS", "TASKS", "load", "parse_line", "read_archive"]
+
 DOMAINS = ("books", "dvd", "electronics", "kitchen")
 SENTIMENTS = ("negative", "positive")
 

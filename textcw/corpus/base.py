@@ -9,6 +9,8 @@ import numpy as np
 from textcw.errors import InputError, UnknownNameError
 from textcw.untrusted import safe_text
 
+__all__ = ["SPLITS", "Dataset", "check_split", "check_task", "split_task_name"]
+
 SPLITS = ("train", "test")
 
 

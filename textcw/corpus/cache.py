@@ -56,6 +56,13 @@ import numpy as np
 from textcw._version import __version__
 from textcw.corpus.datahome import ENV_VAR, RemoteFile, data_home, fetch, sha256_of
 
+__all__ = [
+    "CACHE_VAR", "FORMAT", "KINDS", "MAX_FILE_BYTES", "NO_CACHE_VAR", "CacheMiss", "cache_dir",
+    "cached_parse", "clear", "disabled", "enabled", "entries", "entry_path", "load_entry", "location",
+    "log", "make_key", "pack_texts", "read_npz", "save_entry", "source_digest", "sources",
+    "unpack_texts"
+]
+
 CACHE_VAR = "TEXTCW_CACHE"
 NO_CACHE_VAR = "TEXTCW_NO_CACHE"
 #: Bumped whenever the layout of a cache file changes; part of every key.

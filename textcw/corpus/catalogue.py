@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from textcw.errors import TextcwError
 from textcw.registry import Entry
 
+__all__ = ["TaskRow", "task_rows"]
+
 
 @dataclass
 class TaskRow:

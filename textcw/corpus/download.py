@@ -23,6 +23,8 @@ from textcw._atomic import fsync_folder
 from textcw.corpus.remote import ENV_VAR, RemoteFile, missing_message, verify
 from textcw.errors import DataError
 
+__all__ = ["DEFAULT_MAX_BYTES", "DOWNLOAD_DEADLINE", "download_file"]
+
 _CHUNK = 1 << 20
 
 #: Seconds a whole download may take: connecting, redirects, headers and body together.

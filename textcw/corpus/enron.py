@@ -35,6 +35,11 @@ from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.corpus.sampling import make_dataset, random_sample, seeded_split
 from textcw.errors import DataError, InputError
 
+__all__ = [
+    "ARCHIVE", "KEPT_HEADERS", "NON_ARCHIVAL", "N_FOLDERS", "SAMPLE_SIZE", "TASKS", "USERS",
+    "folder_key", "largest_folders", "load", "message_text", "read_archive"
+]
+
 ARCHIVE = RemoteFile(
     corpus="enron",
     filename="enron_mail_20150507.tar.gz",

@@ -30,6 +30,11 @@ from textcw.corpus.cache import (
     source_digest,
 )
 
+__all__ = [
+    "features_key", "featurizer_state", "load_features", "pack_csr", "restore_featurizer",
+    "save_features", "unpack_csr"
+]
+
 
 def features_key(corpus: str, loader, featurizer: str, entry, params: dict, feat) -> dict | None:
     """The key of ``corpus`` featurized by ``feat``, or None when it cannot be cached.

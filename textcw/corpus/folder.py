@@ -34,6 +34,10 @@ from textcw.corpus.sampling import make_dataset, seeded_split
 from textcw.errors import DataError, InputError
 from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
 
+__all__ = [
+    "TASKS", "TASK_PATTERNS", "check_task", "class_files", "decode", "label_of", "load", "read_classes"
+]
+
 TASKS: dict = {}
 TASK_PATTERNS = {"PATH": "a folder with one sub-folder of text files per class"}
 

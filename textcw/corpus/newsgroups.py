@@ -22,6 +22,8 @@ from textcw.corpus.base import Dataset, check_split, check_task
 from textcw.corpus.datahome import RemoteFile
 from textcw.errors import DataError
 
+__all__ = ["ARCHIVE", "PAIRS", "TASKS", "load", "read"]
+
 ARCHIVE = RemoteFile(
     max_bytes=16_000_000,  # a download stops here (canonical archive 14.5 MB, with a margin)
     corpus="newsgroups",

@@ -36,6 +36,11 @@ from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.corpus.sampling import balanced_sample, make_dataset, random_sample, seeded_split
 from textcw.errors import DataError, InputError
 
+__all__ = [
+    "APPENDIX", "HOMEPAGE", "INDUSTRY_QRELS", "PAIRS", "PAIR_SAMPLE", "TASKS", "TOKEN_FILES", "TOPICS",
+    "TOPIC_QRELS", "TOPIC_SAMPLE", "load", "read_qrels", "read_tokens"
+]
+
 APPENDIX = "https://jmlr.org/papers/volume5/lewis04a/"
 HOMEPAGE = APPENDIX + "lyrl2004_rcv1v2_README.htm"
 

@@ -19,6 +19,11 @@ from pathlib import Path
 
 from textcw.errors import DataError
 
+__all__ = [
+    "ENV_VAR", "OFFLINE_VAR", "RemoteFile", "check_members", "data_home", "missing_message", "offline",
+    "sha256_of", "verify"
+]
+
 ENV_VAR = "TEXTCW_DATA"
 OFFLINE_VAR = "TEXTCW_OFFLINE"
 _CHUNK = 1 << 20

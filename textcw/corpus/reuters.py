@@ -40,6 +40,8 @@ from textcw.corpus.datahome import RemoteFile
 from textcw.corpus.sampling import make_dataset
 from textcw.errors import DataError
 
+__all__ = ["ARCHIVE", "PAIRS", "TASKS", "load", "parse_sgml", "read", "read_archive"]
+
 _SGML_DIGESTS = {
     "reut2-000.sgm": "9ff9bb40624ef992a03f62aace12e697dca1087abfd9b4d06aa787a6ad3e0687",
     "reut2-001.sgm": "1528e7e82d110d88d0234eb9619eadb7f9fd805711971df05975b92277dfdf4d",

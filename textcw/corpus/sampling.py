@@ -18,6 +18,8 @@ import scipy.sparse as sp
 from textcw.corpus.base import Dataset, check_split
 from textcw.errors import DataError, InputError
 
+__all__ = ["TEST_SIZE", "balanced_sample", "make_dataset", "random_sample", "seeded_split", "take"]
+
 TEST_SIZE = 0.2
 
 

@@ -22,6 +22,8 @@ from textcw.corpus.sampling import balanced_sample, make_dataset, seeded_split, 
 from textcw.corpus.svmlight import read_svmlight
 from textcw.errors import DataError, InputError
 
+__all__ = ["FILES", "HOMEPAGE", "LABELS", "SAMPLE_SIZE", "TASKS", "USERS", "load", "read_user"]
+
 HOMEPAGE = "http://www.ecmlpkdd2006.org/challenge.html"
 USERS = ("u00", "u01", "u02")
 SAMPLE_SIZE = 2000

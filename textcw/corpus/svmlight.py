@@ -31,6 +31,11 @@ from textcw.corpus.sampling import make_dataset, seeded_split, take
 from textcw.errors import DataError, InputError
 from textcw.untrusted import one_line, safe_text
 
+__all__ = [
+    "BOM", "MAX_INDEX", "TASKS", "TASK_PATTERNS", "UTF16_BOMS", "check_task", "find_bad_line", "load",
+    "read_svmlight", "split_paths"
+]
+
 TASKS: dict = {}
 TASK_PATTERNS = {"PATH[,TEST_PATH]": "an svmlight/libsvm file, optionally with a test file"}
 

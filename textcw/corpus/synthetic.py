@@ -27,6 +27,8 @@ import numpy as np
 
 from textcw.corpus.base import Dataset, check_split, check_task
 
+__all__ = ["LABELS", "NOISE", "N_FEATURES", "TASKS", "load", "make_synthetic"]
+
 TASKS = {
     "synthetic": "20-d rotated Gaussian, linearly separable (NIPS 2008 section 5; the default task)",
     "noise10": "the same points with 10% of the training labels flipped (MLJ 2013 section 5.2)",

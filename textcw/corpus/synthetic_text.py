@@ -41,6 +41,12 @@ import scipy.sparse as sp
 from textcw.corpus.base import Dataset, check_split
 from textcw.errors import InputError
 
+__all__ = [
+    "BLOCK", "CALIBRATION", "CHUNK", "DEFAULT_N", "INFORMATIVE_SHARE", "MAX_MATERIALISED", "MAX_TEST",
+    "MEAN_EXTRA_LENGTH", "MIN_LENGTH", "NOISE", "TASKS", "TASK_PATTERNS", "VOCABULARY", "ZIPF_EXPONENT",
+    "check_task", "label_names", "load", "parse_task", "size", "split_size", "stream"
+]
+
 TASKS: dict = {}
 TASK_PATTERNS = {
     "N": "N seeded synthetic documents (Zipf vocabulary, hidden linear labels), two classes",

@@ -26,6 +26,8 @@ from textcw.features.params import check_text_params
 from textcw.features.text import check_documents
 from textcw.untrusted import one_line
 
+__all__ = ["DEFAULTS", "Hashing", "hashing"]
+
 DEFAULTS = {
     "n_features": 2**20,
     "alternate_sign": False,

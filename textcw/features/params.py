@@ -37,6 +37,8 @@ from textcw._sklearn_compat import InvalidParameterError, validate_declared_para
 from textcw.errors import ParameterError
 from textcw.untrusted import one_line
 
+__all__ = ["MAX_NGRAM", "SAFE_TOKEN_PATTERNS", "check_text_params"]
+
 # scikit-learn's default (words of two or more letters or digits), words of one or more, letters
 # only (no digits or underscores), and whitespace-separated tokens. Each is a single repetition
 # of one character class, bounded by \b or by the class itself, so a match attempt at any

@@ -27,6 +27,8 @@ from sklearn.utils.validation import check_is_fitted
 from textcw.errors import InputError
 from textcw.untrusted import one_line
 
+__all__ = ["MAPPINGS", "MATRIX", "Precomputed", "precomputed"]
+
 MAPPINGS = "mappings"
 MATRIX = "matrix"
 

@@ -27,6 +27,8 @@ from textcw.errors import InputError, ParameterError
 from textcw.features.params import check_text_params
 from textcw.untrusted import one_line
 
+__all__ = ["NotTextError", "WordCounts", "bigram_counts", "binary_bow", "check_documents"]
+
 _COMMON = {"dtype": np.float64, "decode_error": "replace"}
 
 
