@@ -47,7 +47,7 @@ def test_builtins_are_registered_by_textcw():
     regs = registries()
     assert {"perceptron", "pa", "pa1", "pa2", "cw-var", "cw-stdev"} <= set(regs.learners.names())
     assert {"binary-bow", "bigram-counts"} <= set(regs.featurizers.names())
-    assert "newsgroups" in regs.corpora and "holdout" in regs.evaluators
+    assert "newsgroups" in regs.corpora and len(regs.evaluators) == 0  # evaluators are library functions
     assert regs.learners.get("cw-stdev").provider == "textcw"
     assert set(regs.corpora.get("newsgroups").extra["tasks"]) == {"all", "comp", "sci", "talk"}
 

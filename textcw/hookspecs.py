@@ -116,13 +116,25 @@ def register_corpora(register: Register) -> None:
 
 @hookspec
 def register_evaluators(register: Register) -> None:
-    """Register evaluators (experiments that turn learners and data into a report).
+    """Register evaluators: deprecated, kept one release so that plugins implementing it load.
 
     Parameters
     ----------
     register : callable
         ``register(name, factory, summary="")``. ``factory(**options)`` returns a callable
         that runs the evaluation and returns an object with ``to_dict()``.
+
+    Notes
+    -----
+    textcw's evaluators are named library functions (:mod:`textcw.evaluation.evaluators`:
+    ``cv``, ``tune``, ``noise``, ``curve``, ``online``, ``timing``, ``calibration``,
+    ``combination``, ``mcnemar``, ``rank``, ``holdout``), not registrations: their runners
+    answer different questions with different arguments, so no command could dispatch on one
+    protocol, and a registry nothing runs would only suggest otherwise. ``textcw evaluate``
+    runs :func:`textcw.evaluation.suite.run_suite`. What a plugin registers here is listed by
+    ``textcw list evaluators`` and reachable as ``current_registries().evaluators``, but textcw
+    runs none of it; ship an evaluator as a library function, and a command
+    (:func:`register_commands`) if users should run it from the command line.
     """
 
 

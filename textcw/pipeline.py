@@ -17,31 +17,46 @@ from sklearn.pipeline import Pipeline
 from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError
 from textcw.features.text import NotTextError
-from textcw.plugins import default_registries
-from textcw.registry import Entry, Registries
+from textcw.plugins import current_registries, resolve_corpus, use_registries
+from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
 
-DEFAULT_FEATURIZER = "binary-bow"
+__all__ = ["DEFAULT_FEATURIZER", "TrainResult", "assemble", "build_learner", "check_labels",
+           "default_featurizer", "jsonable_params", "load_corpus", "make_featurizer", "make_learner",
+           "make_pipeline", "score_metrics", "train"]
 
 
 def _registries(registries: Registries | None) -> Registries:
-    return registries if registries is not None else default_registries()
+    return registries if registries is not None else current_registries()
 
 
-def _instantiate(kind: str, entry: Entry, params: dict):
-    """Call ``entry.factory(**params)`` after checking the parameter names, then validate values."""
-    default = entry.factory()
-    if hasattr(default, "get_params"):
-        valid = sorted(default.get_params(deep=False))
+def _instantiate(kind: str, entry: Entry, params: dict, *, validate: bool = True):
+    """``entry.factory(**params)``, built once, with its parameter names checked and (when
+    ``validate``) their values validated once."""
+    try:
+        obj = entry.factory(**params)
+    except TypeError as exc:
+        _check_names(kind, entry, params, entry.factory())  # the usual reason: a misspelled name
+        raise ParameterError(f"bad parameters for {kind} {entry.name!r}: {exc}") from None
+    _check_names(kind, entry, params, obj)
+    if validate:
+        validate_object(kind, entry.name, obj)
+    return obj
+
+
+def _check_names(kind: str, entry: Entry, params: dict, obj) -> None:
+    if hasattr(obj, "get_params"):
+        valid = sorted(obj.get_params(deep=False))
         unknown = sorted(set(params) - set(valid))
         if unknown:
             raise ParameterError(
                 f"unknown parameter {unknown[0]!r} for {kind} {entry.name!r}; valid parameters: "
                 f"{', '.join(valid)}"
             )
-    try:
-        obj = entry.factory(**params)
-    except TypeError as exc:
-        raise ParameterError(f"bad parameters for {kind} {entry.name!r}: {exc}") from None
+
+
+def validate_object(kind: str, name: str, obj) -> None:
+    """Check the parameter values of ``obj`` (``validate_params()``, or scikit-learn's declared
+    constraints), as a :class:`ParameterError` naming the component."""
     validate = getattr(obj, "validate_params", None)
     if validate is None and hasattr(obj, "_parameter_constraints"):
         validate = obj._validate_params  # scikit-learn estimators declare their constraints
@@ -51,9 +66,11 @@ def _instantiate(kind: str, entry: Entry, params: dict):
         except ParameterError:
             raise
         except (ValueError, TypeError) as exc:  # scikit-learn's InvalidParameterError
-            raise ParameterError(f"{kind} {entry.name!r}: {exc}") from None
-    return obj
+            raise ParameterError(f"{kind} {name!r}: {exc}") from None
 
+
+# ``registries=`` on the functions below is an optional override of the registries in use
+# (textcw.plugins.current_registries) for that one call, the same as a use_registries block.
 
 def make_learner(name: str, /, *, registries: Registries | None = None, **params):
     """An unfitted learner by registered name, e.g. ``make_learner("cw-stdev", eta=0.95)``."""
@@ -68,20 +85,17 @@ def make_featurizer(name: str, /, *, registries: Registries | None = None, **par
 def load_corpus(spec: str, split: str = "train", *, registries: Registries | None = None,
                 **options) -> Dataset:
     """Load ``corpus[:task]`` (e.g. ``"newsgroups:comp"``) for ``split``."""
-    corpus, task = split_task_name(spec)
-    entry = _registries(registries).corpora.get(corpus)
-    from textcw.corpus.base import check_task
-
-    tasks = entry.tasks
-    check_task(corpus, task, tasks, entry.task_check)
+    with use_registries(registries):
+        entry, task = resolve_corpus(spec)
     dataset = entry.factory(task=task, split=split, **options)
     if isinstance(dataset, Dataset) and "description" not in dataset.info:
-        task_summary = tasks.get(task) if task is not None else None
+        task_summary = entry.tasks.get(task) if task is not None else None
         dataset.info["description"] = entry.summary + (f"; {task}: {task_summary}" if task_summary else "")
     return dataset
 
 
 def default_featurizer(spec: str, registries: Registries | None = None) -> str:
+    """The featurizer the corpus of ``corpus[:task]`` names for its documents."""
     corpus, _ = split_task_name(spec)
     return _registries(registries).corpora.get(corpus).featurizer
 
@@ -105,6 +119,23 @@ class TrainResult:
     mistakes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # textcw.evaluation.metrics.classification_metrics
 
+    @classmethod
+    def of(cls, model: Pipeline, *, corpus: str, learner: str, featurizer: str, featurizer_params: dict | None,
+           n_train: int, n_test: int, accuracy: float, train_seconds: float, featurize_seconds: float,
+           metrics: dict, n_features: int | None = None, mistakes: list | None = None, **more):
+        """The result for the fitted ``model``: its learner's parameters (as JSON values), its
+        number of features (``n_features_in_`` unless given) and online mistakes (``mistakes_``
+        unless given) are read from the model; ``more`` are the fields of a subclass."""
+        est = model[-1]
+        return cls(
+            model=model, corpus=corpus, learner=learner, featurizer=featurizer,
+            params=jsonable_params(est.get_params(deep=False)),
+            featurizer_params=jsonable_params(dict(featurizer_params or {})), n_train=int(n_train),
+            n_test=int(n_test), n_features=int(est.n_features_in_ if n_features is None else n_features),
+            accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
+            mistakes=list(getattr(est, "mistakes_", []) if mistakes is None else mistakes), metrics=metrics,
+            **more)
+
     def to_dict(self) -> dict:
         return {
             "corpus": self.corpus,
@@ -123,41 +154,39 @@ class TrainResult:
         }
 
 
-def component_info(kind: str, name: str, params: dict, registries: Registries | None = None) -> dict:
-    entry = _registries(registries)[kind].get(name)
+def _component(kind: str, name: str, params: dict) -> dict:
+    entry = current_registries()[kind].get(name)
     return {"name": name, "params": params, "provider": entry.provider}
 
 
 def build_learner(name: str, params: dict | None = None, *, epochs: int | None = None,
-                  seed: int | None = None, registries: Registries | None = None):
-    """The unfitted learner as ``textcw train`` configures it.
+                  seed: int | None = None, no_epochs: str | None = None):
+    """The unfitted learner as ``textcw train`` and the evaluators configure it: built once
+    from ``params``, then ``n_epochs`` and ``random_state`` set, then validated once.
 
-    ``epochs`` sets ``n_epochs`` (an error for a learner without epochs); ``seed`` sets
-    ``random_state`` unless ``params`` names one.
+    ``epochs`` sets ``n_epochs`` (for a learner without epochs, an error saying ``no_epochs``);
+    ``seed`` sets ``random_state`` unless ``params`` names one.
     """
     params = dict(params or {})
-    est = make_learner(name, registries=registries, **params)
+    est = _instantiate("learner", current_registries().learners.get(name), params, validate=False)
     own = est.get_params(deep=False)
     if epochs is not None:
         if "n_epochs" not in own:
-            raise ParameterError(f"learner {name!r} has no epochs; drop --epochs")
+            raise ParameterError(no_epochs or f"learner {name!r} has no epochs; drop --epochs")
         est.set_params(n_epochs=epochs)
     if seed is not None and "random_state" in own and "random_state" not in params:
         est.set_params(random_state=seed)
-    if hasattr(est, "validate_params"):
-        est.validate_params()
+    validate_object("learner", name, est)
     return est
 
 
 def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
-             featurizer_params: dict | None, corpus: str, registries: Registries | None = None,
-             **facts) -> Pipeline:
+             featurizer_params: dict | None, corpus: str, **facts) -> Pipeline:
     """The fitted ``Pipeline(featurizer, learner)`` with the registry facts :func:`save` records."""
     model = Pipeline([("featurizer", featurizer), ("learner", learner_model)])
     model.textcw_components_ = {
-        "learner": component_info("learners", learner, learner_model.get_params(deep=False), registries),
-        "featurizer": component_info("featurizers", featurizer_name, dict(featurizer_params or {}),
-                                     registries),
+        "learner": _component("learners", learner, learner_model.get_params(deep=False)),
+        "featurizer": _component("featurizers", featurizer_name, dict(featurizer_params or {})),
         "corpus": corpus,
         **facts,
     }
@@ -176,10 +205,10 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
         textcw.save(model, "m.joblib"); textcw.export_model(model, "m.textcw")
     """
     featurizer_params = dict(featurizer_params or {})
-    return assemble(make_featurizer(featurizer, registries=registries, **featurizer_params),
-                    make_learner(learner, registries=registries, **learner_params),
-                    learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
-                    corpus=None, registries=registries)
+    with use_registries(registries):
+        return assemble(make_featurizer(featurizer, **featurizer_params), make_learner(learner, **learner_params),
+                        learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
+                        corpus=None)
 
 
 def train(
@@ -207,43 +236,40 @@ def train(
     """
     from textcw.corpus import cache as corpus_cache
 
-    with corpus_cache.disabled(not cache):
+    with corpus_cache.disabled(not cache), use_registries(registries):
         return _train(corpus, learner, featurizer=featurizer, params=params,
-                      featurizer_params=featurizer_params, epochs=epochs, seed=seed,
-                      registries=registries, progress=progress)
+                      featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress)
 
 
-def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, registries,
-           progress) -> TrainResult:
+def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress) -> TrainResult:
     from textcw.corpus import feature_cache
 
-    regs = _registries(registries)
-    featurizer = featurizer or default_featurizer(corpus, regs)
+    featurizer = featurizer or default_featurizer(corpus)
     params = dict(params or {})
     featurizer_params = dict(featurizer_params or {})
-    est = build_learner(learner, params, epochs=epochs, seed=seed, registries=regs)
-    feat = make_featurizer(featurizer, registries=regs, **featurizer_params)
+    est = build_learner(learner, params, epochs=epochs, seed=seed)
+    feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
-    key = _features_key(corpus, featurizer, featurizer_params, feat, regs)
+    key = _features_key(corpus, featurizer, featurizer_params, feat)
     t0 = time.perf_counter()
     hit = feature_cache.load_features(key, feat) if key is not None else None
     if hit is not None:
         report("featurizing", 0, 1)
         feat, Xtr, train_labels, Xte, test_labels = hit
     else:
-        train_set = load_corpus(corpus, "train", registries=regs)
-        test_set = load_corpus(corpus, "test", registries=regs)
+        train_set = load_corpus(corpus, "train")
+        test_set = load_corpus(corpus, "test")
         if len(train_set) == 0 or len(test_set) == 0:
             raise InputError(f"corpus {corpus} has an empty train or test split")
         train_labels, test_labels, Xte = train_set.labels, test_set.labels, None
         t0 = time.perf_counter()
         report("featurizing", 0, 1)
-        Xtr = _fit_featurizer(feat, train_set.data, featurizer, corpus, regs)
+        Xtr = _fit_featurizer(feat, train_set.data, featurizer, corpus)
         if key is not None:  # featurize the test split now, to cache it with the training split
             Xte = feat.transform(test_set.data)
             feature_cache.save_features(
-                key, feat, lambda: make_featurizer(featurizer, registries=regs, **featurizer_params),
+                key, feat, lambda: make_featurizer(featurizer, **featurizer_params),
                 Xtr, Xte, train_set, test_set)
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
@@ -251,7 +277,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     check_labels(train_labels, corpus)
     t0 = time.perf_counter()
     fit_kwargs = {}
-    if progress is not None and regs.learners.get(learner).online:  # declared: fit takes progress
+    if progress is not None and current_registries().learners.get(learner).online:  # declared: fit takes progress
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
     try:
         est.fit(Xtr, train_labels, **fit_kwargs)
@@ -265,7 +291,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     train_seconds = time.perf_counter() - t0
 
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
-                     featurizer_params=featurizer_params, corpus=corpus, registries=regs)
+                     featurizer_params=featurizer_params, corpus=corpus)
     report("evaluating", 0, 1)
     # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
     predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
@@ -273,13 +299,10 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     metrics = score_metrics(est, predicted, test_labels,
                            lambda: model.predict_proba(test_set.data) if Xte is None else est.predict_proba(Xte))
     report("evaluating", 1, 1)
-    return TrainResult(
-        model=model, corpus=corpus, learner=learner, featurizer=featurizer,
-        params=_jsonable(est.get_params(deep=False)), featurizer_params=_jsonable(featurizer_params),
-        n_train=len(train_labels), n_test=len(test_labels), n_features=int(Xtr.shape[1]),
-        accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
-        mistakes=list(getattr(est, "mistakes_", [])), metrics=metrics,
-    )
+    return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
+                          featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
+                          n_features=Xtr.shape[1], accuracy=accuracy, train_seconds=train_seconds,
+                          featurize_seconds=featurize_seconds, metrics=metrics)
 
 
 def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray]) -> dict:
@@ -292,7 +315,7 @@ def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray]) -> di
     return classification_metrics(labels, predicted, proba(), classes=est.classes_)
 
 
-def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, regs) -> dict | None:
+def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat) -> dict | None:
     """The cache key of ``corpus`` featurized so, or None when it is not cached (the cache is
     off, or the corpus is not read from pinned files alone)."""
     from textcw.corpus import cache as corpus_cache
@@ -300,16 +323,12 @@ def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat, r
 
     if not corpus_cache.enabled():
         return None
-    name, task = split_task_name(corpus)
-    entry = regs.corpora.get(name)
-    from textcw.corpus.base import check_task
-
-    check_task(name, task, entry.tasks, entry.task_check)
+    entry, _ = resolve_corpus(corpus)
     return feature_cache.features_key(corpus, entry.factory, featurizer,
-                                     regs.featurizers.get(featurizer), featurizer_params, feat)
+                                     current_registries().featurizers.get(featurizer), featurizer_params, feat)
 
 
-def _fit_featurizer(feat, documents, featurizer: str, corpus: str, regs):
+def _fit_featurizer(feat, documents, featurizer: str, corpus: str):
     """``feat.fit_transform(documents)``, with a clear error for documents it cannot read."""
     try:
         return feat.fit_transform(documents)
@@ -319,7 +338,7 @@ def _fit_featurizer(feat, documents, featurizer: str, corpus: str, regs):
         reason = f"its documents are {exc.found}" if isinstance(exc, NotTextError) else str(exc)
         raise InputError(
             f"featurizer {featurizer!r} cannot read the documents of {corpus} ({reason}); use the "
-            f"corpus's own featurizer ({default_featurizer(corpus, regs)!r}) or another that "
+            f"corpus's own featurizer ({default_featurizer(corpus)!r}) or another that "
             "accepts its documents"
         ) from None
 
@@ -338,7 +357,9 @@ def check_labels(labels, corpus: str) -> None:
         )
 
 
-def _jsonable(params: dict) -> dict:
+def jsonable_params(params: dict) -> dict:
+    """``params`` with every value JSON can hold as is (lists for tuples), others as ``repr``:
+    the parameters a result or a model file records."""
     out = {}
     for key, value in params.items():
         if isinstance(value, (str, int, float, bool)) or value is None:
@@ -348,3 +369,6 @@ def _jsonable(params: dict) -> dict:
         else:
             out[key] = repr(value)
     return out
+
+
+_jsonable = jsonable_params  # the former private name, still imported by textcw.persist

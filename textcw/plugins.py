@@ -1,7 +1,22 @@
-"""Building the plugin manager and the registries it fills.
+"""Building the plugin manager and the registries it fills, and the registries in use.
 
 Nothing happens at import: :func:`get_plugin_manager` builds a fresh manager (tests build
 isolated ones), and :func:`default_registries` builds the process-wide registries on first use.
+
+The registries in use
+---------------------
+Every function that turns a name into a component reads :func:`current_registries`: the
+process-wide registries, unless a :func:`use_registries` block (in the style of scikit-learn's
+``config_context``, a :mod:`contextvars` variable, so threads and asyncio tasks each see their
+own) says otherwise::
+
+    with use_registries(make_registries(MyPlugin())):
+        textcw.pipeline.train("toy", "my-learner")   # and everything it calls
+
+The public entry points (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`,
+:func:`textcw.scale.train_sharded`, the evaluators...) still accept ``registries=`` as an
+optional override for that one call (the same as a :func:`use_registries` block around it);
+nothing passes registries from function to function any more.
 
 Broken installed plugins
 ------------------------
@@ -30,12 +45,14 @@ errors propagate, since hiding them would hide a bug in textcw or in the plugin 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import importlib
 import importlib.metadata
 import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -51,7 +68,6 @@ BUILTIN_PLUGINS = (
     "textcw.default_plugins.learners",
     "textcw.default_plugins.featurizers",
     "textcw.default_plugins.corpora",
-    "textcw.default_plugins.evaluators",
     "textcw.default_plugins.baselines",
     "textcw.default_plugins.scale",
 )
@@ -348,3 +364,55 @@ def default_plugin_manager() -> PluginManager:
 def default_registries() -> Registries:
     """The process-wide registries, built on first use."""
     return build_registries(default_plugin_manager())
+
+
+_IN_USE: contextvars.ContextVar[Registries | None] = contextvars.ContextVar("textcw_registries", default=None)
+
+
+def current_registries() -> Registries:
+    """The registries in use: those of the innermost :func:`use_registries` block, else
+    :func:`default_registries`."""
+    registries = _IN_USE.get()
+    return registries if registries is not None else default_registries()
+
+
+@contextlib.contextmanager
+def use_registries(registries: Registries | None) -> Iterator[None]:
+    """Within the block, :func:`current_registries` is ``registries`` (``None`` changes nothing,
+    so that ``with use_registries(registries):`` serves an optional override)."""
+    if registries is None:
+        yield
+        return
+    if not isinstance(registries, Registries):
+        raise TypeError(f"use_registries takes a textcw.registry.Registries, not {type(registries).__name__}")
+    token = _IN_USE.set(registries)
+    try:
+        yield
+    finally:
+        _IN_USE.reset(token)
+
+
+def in_registries(registries: Registries | None, function: Callable) -> Callable:
+    """``function``, run within :func:`use_registries` ``(registries)`` when called: how an
+    evaluator factory given ``registries=`` keeps them for the runner it returns."""
+    if registries is None:
+        return function
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        with use_registries(registries):
+            return function(*args, **kwargs)
+
+    return run
+
+
+def resolve_corpus(spec: str):
+    """``(entry, task)`` for ``"corpus[:task]"`` in the registries in use, the task checked
+    against the corpus's ``tasks`` and ``task_check`` (:class:`textcw.registry.CorpusEntry`);
+    ``task`` is ``None`` for the corpus's default task."""
+    from textcw.corpus.base import check_task, split_task_name
+
+    corpus, task = split_task_name(spec)
+    entry = current_registries().corpora.get(corpus)
+    check_task(corpus, task, entry.tasks, entry.task_check)
+    return entry, task

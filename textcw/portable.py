@@ -86,15 +86,16 @@ def import_model(path: str | os.PathLike, *, registries=None, max_bytes: int = D
     ``max_bytes`` bounds the unpacked size of the file; a larger one is refused before anything
     is decompressed (``model.json`` may take a 32nd of it, at least 1 MiB). Raises
     :class:`~textcw.errors.ModelFileError` for a file that is not a valid export, naming what is
-    wrong.
+    wrong. ``registries`` overrides the registries in use for this call
+    (:func:`textcw.plugins.use_registries`).
     """
-    from textcw.plugins import default_registries
+    from textcw.plugins import use_registries
 
     path = Path(path)
-    regs = registries if registries is not None else default_registries()
     document, arrays = read_export(path, max_bytes)
     try:
-        return _build(document, arrays, regs)
+        with use_registries(registries):
+            return _build(document, arrays)
     except RecursionError:  # cannot happen below MAX_JSON_DEPTH; kept as a clear error regardless
         raise ModelFileError(f"{path} nests its values too deeply") from None
     except ModelFileError as exc:
@@ -107,8 +108,11 @@ def import_model(path: str | os.PathLike, *, registries=None, max_bytes: int = D
         raise ModelFileError(f"{path} holds an invalid model ({type(exc).__name__}: {exc})") from None
 
 
-def _build(document: dict, arrays: dict, regs) -> Pipeline:
+def _build(document: dict, arrays: dict) -> Pipeline:
     from textcw.pipeline import make_featurizer, make_learner
+    from textcw.plugins import current_registries
+
+    regs = current_registries()
 
     steps = document.get("steps")
     if not (isinstance(steps, list) and [s.get("step") if isinstance(s, dict) else None for s in steps]
@@ -131,7 +135,7 @@ def _build(document: dict, arrays: dict, regs) -> Pipeline:
                 f"it needs the plugin {provider!r}, which provides the {kind[:-1]} {name!r} and is not "
                 f"installed; install it (pip install {provider}) and try again"
             )
-        obj = make(name, registries=regs, **params)  # parameters validated as `textcw train` does
+        obj = make(name, **params)  # parameters validated as `textcw train` does
         if isinstance(obj, (CountVectorizer, HashingVectorizer)):
             from textcw.features.params import check_text_params
 

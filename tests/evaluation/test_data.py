@@ -11,12 +11,12 @@ from textcw.evaluation.specs import LearnerSpec, TaskSpec
 
 
 def test_pool_concatenates_train_and_test(regs):
-    task = load_task(TaskSpec("toy:binary"), registries=regs)
+    task = load_task(TaskSpec("toy:binary"))
     assert len(task) == 240 + 120 and task.data.shape == (360, 30)
 
 
 def test_folds_disjoint_covering_and_stratified(regs):
-    task = load_task(TaskSpec("toy:multi"), registries=regs)
+    task = load_task(TaskSpec("toy:multi"))
     folds = fold_indices(task, 5, seed=3)
     tests = np.concatenate([te for _, te in folds])
     assert sorted(tests) == list(range(len(task)))                       # every document tested once
@@ -32,12 +32,12 @@ def test_folds_disjoint_covering_and_stratified(regs):
 
 
 def test_balanced_sample(regs):
-    task = load_task(TaskSpec("toy:binary", sample=100), registries=regs)
+    task = load_task(TaskSpec("toy:binary", sample=100))
     assert len(task) == 100 and list(np.bincount(task.target)) == [50, 50]
 
 
 def test_split_protocol_keeps_the_official_split(regs):
-    task = load_task(TaskSpec("toy:binary", protocol="split"), registries=regs)
+    task = load_task(TaskSpec("toy:binary", protocol="split"))
     [(tr, te)] = fold_indices(task, 10, 0)
     assert list(tr) == list(range(240)) and list(te) == list(range(240, 360))
     tr2, dev = dev_split(task, 0.1, 0)
@@ -45,7 +45,7 @@ def test_split_protocol_keeps_the_official_split(regs):
 
 
 def test_too_few_documents_for_the_folds(regs):
-    task = load_task(TaskSpec("toy:tiny"), registries=regs)
+    task = load_task(TaskSpec("toy:tiny"))
     with pytest.raises(InputError, match="fewer than the 5 folds"):
         fold_indices(task, 5, 0)
     with pytest.raises(InputError, match="at least 2 folds"):
@@ -53,8 +53,8 @@ def test_too_few_documents_for_the_folds(regs):
 
 
 def test_featurizer_fitted_on_training_rows_only(regs):
-    task = load_task(TaskSpec("toy:binary"), registries=regs)
-    X_train, X_test = featurize(task, np.arange(10), np.arange(10, 20), registries=regs)
+    task = load_task(TaskSpec("toy:binary"))
+    X_train, X_test = featurize(task, np.arange(10), np.arange(10, 20))
     assert X_train.shape == (10, 30) and X_test.shape == (10, 30)
 
 

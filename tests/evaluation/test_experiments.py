@@ -62,18 +62,18 @@ def test_every_experiment_is_listed_and_loads():
 def test_missing_learner_is_an_error_naming_it(regs):
     specs = [LearnerSpec("perceptron"), LearnerSpec("nope-learner", {}, "Nope")]
     with pytest.raises(TextcwError, match="nope-learner.*--available"):
-        check_learners("demo", specs, available=False, registries=regs)
-    ok, notes = check_learners("demo", specs, available=True, registries=regs)
+        check_learners("demo", specs, available=False)
+    ok, notes = check_learners("demo", specs, available=True)
     assert ok == specs[:1] and "Nope" in notes[0]
     with pytest.raises(TextcwError, match="unknown parameter 'nope'"):
-        check_learners("demo", [LearnerSpec("cw-var", {"nope": 5})], available=False, registries=regs)
+        check_learners("demo", [LearnerSpec("cw-var", {"nope": 5})], available=False)
 
 
 def test_missing_corpus_is_an_error_and_missing_data_a_skip(regs, monkeypatch):
     with pytest.raises(TextcwError, match="usps.*textcw-pixels"):
-        check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9"))], available=False, registries=regs)
+        check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9"))], available=False)
     ok, skipped = check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9")), ("toy", TaskSpec("toy:binary"))],
-                              available=True, registries=regs)
+                              available=True)
     assert [t.corpus for _, t in ok] == ["toy:binary"] and "not registered" in skipped[0]
 
     import textcw.pipeline
@@ -87,7 +87,7 @@ def test_missing_corpus_is_an_error_and_missing_data_a_skip(regs, monkeypatch):
 
     monkeypatch.setattr(textcw.pipeline, "load_corpus", absent)
     ok, skipped = check_tasks("demo", [("m", TaskSpec("toy:multi")), ("b", TaskSpec("toy:binary"))],
-                              available=False, registries=regs)
+                              available=False)
     assert len(ok) == 1 and skipped == ["m: no data here (toy archive missing: put it in /nowhere)"]
 
 

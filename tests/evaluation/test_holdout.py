@@ -8,14 +8,14 @@ import pytest
 from textcw.errors import ParameterError, UnknownNameError
 from textcw.evaluation.holdout import holdout
 from textcw.pipeline import train
-from textcw.plugins import default_registries
 
 SMALL_HASH = {"n_features": 2**12}
 
 
-def test_registered():
-    entry = default_registries().evaluators.get("holdout")
-    assert entry.factory is holdout and entry.summary.startswith("Train on the training split")
+def test_named_in_the_evaluators():
+    from textcw.evaluation import evaluators
+
+    assert evaluators.holdout is holdout and "holdout" in evaluators.__all__
 
 
 def test_a_run_is_train_with_the_evaluator_options():

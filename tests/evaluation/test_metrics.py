@@ -205,17 +205,18 @@ def test_train_json_against_sklearn_on_the_saved_model(capsys, tmp_path, learner
 def test_suite_cells_record_macro_f1_per_fold(regs):
     from textcw.evaluation.data import featurize, fold_indices, load_task
     from textcw.evaluation.specs import LearnerSpec
-    from textcw.evaluation.suite import SuiteReport, as_task, run_suite
+    from textcw.evaluation.specs import as_task
+    from textcw.evaluation.suite import SuiteReport, run_suite
     from textcw.evaluation.training import build
 
     report = run_suite(["toy:multi"], ["perceptron"], folds=3, registries=regs)
     cell = report.cell("toy:multi", "perceptron")
     assert len(cell.fold_macro_f1) == 3 and cell.mean_macro_f1 == pytest.approx(np.mean(cell.fold_macro_f1))
     # the first fold again, by hand: the same learner on the same split gives the recorded values
-    data = load_task(as_task("toy:multi"), seed=0, registries=regs)
+    data = load_task(as_task("toy:multi"), seed=0)
     train, test = fold_indices(data, 3, 0)[0]
-    X_train, X_test = featurize(data, train, test, registries=regs)
-    est = build(LearnerSpec.parse("perceptron"), {}, cell.passes, seed=0, registries=regs)
+    X_train, X_test = featurize(data, train, test)
+    est = build(LearnerSpec.parse("perceptron"), {}, cell.passes, seed=0)
     est.fit(X_train, data.labels[train])
     predicted = est.predict(X_test)
     assert cell.fold_macro_f1[0] == pytest.approx(f1_score(data.labels[test], predicted, average="macro"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from textcw.plugins import use_registries
 from toy_corpus import registries
 
 import textcw
@@ -77,10 +78,10 @@ class RecorderPlugin:
 
 
 def test_cv_flips_training_labels_only():
-    regs = registries(RecorderPlugin())
-    task = load_task(TaskSpec("toy:binary"), registries=regs)
-    Recorder.seen = []
-    report = cross_validate(task, [LearnerSpec("recorder")], folds=4, noise=[0.25], registries=regs)
+    with use_registries(registries(RecorderPlugin())):
+        task = load_task(TaskSpec("toy:binary"))
+        Recorder.seen = []
+        report = cross_validate(task, [LearnerSpec("recorder")], folds=4, noise=[0.25])
     folds = fold_indices(task, 4, 0)
     rates = [np.mean(seen != task.labels[tr]) for seen, (tr, _) in zip(Recorder.seen, folds)]
     # 4 x 270 training labels, each flipped with probability 0.25 (sd of the mean rate ~0.013)

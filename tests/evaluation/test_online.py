@@ -15,9 +15,9 @@ from textcw.evaluation.training import build
 
 @pytest.fixture(scope="module")
 def stream(regs):
-    task = load_task(TaskSpec("toy:binary"), registries=regs)
+    task = load_task(TaskSpec("toy:binary"))
     everything = np.arange(len(task))
-    X, _ = featurize(task, everything, everything[:1], registries=regs)
+    X, _ = featurize(task, everything, everything[:1])
     return X, task.labels
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from textcw.errors import ParameterError, UnknownNameError
-from textcw.evaluation.cv import cv
+from textcw.evaluation.evaluators import cv
 from textcw.evaluation.suite import SuiteReport, run_suite
 from textcw.evaluation.table import error_table, markdown, noise_table, tuning_table
 
@@ -116,10 +116,13 @@ def test_probabilities_belong_to_the_chosen_pass(report):
             assert all(c is None or c >= 0.5 for c in cell.confidence), cell.learner
 
 
-def test_registered_evaluators_build_and_report(regs):
-    names = regs.evaluators.names()
-    assert set(names) >= {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing"}
-    factory = {name: regs.evaluators.get(name).factory for name in names}
+def test_evaluators_are_named_library_functions_not_registrations(regs):
+    from textcw.evaluation import evaluators
+
+    assert regs.evaluators.names() == []  # textcw dispatches on no evaluator registry
+    factory = {name: getattr(evaluators, name) for name in evaluators.__all__}
+    assert set(factory) == {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing",
+                            "calibration", "combination"}
     noisy = factory["noise"](levels=(0, 0.2), folds=2, tune=False, registries=regs)(["toy:binary"], ["pa"])
     assert noisy.noise == [0.0, 0.2] and noisy.cell("toy:binary", "pa", 0.2).complete
     tuned = factory["tune"](quick=True, registries=regs)("toy:binary", ["cw-var", "pa1"])

@@ -23,9 +23,9 @@ def online_learners():
 def toy(regs):
     out = {}
     for name in ("binary", "multi"):
-        task = load_task(TaskSpec(f"toy:{name}"), registries=regs)
+        task = load_task(TaskSpec(f"toy:{name}"))
         tr, te = dev_split(task, 0.25, 0)
-        X_train, X_test = featurize(task, tr, te, registries=regs)
+        X_train, X_test = featurize(task, tr, te)
         out[name] = (X_train, task.labels[tr], X_test, task.labels[te])
     return out
 
@@ -81,6 +81,6 @@ def test_tune_batch_learner_has_no_passes(toy):
 def test_fixed_parameters_are_not_tuned(regs):
     from textcw.evaluation.grids import grid_for
 
-    assert grid_for("cw-var", {"eta": 0.9}, registries=regs) == {}
-    assert "eta" in grid_for("cw-var", {}, registries=regs)
-    assert grid_for("perceptron", {}, registries=regs) == {}
+    assert grid_for("cw-var", {"eta": 0.9}) == {}
+    assert "eta" in grid_for("cw-var", {})
+    assert grid_for("perceptron", {}) == {}

@@ -20,7 +20,7 @@ def parse_floats(text: str | None, option: str) -> list[float]:
         raise ParameterError(f"{option} {text!r} is not a comma-separated list of numbers (e.g. 0,0.1,0.2)") from None
 
 
-def split_corpora(text: str, registries=None) -> list[str]:
+def split_corpora(text: str) -> list[str]:
     """The tasks of ``--corpus``: comma-separated, but a comma inside the path of a task whose
     corpus declares ``takes_path`` (``folder``, ``svmlight``) does not start a new task
     (``svmlight:train.svm,test.svm`` is one task).
@@ -28,9 +28,9 @@ def split_corpora(text: str, registries=None) -> list[str]:
     An item that names no registered corpus and follows such a task is the rest of its path.
     """
     from textcw.evaluation.specs import split_list
-    from textcw.plugins import default_registries
+    from textcw.plugins import current_registries
 
-    corpora = (registries or default_registries()).corpora
+    corpora = current_registries().corpora
     items: list[str] = []
     for item in split_list(text, "--corpus"):
         previous = items[-1].partition(":")[0] if items else None
@@ -72,19 +72,19 @@ def print_report(report, *, spread: bool = False) -> None:
         print_table(*tuning_table(report), title="chosen on the tuning run")
 
 
-def write_figures(report, directory: Path, registries=None) -> list[Path]:
+def write_figures(report, directory: Path) -> list[Path]:
     """The suite's figures plus one cumulative-mistakes plot per task (tuned settings)."""
     from textcw.evaluation.online import online
     from textcw.evaluation.plot import suite_figures
-    from textcw.plugins import default_registries
+    from textcw.plugins import current_registries
 
-    learners = (registries or default_registries()).learners
+    learners = current_registries().learners
     online_learners = [s for s in report.learners if learners.get(s.name).online]
     settings = {(t.learner, t.noise): (t.params, t.passes) for t in report.tuning}
     finished = {info.label for info in report.task_info}
     online_reports = []
     if online_learners:
-        run = online(registries=registries, seed=report.seed)
+        run = online(seed=report.seed)
         online_reports = [run(task, online_learners, settings) for task in report.tasks
                           if task.label in finished]
     return suite_figures(report, directory, online_reports=online_reports)

@@ -27,11 +27,11 @@ def register(app: typer.Typer) -> None:
                  "local archives; never downloads)")] = True,
     ) -> None:
         """List registered learners, featurizers, corpora (with tasks and sizes) or evaluators."""
-        from textcw.plugins import default_registries
+        from textcw.plugins import current_registries
 
         if kind not in KINDS:
             raise UnknownNameError("kind", kind, KINDS)
-        registry = default_registries()[kind]
+        registry = current_registries()[kind]
         if name is not None:
             if kind != "learners":
                 raise ParameterError(f"NAME applies to learners (their parameters); for {kind}, "

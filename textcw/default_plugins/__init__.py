@@ -1,6 +1,6 @@
 """The built-in catalogue, registered through the same hooks as any third-party plugin.
 
-Learners, featurizers and evaluators are registered by reference (``"package.module:name"``,
+Learners and featurizers are registered by reference (``"package.module:name"``,
 imported when first used) and corpora import their light loader modules inside the hooks:
 every command loads the plugins, and ``textcw --help``, ``textcw list`` or shell completion
 should not wait for scikit-learn, scipy and numba.

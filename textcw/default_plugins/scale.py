@@ -1,4 +1,5 @@
-"""Built-in scale-out components: the synthetic text stream and the shard-combination experiment."""
+"""Built-in scale-out components: the synthetic text stream (the shard-combination experiment is
+the library function :func:`textcw.evaluation.evaluators.combination`)."""
 
 from textcw.hookspecs import hookimpl
 
@@ -12,8 +13,3 @@ def register_corpora(register):
              task_patterns=synthetic_text.TASK_PATTERNS, featurizer="hashing",
              stream=synthetic_text.stream, size=synthetic_text.size)
 
-
-@hookimpl
-def register_evaluators(register):
-    register("combination", "textcw.evaluation.combination:combination",
-             summary="Shard models, uniform and KL combinations vs one model (JMLR 2012 Figure 6)")

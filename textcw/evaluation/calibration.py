@@ -27,6 +27,7 @@ import numpy as np
 
 from textcw.errors import InputError, ParameterError
 from textcw.evaluation.report import Report
+from textcw.plugins import in_registries
 
 BINS = 10
 
@@ -185,20 +186,19 @@ def calibration(*, bins: int = BINS, seed: int | None = 0, registries=None):
             featurizer: str | None = None) -> CalibrationReport:
         from textcw.pipeline import load_corpus, make_learner, train
 
-        if not hasattr(make_learner(learner, registries=registries, **(params or {})), "predict_proba"):
+        if not hasattr(make_learner(learner, **(params or {})), "predict_proba"):
             raise ParameterError(
                 f"learner {learner!r} gives no label probabilities (no predict_proba); calibration "
                 "needs a probabilistic learner such as cw-var, cw-stdev, arow or maxent"
             )
-        result = train(corpus, learner, params=params, epochs=epochs, seed=seed, featurizer=featurizer,
-                       registries=registries)
-        test = load_corpus(corpus, "test", registries=registries)
+        result = train(corpus, learner, params=params, epochs=epochs, seed=seed, featurizer=featurizer)
+        test = load_corpus(corpus, "test")
         model = result.model
         return calibration_report(model.predict_proba(test.data), test.labels, model.classes_,
                                   predicted=model.predict(test.data), bins=bins, learner=learner,
                                   task=corpus, params=result.params)
 
-    return run
+    return in_registries(registries, run)
 
 
 def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "") -> Path:

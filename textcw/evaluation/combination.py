@@ -26,6 +26,7 @@ import numpy as np
 
 from textcw.errors import ParameterError
 from textcw.evaluation.report import Report
+from textcw.plugins import in_registries
 
 SHARD_COUNTS = (10, 50, 100)
 
@@ -84,30 +85,28 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
             raise ParameterError(f"{name}={value!r} is invalid; {name} must be an integer >= 1")
 
     def run(task, learners=("cw-var", "pa"), progress=None) -> CombinationReport:
-        from textcw.evaluation.suite import as_learner
+        from textcw.evaluation.specs import as_learner
         from textcw.pipeline import default_featurizer, make_featurizer, make_learner
-        from textcw.plugins import default_registries
         from textcw.scale.backends import Ready, open_backend
         from textcw.scale.combine import METHODS, Combiner, check_combinable
         from textcw.scale.shards import fit_featurizer, iter_shards, needs_fit
         from textcw.scale.source import CorpusSource
 
-        regs = registries if registries is not None else default_registries()
         specs = [as_learner(s) for s in learners]
         if not specs:
             raise ParameterError("the combination experiment needs at least one learner")
         templates = {}
         for spec in specs:
-            est = make_learner(spec.name, registries=regs, **spec.params)
+            est = make_learner(spec.name, **spec.params)
             if not hasattr(est, "partial_fit") or "n_epochs" not in est.get_params(deep=False):
                 raise ParameterError(f"learner {spec.label!r} is not an online learner; shards need one")
             est.set_params(n_epochs=passes)
             check_combinable(est, "uniform")
             templates[spec.label] = est
-        source = CorpusSource.resolve(str(task), regs)
+        source = CorpusSource.resolve(str(task))
         report = progress or (lambda stage, done, total: None)
         t0 = time.perf_counter()
-        feat = make_featurizer(featurizer or default_featurizer(str(task), regs), registries=regs,
+        feat = make_featurizer(featurizer or default_featurizer(str(task)),
                                **dict(featurizer_params or {}))
         test = source.read("test")
         totals = {(label, n): _Totals() for label in templates for n in (1, *counts)}
@@ -150,7 +149,7 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
         out.seconds = time.perf_counter() - t0
         return out
 
-    return run
+    return in_registries(registries, run)
 
 
 @dataclass

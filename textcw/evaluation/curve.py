@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from textcw.errors import ParameterError
 from textcw.evaluation.report import Report
 from textcw.evaluation.training import one_thread
+from textcw.plugins import in_registries
 
 MAX_PASSES = 10
 
@@ -35,21 +36,21 @@ def curve(*, max_passes: int = MAX_PASSES, folds: int = 10, seed: int = 0, regis
     """
     from textcw.evaluation.cv import cross_validate
     from textcw.evaluation.data import load_task
-    from textcw.evaluation.suite import as_learner, as_task, check_specs
+    from textcw.evaluation.specs import as_learner, as_task, check_specs
     from textcw.evaluation.training import build, has_passes
 
     @one_thread
     def run(task, learners, settings=None, progress=None) -> CurveReport:
         task = as_task(task)
         learners = [as_learner(s) for s in learners]
-        check_specs([task], learners, None, registries)
+        check_specs([task], learners, None)
         for spec in learners:
-            if not has_passes(build(spec, registries=registries)):
+            if not has_passes(build(spec)):
                 raise ParameterError(f"learner {spec.label!r} has no passes, so it has no learning curve")
-        data = load_task(task, seed=seed, registries=registries)
+        data = load_task(task, seed=seed)
         cv = cross_validate(data, learners, folds=folds, seed=seed, settings=settings, curves=True,
-                            curve_passes=max_passes, registries=registries, progress=progress)
+                            curve_passes=max_passes, progress=progress)
         accuracy = {c.learner: [100.0 - e for e in c.curve] for c in cv.cells}
         return CurveReport(task.label, list(range(1, max_passes + 1)), accuracy, cv.n_folds, cv.interrupted)
 
-    return run
+    return in_registries(registries, run)

@@ -104,7 +104,7 @@ class CVReport(Report):
 
 def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 10, seed: int = 0,
                    settings: dict | None = None, noise=(0.0,), curves: bool = False,
-                   curve_passes: int = CURVE_PASSES, probabilities: bool = False, registries=None,
+                   curve_passes: int = CURVE_PASSES, probabilities: bool = False,
                    progress: Callable[[int, int], None] | None = None) -> CVReport:
     """Cross-validate ``learners`` on ``task`` at each label-noise rate in ``noise``.
 
@@ -133,7 +133,7 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
     total, done = len(splits) * len(cells), 0
     try:
         for k, (train, test) in enumerate(splits):
-            X_train, X_test = featurize(task, train, test, registries=registries)
+            X_train, X_test = featurize(task, train, test)
             report.n_features.append(int(X_train.shape[1]))
             for p in levels:
                 y_train = labels[train]
@@ -142,7 +142,7 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
                     y_train, _ = corrupt_labels(y_train, p, classes, np.random.RandomState([seed, k, int(p * 1e6)]))
                 for spec in learners:
                     cell = cells[spec.label, p]
-                    est = build(spec, cell.params, cell.passes, seed=seed, registries=registries)
+                    est = build(spec, cell.params, cell.passes, seed=seed)
                     if cell.passes is None and has_passes(est):
                         cell.passes = int(est.get_params()["n_epochs"])
                     if curves and has_passes(est):
@@ -207,18 +207,3 @@ def _record(cell: CellResult, positions, truth, predicted, seconds, confidence) 
     cell.fold_errors = [*cell.fold_errors, error_percent(truth, predicted)]
     cell.fold_macro_f1 = [*cell.fold_macro_f1, macro_f1]
     cell.train_seconds = [*cell.train_seconds, float(seconds)]
-
-
-def cv(*, folds: int = 10, seed: int = 0, tune: bool = False, quick: bool = False, registries=None):
-    """Evaluator factory: ``run(tasks, learners, progress=None) -> SuiteReport``.
-
-    ``tasks`` are ``corpus:task`` names or :class:`~textcw.evaluation.specs.TaskSpec`;
-    ``learners`` are ``NAME[:KEY=VALUE...]`` or :class:`~textcw.evaluation.specs.LearnerSpec`.
-    """
-    from textcw.evaluation.suite import run_suite
-
-    def run(tasks, learners, *, baseline=None, progress=None):
-        return run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
-                         baseline=baseline, registries=registries, progress=progress)
-
-    return run

@@ -20,7 +20,6 @@ from textcw.corpus.sampling import balanced_sample, take
 from textcw.errors import InputError
 from textcw.evaluation.specs import CV, TaskSpec
 from textcw.pipeline import default_featurizer, load_corpus, make_featurizer
-from textcw.registry import Registries
 
 
 @dataclass
@@ -75,15 +74,15 @@ def _widen(X, width):
     return X if X.shape[1] == width else sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], width))
 
 
-def load_task(spec: TaskSpec, *, seed: int = 0, registries: Registries | None = None) -> TaskData:
+def load_task(spec: TaskSpec, *, seed: int = 0) -> TaskData:
     """Load the pool of ``spec`` (train and test splits concatenated, then sampled if asked)."""
-    train = load_corpus(spec.corpus, "train", registries=registries)
-    test = load_corpus(spec.corpus, "test", registries=registries)
+    train = load_corpus(spec.corpus, "train")
+    test = load_corpus(spec.corpus, "test")
     if list(train.target_names) != list(test.target_names):
         raise InputError(f"{spec.corpus}: the train and test splits name their labels differently")
     data = concat(train.data, test.data)
     target = np.concatenate([train.target, test.target]).astype(np.int64)
-    featurizer = spec.featurizer or default_featurizer(spec.corpus, registries)
+    featurizer = spec.featurizer or default_featurizer(spec.corpus)
     n_train = len(train)
     if spec.protocol != CV:
         return TaskData(spec, data, target, list(train.target_names), featurizer,
@@ -122,9 +121,9 @@ def dev_split(task: TaskData, dev_size: float, seed: int) -> tuple[np.ndarray, n
     return np.sort(tr), np.sort(dev)
 
 
-def featurize(task: TaskData, train_index, test_index, *, registries: Registries | None = None):
+def featurize(task: TaskData, train_index, test_index):
     """``(X_train, X_test)``: the task's featurizer fitted on the training rows only."""
-    featurizer = make_featurizer(task.featurizer, registries=registries, **task.spec.featurizer_params)
+    featurizer = make_featurizer(task.featurizer, **task.spec.featurizer_params)
     X_train = featurizer.fit_transform(take(task.data, train_index))
     X_test = featurizer.transform(take(task.data, test_index))
     return sp.csr_matrix(X_train), sp.csr_matrix(X_test)

@@ -11,15 +11,13 @@ from __future__ import annotations
 import itertools
 
 from textcw.errors import ParameterError
-from textcw.registry import Registries
 
 
-def grid_for(name: str, fixed: dict, *, quick: bool = False, registries: Registries | None = None) -> dict:
+def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     """``{parameter: values}`` to search for learner ``name``, leaving out the ``fixed`` parameters."""
-    from textcw.plugins import default_registries
+    from textcw.plugins import current_registries
 
-    regs = registries if registries is not None else default_registries()
-    entry = regs.learners.get(name)
+    entry = current_registries().learners.get(name)
     grid = (entry.quick_grid if quick else None) or entry.grid or {}
     grid = {k: list(v) for k, v in grid.items() if k not in fixed}
     for key, values in grid.items():

@@ -38,21 +38,3 @@ def corrupt_labels(labels, p: float, classes, rng: np.random.RandomState) -> tup
     shift = rng.randint(1, classes.size, size=labels.shape[0])
     noisy_index = np.where(flipped, (index + shift) % classes.size, index)
     return classes[noisy_index], flipped
-
-
-def noise(*, levels=(0.0, 0.05, 0.1, 0.15, 0.2, 0.3), folds: int = 10, seed: int = 0, tune: bool = True,
-          registries=None):
-    """Evaluator factory: ``run(tasks, learners, progress=None) -> SuiteReport`` at every noise level.
-
-    The defaults are the binary noise levels of AROW 2013 section 5.3.
-    """
-    from textcw.evaluation.suite import run_suite
-
-    for p in levels:
-        check_noise(p)
-
-    def run(tasks, learners, *, baseline=None, progress=None):
-        return run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, noise=list(levels),
-                         baseline=baseline, registries=registries, progress=progress)
-
-    return run

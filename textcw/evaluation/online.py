@@ -17,6 +17,7 @@ import numpy as np
 from textcw.errors import ParameterError
 from textcw.evaluation.report import Report
 from textcw.evaluation.training import one_thread
+from textcw.plugins import in_registries
 
 POINTS = 100
 
@@ -90,7 +91,7 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
     """
     from textcw.evaluation.data import featurize, load_task
     from textcw.evaluation.noise import check_noise, corrupt_labels
-    from textcw.evaluation.suite import as_learner, as_task, check_specs
+    from textcw.evaluation.specs import as_learner, as_task, check_specs
     from textcw.evaluation.training import build
 
     check_noise(noise)
@@ -99,10 +100,10 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
     def run(task, learners, settings=None) -> OnlineReport:
         task = as_task(task)
         learners = [as_learner(s) for s in learners]
-        check_specs([task], learners, None, registries)
-        data = load_task(task, seed=seed, registries=registries)
+        check_specs([task], learners, None)
+        data = load_task(task, seed=seed)
         everything = np.arange(len(data))
-        X, _ = featurize(data, everything, everything[:1], registries=registries)
+        X, _ = featurize(data, everything, everything[:1])
         labels = data.labels
         curves = {spec.label: [] for spec in learners}
         positions = None
@@ -113,7 +114,7 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
             y = corrupt_labels(truth, noise, data.classes, rng)[0] if noise > 0 else truth
             for spec in learners:
                 params, _ = (settings or {}).get((spec.label, noise), ({}, None))
-                est = build(spec, params, seed=seed + r, registries=registries)
+                est = build(spec, params, seed=seed + r)
                 positions, mistakes = cumulative_mistakes(est, X[order], y, points=points)
                 curves[spec.label].append(mistakes)
         out = []
@@ -123,4 +124,4 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
                                    float(rows[:, -1].std(ddof=1)) if runs > 1 else None))
         return OnlineReport(task.label, len(data), runs, noise, out)
 
-    return run
+    return in_registries(registries, run)

@@ -98,6 +98,36 @@ class TaskSpec(Report):
             self.label = self.corpus
 
 
+def as_task(task) -> TaskSpec:
+    return task if isinstance(task, TaskSpec) else TaskSpec(str(task))
+
+
+def as_learner(learner) -> LearnerSpec:
+    return learner if isinstance(learner, LearnerSpec) else LearnerSpec.parse(str(learner))
+
+
+def check_specs(tasks: list[TaskSpec], learners: list[LearnerSpec], baseline: str | None) -> None:
+    """Fail before any work for an unknown learner, corpus or task, or a bad baseline."""
+    from textcw.pipeline import make_learner
+    from textcw.plugins import current_registries, resolve_corpus
+
+    if not tasks or not learners:
+        raise ParameterError("an evaluation needs at least one task and one learner")
+    for spec in learners:
+        make_learner(spec.name, **spec.params)
+    labels = [s.label for s in learners]
+    if len(set(labels)) != len(labels):
+        raise ParameterError(f"a learner is listed twice: {', '.join(labels)}")
+    if len({t.label for t in tasks}) != len(tasks):
+        raise ParameterError(f"a task is listed twice: {', '.join(t.label for t in tasks)}")
+    for task in tasks:
+        resolve_corpus(task.corpus)
+        if task.featurizer is not None:
+            current_registries().featurizers.get(task.featurizer)
+    if baseline is not None and baseline not in labels:
+        raise ParameterError(f"baseline {baseline!r} is not among the learners ({', '.join(labels)})")
+
+
 def split_list(text: str, what: str) -> list[str]:
     """``"a, b,c"`` -> ``["a", "b", "c"]``; an empty item is an error naming ``what``."""
     items = [item.strip() for item in text.split(",")]

@@ -21,9 +21,10 @@ from textcw.evaluation.mcnemar import McNemarResult, mcnemar_test
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.rank import RankReport, mean_ranks
 from textcw.evaluation.report import Report
-from textcw.evaluation.specs import LearnerSpec, TaskSpec
+from textcw.evaluation.specs import LearnerSpec, TaskSpec, as_learner, as_task, check_specs
 from textcw.evaluation.training import single_threaded
 from textcw.evaluation.tune import DEV_SIZE, MAX_PASSES, TuneResult, tune_learner
+from textcw.plugins import use_registries
 
 Progress = Callable[[str, int, int], None]
 
@@ -116,50 +117,16 @@ class SuiteReport(Report):
         return out
 
 
-def as_task(task) -> TaskSpec:
-    return task if isinstance(task, TaskSpec) else TaskSpec(str(task))
-
-
-def as_learner(learner) -> LearnerSpec:
-    return learner if isinstance(learner, LearnerSpec) else LearnerSpec.parse(str(learner))
-
-
-def check_specs(tasks: list[TaskSpec], learners: list[LearnerSpec], baseline: str | None, registries=None) -> None:
-    """Fail before any work for an unknown learner, corpus or task, or a bad baseline."""
-    from textcw.corpus.base import check_task, split_task_name
-    from textcw.pipeline import make_learner
-    from textcw.plugins import default_registries
-
-    regs = registries if registries is not None else default_registries()
-    if not tasks or not learners:
-        raise ParameterError("an evaluation needs at least one task and one learner")
-    for spec in learners:
-        make_learner(spec.name, registries=regs, **spec.params)
-    labels = [s.label for s in learners]
-    if len(set(labels)) != len(labels):
-        raise ParameterError(f"a learner is listed twice: {', '.join(labels)}")
-    if len({t.label for t in tasks}) != len(tasks):
-        raise ParameterError(f"a task is listed twice: {', '.join(t.label for t in tasks)}")
-    for task in tasks:
-        corpus, name = split_task_name(task.corpus)
-        entry = regs.corpora.get(corpus)
-        check_task(corpus, name, entry.tasks, entry.task_check)
-        if task.featurizer is not None:
-            regs.featurizers.get(task.featurizer)
-    if baseline is not None and baseline not in labels:
-        raise ParameterError(f"baseline {baseline!r} is not among the learners ({', '.join(labels)})")
-
-
 def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise: float = 0.0, quick: bool = False,
                max_passes: int = MAX_PASSES, dev_size: float = DEV_SIZE, seed: int = 0, grids: dict | None = None,
-               registries=None, progress: Callable[[], None] | None = None) -> list[TuneResult]:
+               progress: Callable[[], None] | None = None) -> list[TuneResult]:
     """The papers' single randomised tuning run of every learner on one task.
 
     ``grids`` maps a learner label to its grid, overriding :func:`textcw.evaluation.grids.grid_for`.
     """
-    data = task if isinstance(task, TaskData) else load_task(task, seed=seed, registries=registries)
+    data = task if isinstance(task, TaskData) else load_task(task, seed=seed)
     train, dev = dev_split(data, dev_size, seed)
-    X_train, X_dev = featurize(data, train, dev, registries=registries)
+    X_train, X_dev = featurize(data, train, dev)
     labels = data.labels
     y_train, y_dev = labels[train], labels[dev]
     if noise > 0:
@@ -170,7 +137,7 @@ def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise:
     for spec in learners:
         results.append(tune_learner(spec, X_train, y_train, X_dev, y_dev, task=data.spec.label, noise=noise,
                                     grid=(grids or {}).get(spec.label), quick=quick, max_passes=max_passes,
-                                    seed=seed, registries=registries))
+                                    seed=seed))
         if progress is not None:
             progress()
     return results
@@ -188,19 +155,22 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     grids (default: :func:`textcw.evaluation.grids.grid_for`). ``specialise(task data, learners)``
     may return the learners adapted to one task (same labels, e.g. ``k`` capped at the number of
     labels). A task that fails with a textcw error is recorded in ``failures``; the rest run.
+    ``registries`` overrides the registries in use for this call
+    (:func:`textcw.plugins.use_registries`).
     """
     t0 = time.perf_counter()
     tasks = [as_task(t) for t in tasks]
     learners = [as_learner(s) for s in learners]
     levels = [check_noise(p) for p in noise]
-    check_specs(tasks, learners, baseline, registries)
-    if any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
-        raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")
-    report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline)
-    with single_threaded():
-        _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
-                   probabilities=probabilities, max_passes=max_passes, grids=grids, registries=registries,
-                   progress=progress, on_task=on_task, specialise=specialise)
+    with use_registries(registries):
+        check_specs(tasks, learners, baseline)
+        if any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
+            raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")
+        report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline)
+        with single_threaded():
+            _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
+                       probabilities=probabilities, max_passes=max_passes, grids=grids,
+                       progress=progress, on_task=on_task, specialise=specialise)
     summarise(report)
     report.seconds = time.perf_counter() - t0
     return report
@@ -225,9 +195,9 @@ def _run_tasks(report, tasks, learners, levels, **options) -> None:
 
 
 def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
-              grids, registries, progress, on_task, specialise) -> TaskInfo:
+              grids, progress, on_task, specialise) -> TaskInfo:
     t_task = time.perf_counter()
-    data = load_task(task, seed=seed, registries=registries)
+    data = load_task(task, seed=seed)
     specs = specialise(data, learners) if specialise is not None else learners
     n_splits = 1 if task.protocol != "cv" else folds
     total = n_splits * len(specs) * len(levels) + (len(specs) * len(levels) if tune else 0)
@@ -241,13 +211,12 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
     settings, tuning = {}, []
     if tune:
         for p in levels:
-            results = tuning_run(data, specs, noise=p, quick=quick, max_passes=max_passes, seed=seed, grids=grids,
-                                 registries=registries, progress=tick)
+            results = tuning_run(data, specs, noise=p, quick=quick, max_passes=max_passes, seed=seed, grids=grids, progress=tick)
             tuning.extend(results)
             for spec, r in zip(specs, results):
                 settings[spec.label, p] = (r.params, r.passes)
     cv = cross_validate(data, specs, folds=folds, seed=seed, settings=settings, noise=levels, curves=curves,
-                        curve_passes=max_passes, probabilities=probabilities, registries=registries, progress=tick)
+                        curve_passes=max_passes, probabilities=probabilities, progress=tick)
     report.tuning.extend(tuning)
     report.cells.extend(cv.cells)
     fixed = {s.label: s.params for s, g in zip(specs, learners) if s.params != g.params}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from textcw.evaluation.report import Report
 from textcw.evaluation.training import one_thread
+from textcw.plugins import in_registries
 
 REPEATS = 10
 
@@ -40,28 +41,28 @@ def timing(*, repeats: int = REPEATS, folds: int = 10, seed: int = 0, registries
     ``settings`` maps ``(learner label, 0.0)`` to ``(params, passes)`` as for ``cv``.
     """
     from textcw.evaluation.data import featurize, fold_indices, load_task
-    from textcw.evaluation.suite import as_learner, as_task, check_specs
+    from textcw.evaluation.specs import as_learner, as_task, check_specs
     from textcw.evaluation.training import build, fit_timed
 
     @one_thread
     def run(task, learners, settings=None) -> TimingReport:
         task = as_task(task)
         learners = [as_learner(s) for s in learners]
-        check_specs([task], learners, None, registries)
-        data = load_task(task, seed=seed, registries=registries)
+        check_specs([task], learners, None)
+        data = load_task(task, seed=seed)
         train, test = fold_indices(data, folds, seed)[0]
-        X_train, _ = featurize(data, train, test, registries=registries)
+        X_train, _ = featurize(data, train, test)
         y_train = data.labels[train]
         out = TimingReport(task.label)
         for spec in learners:
             params, passes = (settings or {}).get((spec.label, 0.0), ({}, None))
             seconds = []
             for _ in range(repeats):
-                est = build(spec, params, passes, seed=seed, registries=registries)
+                est = build(spec, params, passes, seed=seed)
                 seconds.append(fit_timed(est, X_train, y_train))
             used = est.get_params(deep=False).get("n_epochs")
             out.results.append(TimingResult(spec.label, dict(params), used, int(X_train.shape[0]), seconds,
                                             statistics.fmean(seconds), min(seconds)))
         return out
 
-    return run
+    return in_registries(registries, run)

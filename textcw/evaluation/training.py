@@ -18,22 +18,15 @@ import numpy as np
 from textcw.errors import ParameterError
 from textcw.evaluation.specs import LearnerSpec
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.pipeline import make_learner
-from textcw.registry import Registries
+from textcw.pipeline import build_learner
 
 
-def build(spec: LearnerSpec, params: dict | None = None, passes: int | None = None, *, seed: int = 0,
-          registries: Registries | None = None):
-    """An unfitted learner: the spec's fixed parameters, then ``params``, ``passes`` and the seed."""
-    est = make_learner(spec.name, registries=registries, **{**spec.params, **(params or {})})
-    own = est.get_params(deep=False)
-    if passes is not None:
-        if "n_epochs" not in own:
-            raise ParameterError(f"learner {spec.label!r} has no passes (no n_epochs parameter)")
-        est.set_params(n_epochs=int(passes))
-    if "random_state" in own and "random_state" not in spec.params and "random_state" not in (params or {}):
-        est.set_params(random_state=seed)
-    return est
+def build(spec: LearnerSpec, params: dict | None = None, passes: int | None = None, *, seed: int = 0):
+    """An unfitted learner: the spec's fixed parameters, then ``params``, ``passes`` and the seed
+    (:func:`textcw.pipeline.build_learner`)."""
+    return build_learner(spec.name, {**spec.params, **(params or {})},
+                         epochs=None if passes is None else int(passes), seed=seed,
+                         no_epochs=f"learner {spec.label!r} has no passes (no n_epochs parameter)")
 
 
 def has_passes(est) -> bool:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from textcw.evaluation.grids import grid_for, grid_points
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec
-from textcw.evaluation.training import build, error_percent, fit_timed, has_passes, one_thread, predictions_per_pass
+from textcw.evaluation.training import build, error_percent, fit_timed, has_passes, predictions_per_pass
 
 MAX_PASSES = 10
 DEV_SIZE = 0.1
@@ -78,14 +78,14 @@ class TuneReport(Report):
 
 def tune_learner(spec: LearnerSpec, X_train, y_train, X_dev, y_dev, *, task: str = "", noise: float = 0.0,
                  grid: dict | None = None, quick: bool = False, max_passes: int = MAX_PASSES,
-                 seed: int = 0, registries=None) -> TuneResult:
+                 seed: int = 0) -> TuneResult:
     """Search the grid (default: :func:`grid_for`) on one train/held-out split."""
     t0 = time.perf_counter()
     if grid is None:
-        grid = grid_for(spec.name, spec.params, quick=quick, registries=registries)
+        grid = grid_for(spec.name, spec.params, quick=quick)
     points, with_passes = [], False
     for point in grid_points(grid):
-        est = build(spec, point, seed=seed, registries=registries)
+        est = build(spec, point, seed=seed)
         with_passes = has_passes(est)
         if with_passes:
             errors = [error_percent(y_dev, pred)
@@ -106,24 +106,3 @@ def choose(points: list[GridPoint]) -> tuple[GridPoint, int, float]:
     tied = [p for p in points if min(p.errors) == best]
     point = tied[(len(tied) - 1) // 2]
     return point, point.errors.index(best) + 1, best
-
-
-def tune(*, quick: bool = False, max_passes: int = MAX_PASSES, dev_size: float = DEV_SIZE, seed: int = 0,
-         registries=None):
-    """Evaluator factory: ``run(task, learners, noise=0.0) -> TuneReport``.
-
-    ``task`` is a :class:`~textcw.evaluation.specs.TaskSpec` or a ``corpus:task`` name;
-    ``learners`` are :class:`~textcw.evaluation.specs.LearnerSpec` or ``NAME[:KEY=VALUE]``.
-    """
-    from textcw.evaluation.suite import as_learner, as_task, check_specs, tuning_run
-
-    @one_thread
-    def run(task, learners, noise: float = 0.0) -> TuneReport:
-        task = as_task(task)
-        learners = [as_learner(s) for s in learners]
-        check_specs([task], learners, None, registries)
-        return TuneReport(task.label, tuning_run(task, learners, noise=noise, quick=quick,
-                                                 max_passes=max_passes, dev_size=dev_size, seed=seed,
-                                                 registries=registries))
-
-    return run

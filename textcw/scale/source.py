@@ -23,11 +23,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textcw.corpus.base import Dataset, check_task, split_task_name
+from textcw.corpus.base import Dataset
 from textcw.corpus.sampling import take
 from textcw.errors import InputError
-from textcw.plugins import default_registries
-from textcw.registry import Registries
+from textcw.plugins import resolve_corpus
 
 CHUNK_SIZE = 10_000
 
@@ -44,12 +43,10 @@ class CorpusSource:
     options: dict = field(default_factory=dict)
 
     @classmethod
-    def resolve(cls, spec: str, registries: Registries | None = None, **options) -> CorpusSource:
-        """Look ``corpus[:task]`` up and check the task, as :func:`textcw.pipeline.load_corpus` does."""
-        regs = registries if registries is not None else default_registries()
-        corpus, task = split_task_name(spec)
-        entry = regs.corpora.get(corpus)
-        check_task(corpus, task, entry.tasks, entry.task_check)
+    def resolve(cls, spec: str, **options) -> CorpusSource:
+        """Look ``corpus[:task]`` up in the registries in use and check the task
+        (:func:`textcw.plugins.resolve_corpus`)."""
+        entry, task = resolve_corpus(spec)
         return cls(spec=spec, task=task, loader=entry.factory, stream=entry.stream,
                    size=entry.size, options=dict(options))
 

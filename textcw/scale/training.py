@@ -18,15 +18,8 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import ParameterError
-from textcw.pipeline import (
-    TrainResult,
-    _jsonable,
-    assemble,
-    build_learner,
-    default_featurizer,
-    make_featurizer,
-)
-from textcw.plugins import default_registries
+from textcw.pipeline import TrainResult, assemble, build_learner, default_featurizer, make_featurizer
+from textcw.plugins import use_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, open_backend
 from textcw.scale.combine import Combiner, check_combinable
@@ -110,11 +103,11 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     """
     check_shard_count(shards)
     Combiner(combine, precision=precision)  # an unknown method fails before any work
-    regs = registries if registries is not None else default_registries()
-    template, base_seed = _learner(learner, params, epochs, seed, stream, regs)
-    check_combinable(template, combine)
-    feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, stream, regs)
-    source = CorpusSource.resolve(corpus, regs)
+    with use_registries(registries):
+        template, base_seed = _learner(learner, params, epochs, seed, stream)
+        check_combinable(template, combine)
+        feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, stream)
+        source = CorpusSource.resolve(corpus)
     report = progress or (lambda stage, done, total: None)
 
     combiner = Combiner(combine, precision=precision)
@@ -146,15 +139,13 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
     if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
         training["precision"] = precision
-    model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training, regs)
+    with use_registries(registries):
+        model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training)
     n_test, accuracy, metrics = score(model, source, chunk_size, report)
-    return ScaleTrainResult(
-        model=model, corpus=corpus, learner=learner, featurizer=feat_name,
-        params=_jsonable(learner_model.get_params(deep=False)),
-        featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=int(sum(sizes)),
-        n_test=n_test, n_features=int(learner_model.n_features_in_), accuracy=accuracy,
-        train_seconds=train_seconds, featurize_seconds=featurize,
-        mistakes=list(getattr(learner_model, "mistakes_", [])), metrics=metrics, mode="shards", shards=shards,
+    return ScaleTrainResult.of(
+        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
+        n_train=sum(sizes), n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
+        featurize_seconds=featurize, metrics=metrics, mode="shards", shards=shards,
         combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=n_workers,
         chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
         shard_documents=sizes, shard_seconds=seconds, shard_cpu_seconds=cpu,
@@ -172,12 +163,12 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     stream. A stream is read once unless ``epochs`` asks for more passes (each in corpus order).
     ``progress("documents", done, total)`` follows the training documents.
     """
-    regs = registries if registries is not None else default_registries()
-    template, base_seed = _learner(learner, params, epochs, seed, True, regs)
-    if not hasattr(template, "partial_fit"):
-        raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
-    feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True, regs)
-    source = CorpusSource.resolve(corpus, regs)
+    with use_registries(registries):
+        template, base_seed = _learner(learner, params, epochs, seed, True)
+        if not hasattr(template, "partial_fit"):
+            raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
+        feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
+        source = CorpusSource.resolve(corpus)
     report = progress or (lambda stage, done, total: None)
 
     total = source.n_documents("train") * int(template.n_epochs)
@@ -188,15 +179,14 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "stream", "chunk_size": chunk_size}
-    model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training, regs)
+    with use_registries(registries):
+        model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training)
     n_test, accuracy, metrics = score(model, source, chunk_size, report)
-    return ScaleTrainResult(
-        model=model, corpus=corpus, learner=learner, featurizer=feat_name,
-        params=_jsonable(result.model.get_params(deep=False)),
-        featurizer_params=_jsonable(dict(featurizer_params or {})), n_train=result.n_documents,
-        n_test=n_test, n_features=int(result.model.n_features_in_), accuracy=accuracy,
-        train_seconds=train_seconds, featurize_seconds=result.featurize_seconds,
-        mistakes=result.mistakes_per_pass, metrics=metrics, mode="stream", chunk_size=chunk_size,
+    return ScaleTrainResult.of(
+        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
+        n_train=result.n_documents, n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
+        featurize_seconds=result.featurize_seconds, metrics=metrics, mistakes=result.mistakes_per_pass,
+        mode="stream", chunk_size=chunk_size,
         passes=int(template.n_epochs), shard_documents=[result.n_documents],
         shard_seconds=[round(result.seconds, 3)], shard_cpu_seconds=[round(result.cpu_seconds, 3)],
     )
@@ -236,8 +226,7 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
     return seen, metrics["accuracy"], metrics
 
 
-def _learner(name: str, params: dict | None, epochs: int | None, seed: int | None, stream: bool,
-             regs: Registries):
+def _learner(name: str, params: dict | None, epochs: int | None, seed: int | None, stream: bool):
     """The unfitted learner, as :func:`textcw.pipeline.train` builds it, and the run's seed.
 
     A stream is read once unless ``epochs`` says otherwise (the papers' large-scale runs make a
@@ -245,7 +234,7 @@ def _learner(name: str, params: dict | None, epochs: int | None, seed: int | Non
     """
     if epochs is None and stream:
         epochs = 1
-    est = build_learner(name, params, epochs=epochs, seed=seed, registries=regs)
+    est = build_learner(name, params, epochs=epochs, seed=seed)
     own = est.get_params(deep=False)
     if "n_epochs" not in own or "random_state" not in own or not hasattr(est, "partial_fit"):
         raise ParameterError(
@@ -256,10 +245,10 @@ def _learner(name: str, params: dict | None, epochs: int | None, seed: int | Non
     return est, base_seed
 
 
-def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool, regs: Registries):
+def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool):
     if name is None:
-        name = STREAM_FEATURIZER if stream else default_featurizer(corpus, regs)
-    feat = make_featurizer(name, registries=regs, **dict(params or {}))
+        name = STREAM_FEATURIZER if stream else default_featurizer(corpus)
+    feat = make_featurizer(name, **dict(params or {}))
     if stream and needs_fit(feat):
         raise ParameterError(
             f"--stream featurizes each chunk on its own, so the featurizer must learn nothing from "
@@ -270,7 +259,7 @@ def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool
 
 
 def _pipeline(featurizer, learner_model, learner: str, feat_name: str, featurizer_params, corpus: str,
-              training: dict, regs: Registries) -> Pipeline:
+              training: dict) -> Pipeline:
     return assemble(featurizer, learner_model, learner=learner, featurizer_name=feat_name,
-                    featurizer_params=featurizer_params, corpus=corpus, registries=regs,
+                    featurizer_params=featurizer_params, corpus=corpus,
                     training=training)

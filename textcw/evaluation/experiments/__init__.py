@@ -4,6 +4,13 @@ Each module holds one experiment: which published numbers it compares against (t
 in ``published/``, transcribed from the papers with the table they come from), which tasks and
 learners stand for the paper's, and any claims it checks. ``run(name, quick=...)`` returns an
 :class:`~textcw.evaluation.experiments.base.ExperimentResult`.
+
+This package is internal: the reproductions are textcw's own record of how close it comes to
+the published numbers, not an extension point. The table below is not extended by plugins and
+may change between releases; a plugin that reproduces another paper adds its own command
+through the ``register_commands`` hook (and can build on
+:func:`textcw.evaluation.suite.run_suite`, which every table here uses). They run on the
+registries in use (:func:`textcw.plugins.use_registries`).
 """
 
 from __future__ import annotations
@@ -36,8 +43,8 @@ def get(name: str):
     return module.EXPERIMENT
 
 
-def run(name: str, *, quick: bool = False, available: bool = False, figures: bool = False, registries=None,
+def run(name: str, *, quick: bool = False, available: bool = False, figures: bool = False,
         progress=None, on_task=None):
     """Run experiment ``name``; ``figures`` also records what the figures need (curves, probabilities)."""
-    return get(name).run(quick=quick, available=available, figures=figures, registries=registries,
+    return get(name).run(quick=quick, available=available, figures=figures,
                          progress=progress, on_task=on_task)

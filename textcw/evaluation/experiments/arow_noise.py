@@ -49,21 +49,19 @@ class NoiseExperiment:
     name = "arow-noise"
     title = "AROW 2013 section 5.3: AROW, CW, PA and SOP under label noise (binary tasks)"
 
-    def run(self, *, quick=False, available=False, registries=None, progress=None, on_task=None, figures=False):
+    def run(self, *, quick=False, available=False, progress=None, on_task=None, figures=False):
         timer = Timer()
         paper = published("arow2013_noise.json")
         result = new_result(self.name, self.title, paper, quick)
-        learners, dropped = check_learners(self.name, [s for _, s in LEARNERS], available=available,
-                                           registries=registries)
+        learners, dropped = check_learners(self.name, [s for _, s in LEARNERS], available=available)
         result.skipped.extend(dropped)
         tasks = [t for t in TEXT + OCR if not quick or t.corpus in QUICK_TASKS]
-        rows, skipped = check_tasks(self.name, [(t.corpus, t) for t in tasks], available=available,
-                                    registries=registries)
+        rows, skipped = check_tasks(self.name, [(t.corpus, t) for t in tasks], available=available)
         result.skipped.extend(skipped)
         result.skipped.append("MNIST (50 of the paper's OCR tasks): not in textcw")
         levels = QUICK_NOISE if quick else list(paper["noise_levels"])
         suite = run_suite([t for _, t in rows], learners, folds=3 if quick else 10, tune=True, quick=quick,
-                          noise=levels, curves=False, registries=registries, progress=progress, on_task=on_task)
+                          noise=levels, curves=False, progress=progress, on_task=on_task)
         result.suite = suite
         result.interrupted = suite.interrupted
         result.failures = list(suite.failures)

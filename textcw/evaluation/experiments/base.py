@@ -90,14 +90,14 @@ class ExperimentResult(Report):
     failures: list[str] = field(default_factory=list)
 
 
-def check_learners(name: str, learners: list[LearnerSpec], *, available: bool, registries=None):
+def check_learners(name: str, learners: list[LearnerSpec], *, available: bool):
     """The learners that can be built; the others are an error (or dropped, with ``available``)."""
     from textcw.pipeline import make_learner
 
     ok, missing = [], []
     for spec in learners:
         try:
-            make_learner(spec.name, registries=registries, **spec.params)
+            make_learner(spec.name, **spec.params)
             ok.append(spec)
         except (UnknownNameError, ParameterError) as exc:
             missing.append(f"{spec.label} ({exc})")
@@ -109,7 +109,7 @@ def check_learners(name: str, learners: list[LearnerSpec], *, available: bool, r
     return ok, [f"learner {m}: not available, column left out" for m in missing]
 
 
-def check_tasks(name: str, rows: list[tuple[str, TaskSpec]], *, available: bool, registries=None):
+def check_tasks(name: str, rows: list[tuple[str, TaskSpec]], *, available: bool):
     """``(runnable rows, skipped notes)``: rows whose corpus is registered and whose data is here.
 
     A corpus that is not registered is an error naming it (and the plugin that provides it),
@@ -120,7 +120,7 @@ def check_tasks(name: str, rows: list[tuple[str, TaskSpec]], *, available: bool,
     ok, skipped, missing = [], [], []
     for paper_row, spec in rows:
         try:
-            load_corpus(spec.corpus, "train", registries=registries)
+            load_corpus(spec.corpus, "train")
             ok.append((paper_row, spec))
         except UnknownNameError as exc:
             corpus = spec.corpus.partition(":")[0]

@@ -34,31 +34,30 @@ class TimingExperiment:
     name = "jmlr-table5"
     title = "JMLR 2012 Table 5: training seconds per run"
 
-    def run(self, *, quick=False, available=False, registries=None, progress=None, on_task=None, figures=False):
+    def run(self, *, quick=False, available=False, progress=None, on_task=None, figures=False):
         with single_threaded():  # see textcw.evaluation.training.single_threaded
-            return self._run(quick=quick, available=available, registries=registries, progress=progress)
+            return self._run(quick=quick, available=available, progress=progress)
 
-    def _run(self, *, quick, available, registries, progress):
+    def _run(self, *, quick, available, progress):
         timer = Timer()
         paper = published("jmlr2012_table5.json")
         result = new_result(self.name, self.title, paper, quick)
-        learners, dropped = check_learners(self.name, [s for _, s in COLUMNS], available=available,
-                                           registries=registries)
+        learners, dropped = check_learners(self.name, [s for _, s in COLUMNS], available=available)
         result.skipped.extend(dropped)
         columns = [(c, s) for c, s in COLUMNS if s in learners]
         published_rows = {r["row"]: r for r in paper["rows"]}
         rows = [(r.paper, r.task) for r in ROWS if r.paper in published_rows and r.task is not None
                 and (not quick or r.paper in QUICK_ROWS)]
         result.skipped.extend(f"{r.paper}: {r.absent}" for r in ROWS if r.paper in published_rows and r.task is None)
-        rows, skipped = check_tasks(self.name, rows, available=available, registries=registries)
+        rows, skipped = check_tasks(self.name, rows, available=available)
         result.skipped.extend(skipped)
         index = {c: k for k, c in enumerate(paper["columns"])}
-        measure = timing(repeats=3 if quick else 10, registries=registries)
+        measure = timing(repeats=3 if quick else 10)
         table, faster, total = [], 0, 0
         try:
             for k, (paper_row, task) in enumerate(rows):
                 specs = [s for _, s in columns]
-                tuned = tuning_run(task, specs, quick=quick, registries=registries)
+                tuned = tuning_run(task, specs, quick=quick)
                 settings = {(t.learner, 0.0): (t.params, t.passes) for t in tuned}
                 report = measure(task, specs, settings)
                 result.extra.setdefault("timing", []).append(report.to_dict())

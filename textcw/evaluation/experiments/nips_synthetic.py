@@ -41,17 +41,17 @@ POINTS = 50
 TUNE_SEED = 1_000_000  # tuning repetitions use seeds from here, never an evaluation seed
 
 
-def _data(seed, n_test, registries):
+def _data(seed, n_test):
     from textcw.pipeline import load_corpus
 
-    train = load_corpus(TASK.corpus, "train", registries=registries, seed=seed, n_train=N_TRAIN, n_test=n_test)
-    test = load_corpus(TASK.corpus, "test", registries=registries, seed=seed, n_train=N_TRAIN, n_test=n_test)
+    train = load_corpus(TASK.corpus, "train", seed=seed, n_train=N_TRAIN, n_test=n_test)
+    test = load_corpus(TASK.corpus, "test", seed=seed, n_train=N_TRAIN, n_test=n_test)
     return np.vstack(train.data), train.labels, np.vstack(test.data), test.labels
 
 
-def one_run(spec, params, seed, n_test, registries):
-    X, y, X_test, y_test = _data(seed, n_test, registries)
-    est = build(spec, params, seed=seed, registries=registries)
+def one_run(spec, params, seed, n_test):
+    X, y, X_test, y_test = _data(seed, n_test)
+    est = build(spec, params, seed=seed)
     positions, mistakes = cumulative_mistakes(est, X, y, points=POINTS)
     return positions, mistakes, error_percent(y_test, est.predict(X_test))
 
@@ -60,33 +60,32 @@ class SyntheticExperiment:
     name = "nips-synthetic"
     title = "NIPS 2008 section 5: cumulative online mistakes on 20-d synthetic data"
 
-    def run(self, *, quick=False, available=False, registries=None, progress=None, on_task=None, figures=False):
+    def run(self, *, quick=False, available=False, progress=None, on_task=None, figures=False):
         with single_threaded():  # see textcw.evaluation.training.single_threaded
-            return self._run(quick=quick, available=available, registries=registries, progress=progress)
+            return self._run(quick=quick, available=available, progress=progress)
 
-    def _run(self, *, quick, available, registries, progress):
+    def _run(self, *, quick, available, progress):
         timer = Timer()
         paper = published("nips2008_synthetic.json")
         result = new_result(self.name, self.title, paper, quick)
-        learners, dropped = check_learners(self.name, [s for _, s in LEARNERS], available=available,
-                                           registries=registries)
+        learners, dropped = check_learners(self.name, [s for _, s in LEARNERS], available=available)
         result.skipped.extend(dropped)
-        check_tasks(self.name, [("synthetic", TASK)], available=False, registries=registries)
+        check_tasks(self.name, [("synthetic", TASK)], available=False)
         runs, tune_runs, n_test = (10, 5, 2000) if quick else (100, 20, 10000)
         chosen, stats = {}, {}
         total, done = len(learners) * (runs + 1), 0
         try:
             for spec in learners:
-                points = grid_points(grid_for(spec.name, spec.params, quick=quick, registries=registries))
+                points = grid_points(grid_for(spec.name, spec.params, quick=quick))
                 scores = []
                 for params in points:
-                    scores.append(np.mean([one_run(spec, params, TUNE_SEED + r, 1, registries)[1][-1]
+                    scores.append(np.mean([one_run(spec, params, TUNE_SEED + r, 1)[1][-1]
                                            for r in range(tune_runs)]))
                 chosen[spec.label] = points[int(np.argmin(scores))]
                 done += 1
                 curves, errors = [], []
                 for r in range(runs):
-                    positions, mistakes, error = one_run(spec, chosen[spec.label], r, n_test, registries)
+                    positions, mistakes, error = one_run(spec, chosen[spec.label], r, n_test)
                     curves.append(mistakes)
                     errors.append(error)
                     done += 1

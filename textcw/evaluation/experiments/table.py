@@ -49,15 +49,14 @@ class TableExperiment:
     quick_grids: dict = field(default_factory=dict)
     specialise: Callable | None = None
 
-    def run(self, *, quick: bool = False, available: bool = False, registries=None, progress=None,
+    def run(self, *, quick: bool = False, available: bool = False, progress=None,
             on_task=None, figures: bool = False) -> ExperimentResult:
         """Run on the tasks that are here; ``figures`` also records learning curves and probabilities."""
         timer = Timer()
         paper = published(self.paper_file)
         result = new_result(self.name, self.title, paper, quick)
         result.notes.extend(self.notes)
-        learners, dropped = check_learners(self.name, [s for _, s in self.columns], available=available,
-                                           registries=registries)
+        learners, dropped = check_learners(self.name, [s for _, s in self.columns], available=available)
         result.skipped.extend(dropped)
         columns = [(c, s) for c, s in self.columns if s in learners]
         rows = []
@@ -71,14 +70,13 @@ class TableExperiment:
         if quick and self.quick_rows is not None:
             result.notes.append(f"quick run: only the rows {', '.join(self.quick_rows)}, "
                                 f"{self.quick_folds} folds, small grids")
-        rows, skipped = check_tasks(self.name, rows, available=available, registries=registries)
+        rows, skipped = check_tasks(self.name, rows, available=available)
         result.skipped.extend(skipped)
         if not rows or not columns:
             raise TextcwError(f"experiment {self.name}: none of its tasks can run here ({'; '.join(result.skipped)})")
         grids = {dict(self.columns)[c].label: g for c, g in (self.quick_grids if quick else self.grids).items()}
         suite = run_suite([t for _, t in rows], [s for _, s in columns], folds=self.quick_folds if quick else self.folds,
-                          tune=True, quick=quick, grids=grids, curves=figures, probabilities=figures,
-                          registries=registries, progress=progress, on_task=on_task, specialise=self.specialise)
+                          tune=True, quick=quick, grids=grids, curves=figures, probabilities=figures, progress=progress, on_task=on_task, specialise=self.specialise)
         result.suite = suite
         result.interrupted = suite.interrupted
         result.failures = list(suite.failures)
