@@ -201,3 +201,19 @@ def test_a_misspelled_hook_of_an_in_process_plugin_is_an_error():
                                                r"not a textcw hook \(misspelled\?\); textcw's hooks are: .*register_learners"):
         get_plugin_manager(entry_points=False, extra=[MisspelledHook])
     assert issubclass(UnknownHookError, PluginError) and issubclass(UnknownHookError, pluggy.PluginValidationError)
+
+
+def test_builtin_commands_come_through_the_register_commands_hook():
+    """textcw's own commands are a default plugin's, module-level functions a test can call."""
+    import typer
+
+    from textcw.cli import build_app, train
+    from textcw.default_plugins import commands
+
+    pm = get_plugin_manager(entry_points=False)
+    assert pm.is_registered(commands)
+    app = typer.Typer()
+    commands.register_commands(app=app)
+    assert [c.callback for c in app.registered_commands][0] is train.train
+    names = [c.name or c.callback.__name__ for c in build_app(pm).registered_commands]
+    assert names[:2] == ["train", "predict"] and {"list", "export", "cache", "reproduce"} <= set(names)

@@ -70,6 +70,7 @@ BUILTIN_PLUGINS = (
     "textcw.default_plugins.corpora",
     "textcw.default_plugins.baselines",
     "textcw.default_plugins.scale",
+    "textcw.default_plugins.commands",
 )
 BUILTIN_PROVIDER = "textcw"
 NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
@@ -329,7 +330,7 @@ def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
     A broken installed plugin (:func:`broken_plugins`) is listed too, with the key ``"broken"``
     holding the reason it was skipped.
     """
-    from textcw import __version__
+    from textcw._version import __version__
 
     dists = _installed(pm)
     rows = []

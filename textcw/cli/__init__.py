@@ -25,8 +25,6 @@ from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
 
 USAGE_ERRORS = (UnknownNameError, ParameterError)
-COMMAND_MODULES = ("train", "predict", "share", "listing", "plugins_info", "evaluate", "reproduce",
-                   "cache")
 DEBUG_VAR = "TEXTCW_DEBUG"
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -34,9 +32,8 @@ __all__ = ["build_app", "build_command", "exit_interrupted", "fail", "main"]
 
 
 def build_app(pm=None) -> typer.Typer:
-    """The root application with the built-in commands and every plugin's commands."""
-    import importlib
-
+    """The root application with every plugin's commands, the built-in ones
+    (:mod:`textcw.default_plugins.commands`) included."""
     from textcw.cli.root import root
     from textcw.plugins import default_plugin_manager, register_commands
 
@@ -48,8 +45,6 @@ def build_app(pm=None) -> typer.Typer:
         context_settings={"help_option_names": HELP_OPTIONS},
     )
     app.callback()(root)
-    for name in COMMAND_MODULES:
-        importlib.import_module(f"textcw.cli.{name}").register(app)
     register_commands(pm or default_plugin_manager(), app)  # a broken plugin is reported and skipped
     return app
 

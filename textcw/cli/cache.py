@@ -13,39 +13,42 @@ from textcw.errors import UnknownNameError
 ACTIONS = ("info", "clear")
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("cache")
-    def cache(
-        action: Annotated[str, typer.Argument(help="info (where the cache is and what it holds) or clear (delete it)")],
-        as_json: JsonFlag = False,
-    ) -> None:
-        """Show or clear the cache of parsed corpora and featurized matrices."""
-        from textcw.corpus import cache as corpus_cache
+def cache(
+    action: Annotated[str, typer.Argument(help="info (where the cache is and what it holds) or clear (delete it)")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Show or clear the cache of parsed corpora and featurized matrices."""
+    from textcw.corpus import cache as corpus_cache
 
-        if action not in ACTIONS:
-            raise UnknownNameError("cache action", action, ACTIONS)
-        folder, why = corpus_cache.location()
-        if action == "clear":
-            files, nbytes = corpus_cache.clear()
-            if as_json:
-                print_json({"folder": str(folder), "removed_files": files, "removed_bytes": nbytes})
-            else:
-                typer.echo(f"removed {files} file{'s' if files != 1 else ''} ({_size(nbytes)}) "
-                           f"from {folder}")
-            return
-        entries = corpus_cache.entries()
-        summary = {"folder": str(folder), "chosen_as": why, "enabled": corpus_cache.enabled(),
-                   "exists": folder.is_dir(),
-                   "entries": entries, "total_bytes": sum(e["bytes"] for e in entries)}
+    if action not in ACTIONS:
+        raise UnknownNameError("cache action", action, ACTIONS)
+    folder, why = corpus_cache.location()
+    if action == "clear":
+        files, nbytes = corpus_cache.clear()
         if as_json:
-            print_json(summary)
-            return
-        state = "" if summary["enabled"] else f" (off: {corpus_cache.NO_CACHE_VAR}=1)"
-        typer.echo(f"cache folder: {folder}{state}")
-        typer.echo(f"chosen as: {why}")
-        typer.echo(f"{len(entries)} file{'s' if len(entries) != 1 else ''}, {_size(summary['total_bytes'])}")
-        for e in entries:
-            typer.echo(f"  {e['kind']:<8}  {e['name']:<24}  {_size(e['bytes']):>9}  {e['path']}")
+            print_json({"folder": str(folder), "removed_files": files, "removed_bytes": nbytes})
+        else:
+            typer.echo(f"removed {files} file{'s' if files != 1 else ''} ({_size(nbytes)}) "
+                       f"from {folder}")
+        return
+    entries = corpus_cache.entries()
+    summary = {"folder": str(folder), "chosen_as": why, "enabled": corpus_cache.enabled(),
+               "exists": folder.is_dir(),
+               "entries": entries, "total_bytes": sum(e["bytes"] for e in entries)}
+    if as_json:
+        print_json(summary)
+        return
+    state = "" if summary["enabled"] else f" (off: {corpus_cache.NO_CACHE_VAR}=1)"
+    typer.echo(f"cache folder: {folder}{state}")
+    typer.echo(f"chosen as: {why}")
+    typer.echo(f"{len(entries)} file{'s' if len(entries) != 1 else ''}, {_size(summary['total_bytes'])}")
+    for e in entries:
+        typer.echo(f"  {e['kind']:<8}  {e['name']:<24}  {_size(e['bytes']):>9}  {e['path']}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command("cache")(cache)
 
 
 def _size(nbytes: int) -> str:

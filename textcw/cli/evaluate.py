@@ -132,49 +132,52 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
         raise SystemExit(1)
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def evaluate(
-        corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
-        learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
-        folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds")] = 10,
-        tune: Annotated[bool, typer.Option("--tune", help="Choose parameters and passes (1..10) on a tuning run first")] = False,
-        quick: Annotated[bool, typer.Option("--quick", help="With --tune: a smaller grid")] = False,
-        noise: Annotated[str | None, typer.Option("--noise", help="Training label-noise rates, comma-separated, e.g. 0,0.1,0.3")] = None,
-        baseline: Annotated[str | None, typer.Option("--baseline", help="Mark McNemar significance against this learner")] = None,
-        split: Annotated[bool, typer.Option("--split", help="Use the corpus's train/test split instead of cross-validation")] = False,
-        sample: Annotated[int | None, typer.Option("--sample", help="Cross-validate a class-balanced sample of this many documents")] = None,
-        featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer (default: each corpus's own)")] = None,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise")] = 0,
-        spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
-        as_json: JsonFlag = False,
-        json_out: JsonOut = None,
-        plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
-    ) -> None:
-        """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
-        from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
-        from textcw.evaluation.suite import run_suite
+def evaluate(
+    corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
+    learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
+    folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds")] = 10,
+    tune: Annotated[bool, typer.Option("--tune", help="Choose parameters and passes (1..10) on a tuning run first")] = False,
+    quick: Annotated[bool, typer.Option("--quick", help="With --tune: a smaller grid")] = False,
+    noise: Annotated[str | None, typer.Option("--noise", help="Training label-noise rates, comma-separated, e.g. 0,0.1,0.3")] = None,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Mark McNemar significance against this learner")] = None,
+    split: Annotated[bool, typer.Option("--split", help="Use the corpus's train/test split instead of cross-validation")] = False,
+    sample: Annotated[int | None, typer.Option("--sample", help="Cross-validate a class-balanced sample of this many documents")] = None,
+    featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer (default: each corpus's own)")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise")] = 0,
+    spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+) -> None:
+    """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
+    from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
+    from textcw.evaluation.suite import run_suite
 
-        tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_corpora(corpus)]
-        learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
-        if quick and not tune:
-            raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
-        check_outputs(json_out=json_out, plot=plot)
-        on_task = task_lines()
-        with progress_bar() as report_progress:
-            report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
-                               noise=parse_floats(noise, "--noise"), baseline=baseline, curves=plot is not None,
-                               probabilities=plot is not None, progress=report_progress, on_task=on_task)
-        if report.failures and not report.task_info and not report.interrupted:
-            # Nothing finished: an empty table would only hide the reason, so the failures are
-            # the error (one line, like every other command's).
-            reasons = "; ".join(" ".join(f.split()) for f in report.failures)
-            message = reasons if len(report.failures) == 1 else f"no task finished: {reasons}"
-            if json_out is not None:
-                report.to_json(json_out)
-                message += f" (the report is in {json_out})"
-            raise TextcwError(message)
-        if not as_json:
-            print_report(report, spread=spread)
-        finish_run(report, as_json=as_json, json_out=json_out, plot=plot, figures=write_figures,
-                   interrupted="the table shows the runs that finished")
+    tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_corpora(corpus)]
+    learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
+    if quick and not tune:
+        raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
+    check_outputs(json_out=json_out, plot=plot)
+    on_task = task_lines()
+    with progress_bar() as report_progress:
+        report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
+                           noise=parse_floats(noise, "--noise"), baseline=baseline, curves=plot is not None,
+                           probabilities=plot is not None, progress=report_progress, on_task=on_task)
+    if report.failures and not report.task_info and not report.interrupted:
+        # Nothing finished: an empty table would only hide the reason, so the failures are
+        # the error (one line, like every other command's).
+        reasons = "; ".join(" ".join(f.split()) for f in report.failures)
+        message = reasons if len(report.failures) == 1 else f"no task finished: {reasons}"
+        if json_out is not None:
+            report.to_json(json_out)
+            message += f" (the report is in {json_out})"
+        raise TextcwError(message)
+    if not as_json:
+        print_report(report, spread=spread)
+    finish_run(report, as_json=as_json, json_out=json_out, plot=plot, figures=write_figures,
+               interrupted="the table shows the runs that finished")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command()(evaluate)

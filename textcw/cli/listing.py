@@ -15,39 +15,42 @@ def _size(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("list")
-    def list_(
-        kind: Annotated[str, typer.Argument(help="learners, featurizers, corpora or evaluators")],
-        name: Annotated[str | None, typer.Argument(help="Learners: one learner's parameters, with defaults, ranges and meanings")] = None,
-        as_json: JsonFlag = False,
-        sizes: Annotated[bool, typer.Option(
-            "--sizes/--no-sizes",
-            help="Corpora: load every task to show its train/test size and classes (reads the "
-                 "local archives; never downloads)")] = True,
-    ) -> None:
-        """List registered learners, featurizers, corpora (with tasks and sizes) or evaluators."""
-        from textcw.plugins import current_registries
+def list_(
+    kind: Annotated[str, typer.Argument(help="learners, featurizers, corpora or evaluators")],
+    name: Annotated[str | None, typer.Argument(help="Learners: one learner's parameters, with defaults, ranges and meanings")] = None,
+    as_json: JsonFlag = False,
+    sizes: Annotated[bool, typer.Option(
+        "--sizes/--no-sizes",
+        help="Corpora: load every task to show its train/test size and classes (reads the "
+             "local archives; never downloads)")] = True,
+) -> None:
+    """List registered learners, featurizers, corpora (with tasks and sizes) or evaluators."""
+    from textcw.plugins import current_registries
 
-        if kind not in KINDS:
-            raise UnknownNameError("kind", kind, KINDS)
-        registry = current_registries()[kind]
-        if name is not None:
-            if kind != "learners":
-                raise ParameterError(f"NAME applies to learners (their parameters); for {kind}, "
-                                     f"run `textcw list {kind}`")
-            show_learner(registry.get(name), as_json=as_json)
-            return
-        entries = list(registry)
-        if kind == "corpora":
-            show_corpora(entries, as_json=as_json, sizes=sizes)
-            return
-        rows = [{"name": e.name, "summary": e.summary, "provider": e.provider} for e in entries]
-        if as_json:
-            print_json(rows)
-        else:
-            print_table(["name", "summary", "provider"],
-                        [[r["name"], r["summary"], r["provider"]] for r in rows])
+    if kind not in KINDS:
+        raise UnknownNameError("kind", kind, KINDS)
+    registry = current_registries()[kind]
+    if name is not None:
+        if kind != "learners":
+            raise ParameterError(f"NAME applies to learners (their parameters); for {kind}, "
+                                 f"run `textcw list {kind}`")
+        show_learner(registry.get(name), as_json=as_json)
+        return
+    entries = list(registry)
+    if kind == "corpora":
+        show_corpora(entries, as_json=as_json, sizes=sizes)
+        return
+    rows = [{"name": e.name, "summary": e.summary, "provider": e.provider} for e in entries]
+    if as_json:
+        print_json(rows)
+    else:
+        print_table(["name", "summary", "provider"],
+                    [[r["name"], r["summary"], r["provider"]] for r in rows])
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command("list")(list_)
 
 
 def show_learner(entry, *, as_json: bool) -> None:

@@ -77,27 +77,30 @@ def output_lines(labels, best, files: list[Path] | None) -> list[str]:
     return ["\t".join(row) for row in zip(*columns)]
 
 
-def register(app: typer.Typer) -> None:
-    @app.command()
-    def predict(
-        model: Annotated[Path, typer.Argument(help="A model saved by `textcw train --out` (a pickle: load only models from people you trust; share with `textcw export`)")],
-        files: Annotated[list[Path] | None, typer.Argument(help="Documents, one per file (default: one per stdin line)")] = None,
-        proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
-    ) -> None:
-        """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
-        label per stdin line; `--proba` adds `<TAB>probability`."""
-        from textcw.persist import load
+def predict(
+    model: Annotated[Path, typer.Argument(help="A model saved by `textcw train --out` (a pickle: load only models from people you trust; share with `textcw export`)")],
+    files: Annotated[list[Path] | None, typer.Argument(help="Documents, one per file (default: one per stdin line)")] = None,
+    proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
+) -> None:
+    """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
+    label per stdin line; `--proba` adds `<TAB>probability`."""
+    from textcw.persist import load
 
-        pipeline = load(model)
-        check_model(pipeline, model)
-        docs = read_documents(files)
-        if not docs:
-            return
-        labels = pipeline.predict(docs)
-        best = None
-        if proba:
-            if not hasattr(pipeline, "predict_proba"):
-                raise InputError("this model's learner defines no probabilities; drop --proba")
-            p = pipeline.predict_proba(docs)
-            best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
-        typer.echo("\n".join(output_lines(labels, best, files)))
+    pipeline = load(model)
+    check_model(pipeline, model)
+    docs = read_documents(files)
+    if not docs:
+        return
+    labels = pipeline.predict(docs)
+    best = None
+    if proba:
+        if not hasattr(pipeline, "predict_proba"):
+            raise InputError("this model's learner defines no probabilities; drop --proba")
+        p = pipeline.predict_proba(docs)
+        best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
+    typer.echo("\n".join(output_lines(labels, best, files)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command()(predict)

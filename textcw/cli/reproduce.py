@@ -24,35 +24,38 @@ def print_result(result) -> None:
     typer.echo(f"{'quick run' if result.quick else 'full run'} in {result.seconds:.0f} s")
 
 
+def reproduce(
+    name: Annotated[str | None, typer.Argument(help="Experiment name (omit to list them)")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer folds, tasks and grid points (what CI runs)")] = False,
+    available: Annotated[bool, typer.Option("--available", help="Leave out learners and corpora that are not registered")] = False,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+    plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+) -> None:
+    """Reproduce a table of the papers on the data that is here, beside the published numbers.
+
+    Exits with 1 when one of the experiment's checks against the paper fails (the output
+    says which), as a test would.
+    """
+    from textcw.cli.evaluate import check_outputs, finish_run, task_lines
+    from textcw.evaluation import experiments
+
+    if name is None:
+        print_table(["experiment", "what"], [[n, s] for n, (_, s) in experiments.EXPERIMENTS.items()])
+        return
+    experiment = experiments.get(name)
+    check_outputs(json_out=json_out, plot=plot)
+    with progress_bar() as report:
+        result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
+                                on_task=task_lines())
+    if not as_json:
+        print_result(result)
+    from textcw.evaluation.experiments.figures import experiment_figures
+
+    finish_run(result, as_json=as_json, json_out=json_out, plot=plot, figures=experiment_figures,
+               interrupted="the tables show the runs that finished")
+
+
 def register(app: typer.Typer) -> None:
-    @app.command()
-    def reproduce(
-        name: Annotated[str | None, typer.Argument(help="Experiment name (omit to list them)")] = None,
-        quick: Annotated[bool, typer.Option("--quick", help="Fewer folds, tasks and grid points (what CI runs)")] = False,
-        available: Annotated[bool, typer.Option("--available", help="Leave out learners and corpora that are not registered")] = False,
-        as_json: JsonFlag = False,
-        json_out: JsonOut = None,
-        plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
-    ) -> None:
-        """Reproduce a table of the papers on the data that is here, beside the published numbers.
-
-        Exits with 1 when one of the experiment's checks against the paper fails (the output
-        says which), as a test would.
-        """
-        from textcw.cli.evaluate import check_outputs, finish_run, task_lines
-        from textcw.evaluation import experiments
-
-        if name is None:
-            print_table(["experiment", "what"], [[n, s] for n, (_, s) in experiments.EXPERIMENTS.items()])
-            return
-        experiment = experiments.get(name)
-        check_outputs(json_out=json_out, plot=plot)
-        with progress_bar() as report:
-            result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
-                                    on_task=task_lines())
-        if not as_json:
-            print_result(result)
-        from textcw.evaluation.experiments.figures import experiment_figures
-
-        finish_run(result, as_json=as_json, json_out=json_out, plot=plot, figures=experiment_figures,
-                   interrupted="the tables show the runs that finished")
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command()(reproduce)

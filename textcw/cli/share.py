@@ -17,76 +17,81 @@ from textcw.cli.output import JsonFlag, log, print_json
 from textcw.errors import ModelFileError
 
 
-def register(app: typer.Typer) -> None:
-    @app.command("export")
-    def export_command(
-        model: Annotated[Path, typer.Argument(help="A model file saved by `textcw train --out`: a pickle, so only your own or a trusted person's")],
-        out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
-    ) -> None:
-        """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
-        from textcw._atomic import check_output_path
-        from textcw.persist import load
-        from textcw.portable import export_model
+def export_command(
+    model: Annotated[Path, typer.Argument(help="A model file saved by `textcw train --out`: a pickle, so only your own or a trusted person's")],
+    out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
+) -> None:
+    """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
+    from textcw._atomic import check_output_path
+    from textcw.persist import load
+    from textcw.portable import export_model
 
-        check_output_path(out, "export destination", not_same_as=model, example="model.textcw")
-        export_model(load(model), out)
-        log.info("exported %s to %s", model, out)
+    check_output_path(out, "export destination", not_same_as=model, example="model.textcw")
+    export_model(load(model), out)
+    log.info("exported %s to %s", model, out)
 
-    @app.command("import")
-    def import_command(
-        shared: Annotated[Path, typer.Argument(help="A file written by `textcw export` (may come from anyone)")],
-        out: Annotated[Path, typer.Argument(help="The model file to save (for `textcw predict`)")],
-        max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
-    ) -> None:
-        """Check an exported model (no pickle, no code from the file) and save it as a model file."""
-        from textcw._atomic import check_output_path
-        from textcw.persist import save
-        from textcw.untrusted import safe_text
-        from textcw.portable import import_model
 
-        check_output_path(out, "import destination", not_same_as=shared, example="model.textcw-model")
-        model = import_model(shared, max_bytes=max_mb << 20)
-        save(model, out, info={"imported_from": shared.name})
-        learner = model.textcw_components_.get("learner", {})
-        name = learner.get("name", "?") if isinstance(learner, dict) else "?"
-        log.info("imported %s (%s, %d features, %d classes) to %s", shared, safe_text(name),
-                 model[-1].n_features_in_, len(model[-1].classes_), out)
+def import_command(
+    shared: Annotated[Path, typer.Argument(help="A file written by `textcw export` (may come from anyone)")],
+    out: Annotated[Path, typer.Argument(help="The model file to save (for `textcw predict`)")],
+    max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
+) -> None:
+    """Check an exported model (no pickle, no code from the file) and save it as a model file."""
+    from textcw._atomic import check_output_path
+    from textcw.persist import save
+    from textcw.untrusted import safe_text
+    from textcw.portable import import_model
 
-    @app.command("inspect")
-    def inspect_command(
-        path: Annotated[Path, typer.Argument(help="A model file or an exported model")],
-        as_json: JsonFlag = False,
-        manifest: Annotated[bool, typer.Option("--manifest", help="Print the file's own record (a model file's manifest, an export's JSON without its arrays) instead of the model card")] = False,
-        max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse exports that unpack to more than this")] = 4096,
-    ) -> None:
-        """Print a model card: learner, parameters, classes, features, corpus and training
-        figures, versions, creation time, digest and signature. Nothing in the file is run or
-        unpickled, and every value is printed escaped."""
-        from textcw.model_card import model_card, render_card
-        from textcw.persist import read_manifest
-        from textcw.untrusted import safe_text
-        from textcw.portable import is_export, read_document
+    check_output_path(out, "import destination", not_same_as=shared, example="model.textcw-model")
+    model = import_model(shared, max_bytes=max_mb << 20)
+    save(model, out, info={"imported_from": shared.name})
+    learner = model.textcw_components_.get("learner", {})
+    name = learner.get("name", "?") if isinstance(learner, dict) else "?"
+    log.info("imported %s (%s, %d features, %d classes) to %s", shared, safe_text(name),
+             model[-1].n_features_in_, len(model[-1].classes_), out)
 
-        exported = is_export(path)
-        try:
-            if manifest:
-                record = read_document(path, max_bytes=max_mb << 20) if exported else read_manifest(path)
-            else:
-                record = model_card(path, max_bytes=max_mb << 20)
-        except ModelFileError:
-            if exported or _is_model_file(path):
-                raise
-            raise ModelFileError(f"{safe_text(path)} is neither a textcw model file nor an exported model") from None
-        if manifest and exported:
-            for step in record.get("steps", []):
-                if isinstance(step, dict):  # the fitted state is data (vocabularies, arrays): summarise it
-                    for key in ("state_dict", "attributes"):
-                        if key in step:
-                            step[key] = "(fitted state)"
-        if as_json or manifest:
-            print_json(record)
+
+def inspect_command(
+    path: Annotated[Path, typer.Argument(help="A model file or an exported model")],
+    as_json: JsonFlag = False,
+    manifest: Annotated[bool, typer.Option("--manifest", help="Print the file's own record (a model file's manifest, an export's JSON without its arrays) instead of the model card")] = False,
+    max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse exports that unpack to more than this")] = 4096,
+) -> None:
+    """Print a model card: learner, parameters, classes, features, corpus and training
+    figures, versions, creation time, digest and signature. Nothing in the file is run or
+    unpickled, and every value is printed escaped."""
+    from textcw.model_card import model_card, render_card
+    from textcw.persist import read_manifest
+    from textcw.untrusted import safe_text
+    from textcw.portable import is_export, read_document
+
+    exported = is_export(path)
+    try:
+        if manifest:
+            record = read_document(path, max_bytes=max_mb << 20) if exported else read_manifest(path)
         else:
-            typer.echo(render_card(record), nl=False)
+            record = model_card(path, max_bytes=max_mb << 20)
+    except ModelFileError:
+        if exported or _is_model_file(path):
+            raise
+        raise ModelFileError(f"{safe_text(path)} is neither a textcw model file nor an exported model") from None
+    if manifest and exported:
+        for step in record.get("steps", []):
+            if isinstance(step, dict):  # the fitted state is data (vocabularies, arrays): summarise it
+                for key in ("state_dict", "attributes"):
+                    if key in step:
+                        step[key] = "(fitted state)"
+    if as_json or manifest:
+        print_json(record)
+    else:
+        typer.echo(render_card(record), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command("export")(export_command)
+    app.command("import")(import_command)
+    app.command("inspect")(inspect_command)
 
 
 def _is_model_file(path: Path) -> bool:

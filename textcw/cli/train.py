@@ -41,86 +41,89 @@ def parse_params(items: list[str] | None, option: str = "--param") -> dict:
     return params
 
 
+def train(
+    corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
+    learner: Annotated[str, typer.Option("--learner", help="Learner name (see `textcw list learners`)")],
+    featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
+    featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
+    epochs: Annotated[int | None, typer.Option("--epochs", help="Passes over the training data (with --stream: 1 unless given)")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling (and of every shard's seed)")] = 0,
+    shards: Annotated[int | None, typer.Option("--shards", help="Train one model per disjoint shard, in parallel, and combine them")] = None,
+    combine: Annotated[str | None, typer.Option("--combine", help="With --shards: kl (precision-weighted, default) or uniform")] = None,
+    precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
+    backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
+    scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
+    out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
+    as_json: JsonFlag = False,
+    json_out: JsonOut = None,
+) -> None:
+    """Train a learner on a corpus's training split and report test accuracy."""
+    from textcw._atomic import check_output_path
+    from textcw.persist import save
+
+    # Every destination is checked before the work: an hour of training is not lost to a typo.
+    if out is not None:
+        check_output_path(out, "--out", example="model.textcw-model")
+    if json_out is not None:
+        check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
+    check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
+                        workers=workers, chunk_size=chunk_size)
+    common = dict(featurizer=featurizer, params=parse_params(param),
+                  featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
+                  epochs=epochs, seed=seed)
+    log.debug("training %s on %s", learner, corpus)
+    from textcw.corpus.cache import disabled as cache_disabled
+
+    with progress_bar() as report, cache_disabled(no_cache):
+        if shards is not None:
+            from textcw.scale import train_sharded
+
+            result = train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
+                                   precision=precision or "sum",
+                                   backend=backend or "local", scheduler=scheduler,
+                                   workers=workers, stream=stream, chunk_size=chunk_size,
+                                   progress=report, **common)
+        elif stream:
+            from textcw.scale import train_stream
+
+            result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, **common)
+        else:
+            from textcw.pipeline import train as run_train
+
+            result = run_train(corpus, learner, progress=report, **common)
+    raise_if_interrupted()  # nothing is written for a run that was told to stop
+    summary = result.to_dict()
+    if out is not None:
+        save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
+        summary["model"] = str(out)
+        log.info("saved %s", out)
+    if json_out is not None:
+        write_json(summary, json_out)
+    if as_json:
+        print_json(summary)
+        return
+    scores = f"accuracy {result.accuracy:.4f}"
+    if result.metrics.get("macro_f1") is not None:
+        scores += f"  macro-F1 {result.metrics['macro_f1']:.4f}"
+    if result.metrics.get("log_loss") is not None:
+        scores += f"  log-loss {result.metrics['log_loss']:.4f}"
+    typer.echo(
+        f"{result.corpus}  {result.learner}  {scores}  "
+        f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
+        f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
+    )
+    if shards is not None or stream:
+        typer.echo(scale_line(result))
+
+
 def register(app: typer.Typer) -> None:
-    @app.command()
-    def train(
-        corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
-        learner: Annotated[str, typer.Option("--learner", help="Learner name (see `textcw list learners`)")],
-        featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
-        param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
-        featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
-        epochs: Annotated[int | None, typer.Option("--epochs", help="Passes over the training data (with --stream: 1 unless given)")] = None,
-        seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling (and of every shard's seed)")] = 0,
-        shards: Annotated[int | None, typer.Option("--shards", help="Train one model per disjoint shard, in parallel, and combine them")] = None,
-        combine: Annotated[str | None, typer.Option("--combine", help="With --shards: kl (precision-weighted, default) or uniform")] = None,
-        precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
-        backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
-        scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
-        workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
-        stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
-        chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
-        no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
-        out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
-        as_json: JsonFlag = False,
-        json_out: JsonOut = None,
-    ) -> None:
-        """Train a learner on a corpus's training split and report test accuracy."""
-        from textcw._atomic import check_output_path
-        from textcw.persist import save
-
-        # Every destination is checked before the work: an hour of training is not lost to a typo.
-        if out is not None:
-            check_output_path(out, "--out", example="model.textcw-model")
-        if json_out is not None:
-            check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
-        check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
-                            workers=workers, chunk_size=chunk_size)
-        common = dict(featurizer=featurizer, params=parse_params(param),
-                      featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
-                      epochs=epochs, seed=seed)
-        log.debug("training %s on %s", learner, corpus)
-        from textcw.corpus.cache import disabled as cache_disabled
-
-        with progress_bar() as report, cache_disabled(no_cache):
-            if shards is not None:
-                from textcw.scale import train_sharded
-
-                result = train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
-                                       precision=precision or "sum",
-                                       backend=backend or "local", scheduler=scheduler,
-                                       workers=workers, stream=stream, chunk_size=chunk_size,
-                                       progress=report, **common)
-            elif stream:
-                from textcw.scale import train_stream
-
-                result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, **common)
-            else:
-                from textcw.pipeline import train as run_train
-
-                result = run_train(corpus, learner, progress=report, **common)
-        raise_if_interrupted()  # nothing is written for a run that was told to stop
-        summary = result.to_dict()
-        if out is not None:
-            save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
-            summary["model"] = str(out)
-            log.info("saved %s", out)
-        if json_out is not None:
-            write_json(summary, json_out)
-        if as_json:
-            print_json(summary)
-            return
-        scores = f"accuracy {result.accuracy:.4f}"
-        if result.metrics.get("macro_f1") is not None:
-            scores += f"  macro-F1 {result.metrics['macro_f1']:.4f}"
-        if result.metrics.get("log_loss") is not None:
-            scores += f"  log-loss {result.metrics['log_loss']:.4f}"
-        typer.echo(
-            f"{result.corpus}  {result.learner}  {scores}  "
-            f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
-            f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
-        )
-        if shards is not None or stream:
-            typer.echo(scale_line(result))
+    """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
+    app.command()(train)
 
 
 def check_scale_options(*, shards, combine, precision=None, backend, scheduler, workers, chunk_size) -> None:
