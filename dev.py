@@ -65,7 +65,8 @@ def setup() -> None:
         return
     packages = ["-e", f"{ROOT}[test,plot,dask]"]
     for plugin in plugin_dirs():
-        packages += ["-e", str(plugin)]
+        # with each plugin's own test extra (textcw-serve's page test drives Chromium via selenium)
+        packages += ["-e", f"{plugin}[test]"]
     print("installing textcw and plugins into .venv", flush=True)
     subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet",
                     "--disable-pip-version-check", *packages], check=True)

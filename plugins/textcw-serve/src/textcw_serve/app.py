@@ -48,7 +48,7 @@ BODY_SECONDS = 10.0
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
                "img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 _STATIC = {"/": ("index.html", "text/html; charset=utf-8"), "/page.js": ("page.js", "text/javascript; charset=utf-8"),
-           "/page.css": ("page.css", "text/css; charset=utf-8")}
+           "/page.css": ("page.css", "text/css; charset=utf-8"), "/favicon.svg": ("favicon.svg", "image/svg+xml")}
 _ERRORS = {400: "bad request", 401: "needs the token", 409: "not learning", 422: "invalid input",
            503: "cannot take the update now"}
 
@@ -176,6 +176,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     app.get("/", response_class=HTMLResponse, include_in_schema=False)(lambda: page("/"))
     app.get("/page.js", include_in_schema=False)(lambda: page("/page.js"))
     app.get("/page.css", include_in_schema=False)(lambda: page("/page.css"))
+    app.get("/favicon.svg", include_in_schema=False)(lambda: page("/favicon.svg"))
 
     asgi = BoundedBody(app, max_bytes=MAX_BODY_BYTES, seconds=body_seconds)
     if loopback_only:

@@ -18,7 +18,7 @@ import hmac
 import json
 import time
 
-KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/predict", "/learn", "/status", "/checkpoint",
+KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/favicon.svg", "/predict", "/learn", "/status", "/checkpoint",
                              "/health", "/metrics", "/openapi.json"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 
