@@ -8,7 +8,7 @@ from textcw_serve import journal
 from textcw_serve.journal import HEADER_BYTES, LogDamagedError, LogWriter, encode_record, read_log
 
 RECORDS = [(1, ["orbit rocket"], ["space"]), (2, ["doctor", "mo\u00f6n \udce9"], ["medicine", 3]),
-           (3, ["x" * 1000], ["space"])]
+           (3, ["x" * 150], ["space"])]
 
 
 def write_log(path, records=RECORDS) -> list[bytes]:
@@ -51,7 +51,7 @@ def test_a_corrupted_last_record_is_dropped(tmp_path, position):
 
 def test_damage_before_more_than_one_write_group_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(journal, "MAX_GROUP_BYTES", 100)
-    frames = write_log(tmp_path / "log")  # the third record is over 1000 bytes
+    frames = write_log(tmp_path / "log")  # the records after the first are over 100 bytes
     data = bytearray(b"".join(frames))
     data[HEADER_BYTES + 2] ^= 0x01  # inside the first record's payload
     (tmp_path / "log").write_bytes(bytes(data))

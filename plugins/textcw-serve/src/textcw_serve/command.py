@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from textcw_serve.journal import MAX_GROUP_RECORDS
+
 LOG = logging.getLogger("textcw.serve")
 
 
@@ -19,6 +21,7 @@ def serve(
     state: Annotated[Path | None, typer.Option("--state", help="Folder of checkpoints and the update log (default with --learn: NAME.serve beside the model); without --learn, serve its newest checkpoint read-only")] = None,
     token_file: Annotated[Path | None, typer.Option("--token-file", help="File holding the token /learn and /checkpoint require (Authorization: Bearer)")] = None,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Write a checkpoint and empty the log after this many updates (0: only on /checkpoint and at exit)")] = 10_000,
+    group_size: Annotated[int, typer.Option("--group-size", help="Most updates made durable by one fsync (group commit); 1: one fsync per update")] = MAX_GROUP_RECORDS,
 ) -> None:
     """Serve MODEL over HTTP: /predict, /learn (with --learn), /status, /checkpoint, /health,
     /metrics, and a page to try it at /."""
@@ -30,8 +33,11 @@ def serve(
 
     if checkpoint_every < 0:
         raise ParameterError(f"--checkpoint-every {checkpoint_every} must be 0 or more")
+    if not 1 <= group_size <= MAX_GROUP_RECORDS:
+        raise ParameterError(f"--group-size {group_size} must be between 1 and {MAX_GROUP_RECORDS}")
     token = read_token(token_file) if token_file is not None else None
     check_listen_address(host, token)  # before the model is loaded: a refusal should be instant
     metrics = ServiceMetrics()
-    service = open_service(model, learn=learn, state=state, checkpoint_every=checkpoint_every, metrics=metrics)
+    service = open_service(model, learn=learn, state=state, checkpoint_every=checkpoint_every,
+                           max_group_records=group_size, metrics=metrics)
     run(service, host=host, port=port, token=token, announce=LOG.info)

@@ -37,6 +37,7 @@ HEADER_BYTES = _HEADER.size
 # reader uses the same bound to tell a torn last group from damage further back.
 MAX_RECORD_BYTES = 16 << 20
 MAX_GROUP_BYTES = 64 << 20
+MAX_GROUP_RECORDS = 1024
 
 
 class LogDamagedError(DataError):

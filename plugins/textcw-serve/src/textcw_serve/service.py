@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 
 from textcw.errors import TextcwError
 
-from textcw_serve.journal import MAX_GROUP_BYTES, LogWriter, encode_record
+from textcw_serve.journal import MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_record
 from textcw_serve.model_ops import LabelMap, apply_update, featurize, model_digest, predictions
 from textcw_serve.rwlock import ReadWriteLock
 from textcw_serve.state import Checkpoint, Counters, StateFolder
 
 LOG = logging.getLogger("textcw.serve")
-MAX_GROUP_RECORDS = 1024
 MAX_QUEUED = 4096
 
 
