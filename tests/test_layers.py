@@ -57,8 +57,6 @@ LAYERS: list[tuple[str, ...]] = [
 KNOWN_UPWARD: set[tuple[str, str]] = {
     # pipeline.train computes its metrics with evaluation.metrics (the metrics belong below pipeline)
     ("textcw.pipeline", "textcw.evaluation.metrics"),
-    # plugins reads __version__ from the package root instead of textcw._version
-    ("textcw.plugins", "textcw"),
     # the self-tuning learner looks up the registries (learners must not know the plugin manager)
     ("textcw.learners.selftune", "textcw.plugins"),
 }
