@@ -24,6 +24,11 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Reply(BaseModel):
+    # "model_version", "model_digest": pydantic before 2.10 reserved the prefix "model_"
+    model_config = ConfigDict(protected_namespaces=())
+
+
 class PredictRequest(_Strict):
     documents: Annotated[list[Document], Field(min_length=1, max_length=MAX_BATCH,
                                                description="The documents to label (plain text).")]
@@ -43,7 +48,7 @@ class LearnRequest(_Strict):
         return self
 
 
-class Prediction(BaseModel):
+class Prediction(_Reply):
     label: str | int = Field(description="The predicted class.")
     probabilities: dict[str, float | None] | None = Field(
         description="P(class) for each class, when the learner defines probabilities.")
@@ -53,13 +58,13 @@ class Prediction(BaseModel):
     margin: float | None = Field(description="|decision| (binary) or the top score minus the runner-up.")
 
 
-class PredictResponse(BaseModel):
+class PredictResponse(_Reply):
     model_version: int = Field(description="Updates applied to the model that made these predictions.")
     classes: list[str | int]
     predictions: list[Prediction]
 
 
-class LearnResponse(BaseModel):
+class LearnResponse(_Reply):
     seq: int = Field(description="This update's number in the update log (1, 2, ...).")
     documents: int
     mistakes: int = Field(description="Documents the model got wrong, each checked just before its update.")
@@ -70,14 +75,14 @@ class LearnResponse(BaseModel):
     online_error: float | None = Field(description="Online mistakes / documents learned since the model was first served.")
 
 
-class CheckpointInfo(BaseModel):
+class CheckpointInfo(_Reply):
     seq: int
     file: str
     created_at: str | None
 
 
-class StatusResponse(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class StatusResponse(_Reply):
+    model_config = ConfigDict(extra="allow", protected_namespaces=())
 
     model: str = Field(description="The model file's name.")
     learner: str | None = None
@@ -101,10 +106,10 @@ class StatusResponse(BaseModel):
     limits: dict[str, int | float]
 
 
-class Health(BaseModel):
+class Health(_Reply):
     status: str = Field(description="'ok', or 'degraded' when learning has stopped (predictions still work).")
     learning: bool
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(_Reply):
     error: str = Field(description="What was wrong and what to do.")
