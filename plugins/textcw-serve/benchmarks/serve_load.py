@@ -119,52 +119,44 @@ def main() -> None:
     docs, labels = documents_for(args)
     n = len(docs)
     rows = []
+
+    def row(name, results, unit, kind=None):
+        results = [r for r in results if kind is None or r[0] == kind]
+        lat = [s for _, _, s in results]
+        amount = len(results) if unit.endswith("requests/s") or unit.endswith("updates/s") else sum(d for _, d, _ in results)
+        rows.append((name, f"{amount / args.seconds:,.0f} {unit}", f"{1000 * statistics.median(lat):.2f}",
+                     f"{1000 * percentile(lat, 0.99):.2f}"))
+
+    def learn_one(c, i):
+        return "learn", c.post("/learn", {"documents": [docs[i % n]], "labels": [labels[i % n]]})["documents"]
+
+    def predict(c, i, size):
+        return "predict", len(c.post("/predict", {"documents": [docs[(size * i + k) % n] for k in range(size)]})["predictions"])
+
+    def mixed(c, i):
+        return learn_one(c, i) if i % 5 == 0 else predict(c, i, 1 + (i * 7) % 32)
+
     folder = Path(tempfile.mkdtemp(prefix="textcw-serve-load-"))
     try:
         proc, port = start(args.model, folder / "state", 1024, folder / "serve.log")
         try:
-            single = run_clients(port, 1, args.seconds,
-                                 lambda c, i: ("predict", len(c.post("/predict", {"documents": [docs[i % n]]})["predictions"])))
-            lat = [s for _, _, s in single]
-            rows.append(("predict, 1 document, 1 client", f"{len(lat) / args.seconds:,.0f} requests/s",
-                         f"{1000 * statistics.median(lat):.2f}", f"{1000 * percentile(lat, 0.99):.2f}"))
-            batch = run_clients(port, args.clients, args.seconds,
-                                lambda c, i: ("predict", len(c.post("/predict", {"documents": [docs[(32 * i + k) % n] for k in range(32)]})["predictions"])))
-            lat = [s for _, _, s in batch]
-            rows.append((f"predict, batches of 32, {args.clients} clients",
-                         f"{sum(k for _, k, _ in batch) / args.seconds:,.0f} documents/s",
-                         f"{1000 * statistics.median(lat):.2f}", f"{1000 * percentile(lat, 0.99):.2f}"))
-            learn = run_clients(port, args.clients, args.seconds,
-                                lambda c, i: ("learn", c.post("/learn", {"documents": [docs[i % n]], "labels": [labels[i % n]]})["documents"]))
-            lat = [s for _, _, s in learn]
-            rows.append((f"learn, 1 document, {args.clients} clients, group commit",
-                         f"{len(learn) / args.seconds:,.0f} durable updates/s",
-                         f"{1000 * statistics.median(lat):.2f}", f"{1000 * percentile(lat, 0.99):.2f}"))
-
-            def mixed(c, i):
-                if i % 5 == 0:
-                    return "learn", c.post("/learn", {"documents": [docs[i % n]], "labels": [labels[i % n]]})["documents"]
-                size = 1 + (i * 7) % 32
-                return "predict", len(c.post("/predict", {"documents": [docs[(i + k) % n] for k in range(size)]})["predictions"])
-
+            row("predict, 1 document, 1 client", run_clients(port, 1, args.seconds, lambda c, i: predict(c, i, 1)),
+                "requests/s")
+            row(f"predict, batches of 32, {args.clients} clients",
+                run_clients(port, args.clients, args.seconds, lambda c, i: predict(c, i, 32)), "documents/s")
+            row(f"learn, 1 document, {args.clients} clients, group commit",
+                run_clients(port, args.clients, args.seconds, learn_one), "durable updates/s")
             load = run_clients(port, args.clients, args.seconds, mixed)
             for kind in ("predict", "learn"):
-                lat = [s for k, _, s in load if k == kind]
-                count = sum(d for k, d, _ in load if k == kind)
-                rows.append((f"mixed load, {args.clients} clients: {kind}", f"{count / args.seconds:,.0f} documents/s",
-                             f"{1000 * statistics.median(lat):.2f}", f"{1000 * percentile(lat, 0.99):.2f}"))
+                row(f"mixed load, {args.clients} clients: {kind}", load, "documents/s", kind)
             status = Connection(port).get("/status")
         finally:
             proc.terminate()
             proc.wait(60)
         proc, port = start(args.model, folder / "state-1", 1, folder / "serve-1.log")
         try:
-            learn = run_clients(port, args.clients, args.seconds,
-                                lambda c, i: ("learn", c.post("/learn", {"documents": [docs[i % n]], "labels": [labels[i % n]]})["documents"]))
-            lat = [s for _, _, s in learn]
-            rows.append((f"learn, 1 document, {args.clients} clients, one fsync per update",
-                         f"{len(learn) / args.seconds:,.0f} durable updates/s",
-                         f"{1000 * statistics.median(lat):.2f}", f"{1000 * percentile(lat, 0.99):.2f}"))
+            row(f"learn, 1 document, {args.clients} clients, one fsync per update",
+                run_clients(port, args.clients, args.seconds, learn_one), "durable updates/s")
         finally:
             proc.terminate()
             proc.wait(60)

@@ -37,7 +37,7 @@ def unique_update(round_: int, client: int, i: int, rng) -> tuple[list[str], lis
 
 
 def load_round(server, round_: int, seconds: float):
-    """Clients learning as fast as they can until the process dies; returns the acknowledged
+    """Clients learning as fast as they can (and one predicting) until the process dies; returns the acknowledged
     ``{seq: update}`` and the updates sent but never answered."""
     acked, unanswered, lock = {}, [], threading.Lock()
     stop = threading.Event()
@@ -58,7 +58,16 @@ def load_round(server, round_: int, seconds: float):
             if stop.is_set():
                 return
 
+    def predicting():  # a mixed load: predictions beside the updates
+        client = server.client(timeout=30)
+        while not stop.is_set():
+            try:
+                client.predict(["orbit rocket doctor", "nasa clinic vaccine"])
+            except Exception:
+                return
+
     threads = [threading.Thread(target=client_loop, args=(k,)) for k in range(CLIENTS)]
+    threads.append(threading.Thread(target=predicting))
     for thread in threads:
         thread.start()
     time.sleep(seconds)
