@@ -169,7 +169,14 @@ class ModelService:
                     break
                 size += len(frame)
                 group.append(nxt)
-            self._commit(group)
+            try:
+                self._commit(group)
+            except Exception as exc:  # a bug, not bad input: keep answering, stop learning
+                LOG.exception("the committer failed")
+                self.degraded = f"an internal error stopped learning ({type(exc).__name__}: {exc})"
+                for update in group:
+                    if not update.future.done():
+                        update.future.set_exception(NotLearningError(f"learning is stopped: {self.degraded}"))
 
     @staticmethod
     def _frame(update: _Update, seq: int) -> bytes:
@@ -193,15 +200,24 @@ class ModelService:
             return
         synced = time.perf_counter()
         results = []
-        with self.lock.exclusive():
-            for update in group:
-                outcome = apply_update(self.model, update.X, update.labels)
-                self.counters.add(len(update.documents), outcome.mistakes, outcome.changes)
-                results.append(self._reply(update, outcome))
+        try:
+            with self.lock.exclusive():
+                for update in group:
+                    outcome = apply_update(self.model, update.X, update.labels)
+                    self.counters.add(len(update.documents), outcome.mistakes, outcome.changes)
+                    results.append(self._reply(update, outcome))
+        except Exception as exc:
+            # Checked and featurized beforehand, an update does not fail; if one does, it is in
+            # the log but not in the model: stop learning rather than diverge from the log.
+            LOG.exception("an update could not be applied")
+            self.degraded = (f"update {self.counters.seq + 1} is in the log but could not be applied "
+                             f"({type(exc).__name__}: {exc})")
         if self.metrics is not None:
-            self.metrics.committed(len(group), synced - started, results)
+            self.metrics.committed(len(results), synced - started, results)
         for update, reply in zip(group, results):
             update.future.set_result(reply)
+        for update in group[len(results):]:
+            update.future.set_exception(NotLearningError(f"learning is stopped: {self.degraded}"))
         if self.checkpoint_every and self.counters.seq - self._checkpointed_seq() >= self.checkpoint_every:
             self._checkpoint(None)
 
