@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import textcw
 from textcw.errors import InputError, ParameterError
-from textcw.learners import gaussian
+from textcw.learners import linalg
 from textcw.learners.params import MAX_EPOCHS, SCALE_HIGH, SCALE_LOW, Interval
 from textcw.pipeline import build_learner
 from textcw.plugins import default_registries
@@ -224,7 +224,7 @@ def test_full_covariance_sigma_is_the_diagonal_without_forming_the_matrix(name, 
     model = textcw.make_learner(name, covariance="full", n_epochs=1).fit(Xw, y)
     full = model.covariance_
     expected = np.diag(full)[None] if full.ndim == 2 else np.stack([np.diag(b) for b in full])
-    monkeypatch.setattr(gaussian, "_BLOCK_FLOATS", 8 * d)  # 8 columns of R^{-1} at a time
+    monkeypatch.setattr(linalg, "_BLOCK_FLOATS", 8 * d)  # 8 columns of R^{-1} at a time
     tracemalloc.start()
     try:
         sigma = model.sigma_
@@ -244,7 +244,7 @@ def test_covariance_matrix_that_does_not_fit_is_refused_but_sigma_is_not(monkeyp
     model = textcw.make_learner("cw-stdev", covariance="full", n_epochs=1).fit(Xw, Y3)
     reference = model.sigma_
     # enough for the three factors the model holds (3 x d^2 floats), not for forming them again
-    monkeypatch.setattr(gaussian, "full_matrix_budget", lambda: 8 * d * d * 4)
+    monkeypatch.setattr(linalg, "full_matrix_budget", lambda: 8 * d * d * 4)
     with pytest.raises(ParameterError, match=re.escape(
             "CWStdev: forming covariance_ (3 matrix(es) of 300 x 300) needs 6.5 GB"[:60])):
         model.covariance_
@@ -283,7 +283,7 @@ def test_the_notebook_view_never_forms_the_covariance_nor_fails(name, monkeypatc
     Xw = sp.random(60, d, density=0.05, random_state=1, format="csr")
     model = textcw.make_learner(name, covariance="full").fit(Xw, Y3)
     # too little memory to form covariance_: the view must not try
-    monkeypatch.setattr(gaussian, "full_matrix_budget", lambda: 8 * d * d * 4)
+    monkeypatch.setattr(linalg, "full_matrix_budget", lambda: 8 * d * d * 4)
     html = model._repr_html_()
     assert "coef_" in html and "covariance_" not in html
     assert ("sigma_" in html) == (name != "sop")

@@ -339,9 +339,9 @@ def test_full_covariance_refuses_a_d_that_does_not_fit(name, diagonal):
 
 
 def test_full_covariance_budget_counts_every_label_block(monkeypatch):
-    import textcw.learners.gaussian as gaussian
+    import textcw.learners.linalg as linalg
 
-    monkeypatch.setattr(gaussian, "full_matrix_budget", lambda: 3 * 30 * 30 * 8)  # 3 blocks of 30^2
+    monkeypatch.setattr(linalg, "full_matrix_budget", lambda: 3 * 30 * 30 * 8)  # 3 blocks of 30^2
     X = np.eye(30)
     textcw.make_learner("cw-var", covariance="full").fit(X, np.arange(30) % 3)
     with pytest.raises(ParameterError, match="needs 4 matrices of 30 x 30, one per label"):

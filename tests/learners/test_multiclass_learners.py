@@ -65,7 +65,7 @@ def test_top1_is_the_top1_kernel_and_seq_with_one_competitor_equals_it(name, par
     X, y = multiclass_problem
     top1 = textcw.make_learner(name, random_state=0, **params).fit(X, y)
     assert top1.multiclass == "top1"
-    assert top1._kernel(False).py_func.__name__ == "multiclass_top1_epoch"
+    assert top1.epoch_call(False).kernel.py_func.__name__ == "multiclass_top1_epoch"
     seq = textcw.make_learner(name, random_state=0, multiclass="seq", k=1, **params).fit(X, y)
     assert seq.mistakes_ == top1.mistakes_
     for key, array in state_arrays(top1).items():
@@ -248,5 +248,5 @@ def test_kbest_kernels_are_chosen_by_strategy_and_form(multiclass_problem):
     for cov, module in (("diag-kl", "gaussian_diag_kbest"), ("diag-l2", "gaussian_diag_kbest"),
                         ("full", "gaussian_full_kbest"), ("exact", "gaussian_exact_kbest")):
         model = textcw.make_learner("cw-var", covariance=cov, multiclass="seq", k=2).fit(X, y)
-        assert model._kernel(False).py_func.__module__.endswith(module)
-        assert model._kernel_args()[1 if cov in ("full", "exact") else 2] == c.MC_SEQ
+        assert model.epoch_call(False).kernel.py_func.__module__.endswith(module)
+        assert model.kernel_values()["strategy"] == c.MC_SEQ

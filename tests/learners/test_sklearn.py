@@ -116,7 +116,7 @@ def test_sklearn_compatible(estimator, check):
 
 def test_every_builtin_learner_is_checked():
     names = []
-    learners_plugin.register_learners(lambda name, factory, summary="": names.append(name))
+    learners_plugin.register_learners(lambda name, factory, summary="", **details: names.append(name))
     assert sorted(names) == sorted(REGISTERED)
     # every variant value of every choice parameter appears in the checked list
     for name in REGISTERED:

@@ -57,17 +57,17 @@ class AROW(GaussianLinearClassifier):
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
     """
 
-    _covariances = ("diag-kl", "diag-l2", "full")
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    covariances = ("diag-kl", "diag-l2", "full")
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         "r": SCALE,
         "loss": Options(tuple(LOSS_CODES)),
         "a": SCALE,
-        "covariance": Options(_covariances),
+        "covariance": Options(covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
     }
-    _late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
+    late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
@@ -84,7 +84,7 @@ class AROW(GaussianLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
-    def _rule_code(self):
+    def rule_code(self):
         return LOSS_CODES[self.loss]
 
     def validate_params(self) -> None:
@@ -96,5 +96,5 @@ class AROW(GaussianLinearClassifier):
                 "loss='squared_hinge', or multiclass='seq' or 'par' with the hinge"
             )
 
-    def _rule_args(self):
-        return (0.0, 0.0, float(self.r))
+    def step_params(self):
+        return {"r": self.r}

@@ -29,9 +29,12 @@ class AveragedPerceptron(OnlineLinearClassifier):
     ``coef_`` is that average, ``mistakes_`` counts the running perceptron's mistakes.
     """
 
-    _state_names = ("mu", "w", "u", "count")
-    _binary_kernel = averaged.binary_epoch
-    _multiclass_kernel = averaged.multiclass_top1_epoch
+    state_names = ("mu", "w", "u", "count")
+    # the running weights and the average are averaged over shards, the example counts summed,
+    # and u follows from them (textcw.scale.combine)
+    state_combine = {"mu": "mean", "w": "mean", "count": "sum", "u": "derived"}
+    binary_kernel = averaged.binary_epoch
+    multiclass_kernel = averaged.multiclass_top1_epoch
 
     def __init__(self, *, n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
         self.n_epochs = n_epochs
@@ -39,11 +42,11 @@ class AveragedPerceptron(OnlineLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
-    def _state_shapes(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
+    def state_shapes(self, n_rows, n_labels):
+        shape = self.weight_shape(n_rows, n_labels)
         return {"mu": shape, "w": shape, "u": shape, "count": (1,)}
 
-    def _new_state(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
+    def new_state(self, n_rows, n_labels):
+        shape = self.weight_shape(n_rows, n_labels)
         return {"mu": np.zeros(shape), "w": np.zeros(shape), "u": np.zeros(shape),
                 "count": np.zeros(1)}

@@ -52,13 +52,18 @@ def _labels(y, n_rows: int) -> np.ndarray:
 class BatchBaseline(ClassifierMixin, BaseEstimator):
     """Shared fit/predict around the scikit-learn estimator built by :meth:`_make`."""
 
-    _constraints: dict = {}
+    constraints: dict = {}
+    _constraints: dict = {}  # the name before it was public; kept for one release
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._constraints = cls.constraints
 
     def _make(self):
         raise NotImplementedError
 
     def validate_params(self) -> None:
-        check_params(self, self._constraints)
+        check_params(self, self.constraints)
 
     def fit(self, X, y):
         self.validate_params()
@@ -124,8 +129,8 @@ class NaiveBayes(BatchBaseline):
         Threshold of the Bernoulli model (ignored by the multinomial one).
     """
 
-    _constraints = {"alpha": POSITIVE, "event_model": Options(("multinomial", "bernoulli")),
-                    "binarize": Interval()}
+    constraints = {"alpha": POSITIVE, "event_model": Options(("multinomial", "bernoulli")),
+                   "binarize": Interval()}
 
     def __init__(self, *, alpha=1.0, event_model="multinomial", binarize=0.0):
         self.alpha = alpha
@@ -174,7 +179,7 @@ class MaxEnt(BatchBaseline):
     fit_intercept : bool, default True
     """
 
-    _constraints = {"C": SCALE, "max_iter": MAX_ITER, "fit_intercept": BOOL}
+    constraints = {"C": SCALE, "max_iter": MAX_ITER, "fit_intercept": BOOL}
 
     def __init__(self, *, C=1.0, max_iter=100, fit_intercept=True):
         self.C = C
@@ -208,9 +213,9 @@ class LinearSVM(BatchBaseline):
         Seed of liblinear's coordinate order (the default makes every run the same).
     """
 
-    _constraints = {"C": SCALE, "multi_class": Options(("ovr", "ovo", "crammer_singer")),
-                    "max_iter": MAX_ITER, "fit_intercept": BOOL,
-                    "random_state": SEED}
+    constraints = {"C": SCALE, "multi_class": Options(("ovr", "ovo", "crammer_singer")),
+                   "max_iter": MAX_ITER, "fit_intercept": BOOL,
+                   "random_state": SEED}
 
     def __init__(self, *, C=1.0, multi_class="ovr", max_iter=10000, fit_intercept=True, random_state=0):
         self.C = C

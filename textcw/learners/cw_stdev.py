@@ -14,7 +14,7 @@ from textcw.learners.gaussian import ConfidenceWeighted
 
 class CWStdev(ConfidenceWeighted):
     __doc__ = "Confidence-weighted learning, standard-deviation form (NIPS 2008).\n" + ConfidenceWeighted.__doc__
-    _rule = CW_STDEV
+    rule = CW_STDEV
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

@@ -13,7 +13,7 @@ from textcw.learners.gaussian import ConfidenceWeighted
 
 class CWVar(ConfidenceWeighted):
     __doc__ = "Confidence-weighted learning, variance form (ICML 2008).\n" + ConfidenceWeighted.__doc__
-    _rule = CW_VAR
+    rule = CW_VAR
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

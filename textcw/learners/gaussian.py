@@ -22,32 +22,31 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
 from textcw.errors import ParameterError, VarianceFloorWarning
 from textcw.learners import multiclass as mc
-from textcw.learners._kernels import (
-    gaussian_diag,
-    gaussian_diag_kbest,
-    gaussian_exact,
-    gaussian_exact_kbest,
-    gaussian_full,
-    gaussian_full_kbest,
-)
 from textcw.learners._kernels.constants import (
     COUNT_FLOORED,
     COUNT_SOLVER_FALLBACKS,
     COUNT_SOLVER_UNCERTIFIED,
-    DIAG_KL,
-    DIAG_L2,
-    MC_EXACT,
+    GAUSSIAN_RULE_PARAMETERS,
+    GAUSSIAN_STEP_PARAMETERS,
     MC_TOP1,
     N_COUNTS,
     VARIANCE_FLOOR,
 )
-from textcw.learners.base import OnlineLinearClassifier, memory_budget
+from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.protocol import bind_kernel
+from textcw.learners.covariance import FORMS
+from textcw.learners import linalg
+from textcw.learners.linalg import (  # noqa: F401  (covariance_from_factor: the old import path)
+    covariance_from_factor,
+    quadratic_forms,
+    variances_from_factor,
+    with_intercept_column,
+)
 from textcw.learners.params import SCALE, Interval, Options
 from textcw.learners.probability import (
     binary_probability_sampling,
@@ -55,95 +54,19 @@ from textcw.learners.probability import (
     label_probabilities_sampling,
 )
 
-DIAGONAL_CODES = {"diag-kl": DIAG_KL, "diag-l2": DIAG_L2}
 PROBA = Options(("quadrature", "sampling"))
-_CHUNK = 4096
 # VarianceFloorWarning when more than this fraction of an epoch's updates were floored, and at
 # least this many (a handful of floored updates on a toy problem says nothing about the model).
 FLOORED_WARNING_FRACTION = 0.1
 FLOORED_WARNING_MIN = 10
 
 
-# The full-covariance matrices may take the memory any learner state may take (a module-level
-# name, so that tests can shrink it).
-full_matrix_budget = memory_budget
-
-
-def check_full_fits(learner, n_rows: int, n_blocks: int, diagonal: str) -> None:
-    """Refuse ``covariance="full"`` when ``n_blocks`` matrices of ``n_rows^2`` floats do not fit."""
-    need = n_blocks * n_rows * n_rows * 8
-    budget = full_matrix_budget()
-    if need > budget:
-        what = (f"a {n_rows} x {n_rows} matrix" if n_blocks == 1
-                else f"{n_blocks} matrices of {n_rows} x {n_rows}, one per label,")
-        raise ParameterError(
-            f"{type(learner).__name__}: covariance='full' needs {what} ({need / 1e9:.1f} GB), more "
-            f"than the {budget / 1e9:.1f} GB available (half of this machine's memory); use "
-            f"covariance={diagonal!r}, which keeps one value per feature, or reduce the number of "
-            "features"
-        )
-
-
-def with_intercept_column(X, fit_intercept: bool):
-    return sp.hstack([X, np.ones((X.shape[0], 1))], format="csr") if fit_intercept else X
-
-
-def quadratic_forms(X, R) -> np.ndarray:
-    """``x' (R' R)^{-1} x = ||R^{-T} x||^2`` for every row of ``X`` (``R`` upper triangular)."""
-    out = np.empty(X.shape[0])
-    for start in range(0, X.shape[0], _CHUNK):
-        block = X[start:start + _CHUNK]
-        dense = block.toarray().T if sp.issparse(block) else np.asarray(block).T
-        z = scipy.linalg.solve_triangular(R, dense, trans="T", lower=False, check_finite=False)
-        out[start:start + _CHUNK] = np.einsum("ij,ij->j", z, z)
-    return out
-
-
-# Floats of R^{-1} that variances_from_factor holds at a time (two blocks of this size: 64 MB).
-_BLOCK_FLOATS = 1 << 22
-
-
-def variances_from_factor(R) -> np.ndarray:
-    """``diag((R' R)^{-1})`` without forming the matrix, in ``O(d)`` extra memory per column block.
-
-    ``Sigma = R^{-1} R^{-T}``, so ``Sigma_ii`` is the squared norm of row ``i`` of ``R^{-1}``.
-    Column ``j`` of the upper-triangular ``R^{-1}`` solves ``R z = e_j`` and is zero below row
-    ``j``, so a block of columns ``[start, stop)`` needs only ``R[:stop, :stop]``; the squares are
-    summed block by block. The working memory is two blocks of at most ``_BLOCK_FLOATS`` floats,
-    whatever ``d``: reading the variances never needs the ``d x d`` matrices that
-    :func:`covariance_from_factor` builds.
-    """
-    d = R.shape[0]
-    out = np.zeros(d)
-    width = max(1, min(d, _BLOCK_FLOATS // max(d, 1)))
-    # LAPACK reads Fortran order: R's transpose is R's own memory in that order, whereas a
-    # C-ordered R (or a slice of it) would be copied whole. Solving R' with trans="T" is R z = e.
-    Rt = R.T if R.flags.c_contiguous else np.asfortranarray(R.T)
-    for start in range(0, d, width):
-        stop = min(d, start + width)
-        unit = np.zeros((d, stop - start), order="F")
-        unit[np.arange(start, stop), np.arange(stop - start)] = 1.0
-        Z = scipy.linalg.solve_triangular(Rt, unit, trans="T", lower=True, check_finite=False,
-                                          overwrite_b=True)
-        out[:stop] += np.einsum("ij,ij->i", Z[:stop], Z[:stop])
-    return out
-
-
-def covariance_from_factor(R) -> np.ndarray:
-    """``Sigma = (R' R)^{-1}``, symmetrised (it is symmetric in exact arithmetic).
-
-    Needs three ``d x d`` temporaries besides ``R``: see :meth:`GaussianLinearClassifier.covariance_`
-    for the memory check."""
-    inv = scipy.linalg.solve_triangular(R, np.eye(R.shape[0]), lower=False, check_finite=False)
-    sigma = inv @ inv.T
-    return (sigma + sigma.T) / 2.0
-
-
 class GaussianLinearClassifier(OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
 
-    Subclasses set ``_rule`` (or override :meth:`_rule_code`), ``_covariances`` and
-    :meth:`_rule_args` (``phi``, ``C``, ``r``). Those with the ``multiclass`` and ``k``
+    Subclasses set ``rule`` (or override :meth:`rule_code`), ``covariances`` (the forms of
+    :data:`textcw.learners.covariance.FORMS` they accept) and :meth:`step_params`; a variant
+    with its own kernels overrides :meth:`epoch_kernel` too. Those with the ``multiclass`` and ``k``
     parameters (:mod:`textcw.learners.multiclass`) get the k-competitor kernels in multi-class
     problems; the others use the top-1 update.
 
@@ -183,45 +106,82 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     The two counters are not kept in model files (they describe a training run).
     """
 
-    _rule: int
-    _covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")
-    _diagonal_suggestion = "diag-kl"
-    _state_params = ("fit_intercept", "covariance")
-    _positive_states = ("s",)  # checked when a state is loaded
-    _factor_states = ("R",)
-    _late_defaults = {"proba": "quadrature"}
+    rule: int  # the update rule's code (textcw.learners._kernels.constants)
+    covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")  # the forms in FORMS it accepts
+    diagonal_suggestion = "diag-kl"  # named when a full covariance does not fit in memory
+    state_params = ("fit_intercept", "covariance")
+    positive_states = ("s",)  # checked when a state is loaded
+    factor_states = ("R",)
+    late_defaults = {"proba": "quadrature"}
+    state_combine = {"mu": "gaussian", "s": "gaussian", "R": "gaussian"}
 
     # ----------------------------------------------------------------- subclass interface
-    def _rule_code(self) -> int:
-        return self._rule
+    def rule_code(self) -> int:
+        """The update rule (a Gaussian rule code of :mod:`textcw.learners._kernels.constants`)."""
+        return self.rule
 
-    def _rule_args(self) -> tuple[float, float, float]:
-        """``(phi, C, r)``; a rule ignores those it does not use."""
+    def step_params(self) -> dict[str, float]:
+        """The rule's step parameters by name: exactly those the rule reads (``phi`` for CW,
+        ``r`` for AROW, ``phi`` and ``C`` for SCW; ``GAUSSIAN_RULE_PARAMETERS``)."""
         raise NotImplementedError
 
     # ----------------------------------------------------------------- kernels and state
     @property
-    def _state_names(self):
-        return ("mu", "R") if self.covariance == "full" else ("mu", "s")
+    def form(self):
+        """The :class:`~textcw.learners.covariance.CovarianceForm` of ``covariance``."""
+        return FORMS[self.covariance]
 
     @property
-    def _floor(self) -> float:
+    def state_names(self):
+        return self.form.state_names
+
+    @property
+    def floor(self) -> float:
+        """The floor that keeps variances positive: ``a * VARIANCE_FLOOR``."""
         return float(self.a) * VARIANCE_FLOOR
 
-    def _strategy(self, binary: bool) -> int:
+    def strategy(self, binary: bool) -> int:
         """The multi-class update (a ``MC_*`` code); top-1 for binary problems and learners
         without the ``multiclass`` parameter."""
         if binary or not hasattr(self, "multiclass"):
             return MC_TOP1
         return mc.MULTICLASS_CODES[self.multiclass]
 
-    def _kernel(self, binary):
-        if self._strategy(binary) != MC_TOP1:
-            module = {"full": gaussian_full_kbest, "exact": gaussian_exact_kbest}.get(
-                self.covariance, gaussian_diag_kbest)
-            return module.multiclass_epoch
-        module = {"full": gaussian_full, "exact": gaussian_exact}.get(self.covariance, gaussian_diag)
-        return module.binary_epoch if binary else module.multiclass_top1_epoch
+    def epoch_kernel(self, binary: bool):
+        """The numba kernel of one epoch: the covariance form's, for the multi-class strategy."""
+        return self.form.kernel(binary, self.strategy(binary))
+
+    def kernel_values(self) -> dict:
+        """Every named argument the Gaussian kernels take after the state arrays."""
+        strategy = self.strategy(self._binary)
+        values = {
+            "rule": self.rule_code(),
+            "covariance": self.form.code,
+            "strategy": strategy,
+            "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
+            "floor": self.floor,
+            # floored updates and joint-solver fallbacks, counted per epoch (see _run_epoch)
+            "counts": self.__dict__.get("_epoch_counts"),
+        }
+        values.update(self._checked_step_params(values["rule"]))
+        return values
+
+    def _checked_step_params(self, rule) -> dict[str, float]:
+        """``step_params()`` for a built-in rule, checked against the parameters the rule reads,
+        with 0.0 for the kernels' step parameters that the rule ignores."""
+        params = {name: float(value) for name, value in self.step_params().items()}
+        wanted = GAUSSIAN_RULE_PARAMETERS.get(rule)
+        if wanted is None:
+            return params  # a rule of the learner's own kernel: it names what it reads
+        if set(params) != set(wanted):
+            raise ParameterError(
+                f"{type(self).__name__}: rule {rule} reads the step parameters {list(wanted)}, "
+                f"but step_params() gives {sorted(params)}"
+            )
+        return {**dict.fromkeys(GAUSSIAN_STEP_PARAMETERS, 0.0), **params}
+
+    def epoch_call(self, binary):
+        return bind_kernel(self.epoch_kernel(binary), self.state_names, self.kernel_values())
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
         # The kernels add to ``counts`` (the last kernel argument, see _kernel_args): floored
@@ -269,22 +229,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
                 RuntimeWarning, stacklevel=4,
             )
 
-    def _kernel_args(self):
-        phi, C, r = self._rule_args()
-        strategy = self._strategy(self._binary)
-        kbest = () if strategy == MC_TOP1 else (strategy, mc.competitors(self, len(self.classes_)))
-        counts = self.__dict__.get("_epoch_counts")
-        # the counting kernels take an optional counts array last (see _run_epoch)
-        if self.covariance == "full":
-            extra = (counts,) if counts is not None and strategy == MC_EXACT else ()
-            return (self._rule_code(), *kbest, phi, C, r, self._floor, *extra)
-        if self.covariance == "exact":
-            return (self._rule_code(), *kbest, phi, self._floor)
-        extra = () if counts is None else (counts,)
-        return (self._rule_code(), DIAGONAL_CODES[self.covariance], *kbest, phi, C, r, self._floor,
-                *extra)
-
-    def _check_classes(self, n_classes):
+    def check_classes(self, n_classes):
         if hasattr(self, "multiclass"):
             mc.competitors(self, n_classes)
 
@@ -304,34 +249,22 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
                 "'diag-kl', 'diag-l2' or 'full'"
             )
 
-    def _state_shapes(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
-        if self.covariance != "full":
-            return {"mu": shape, "s": shape}
-        return {"mu": shape, "R": (n_rows, n_rows) if n_labels is None else (n_labels, n_rows, n_rows)}
+    def state_shapes(self, n_rows, n_labels):
+        return self.form.state_shapes(n_rows, n_labels)
 
-    def _new_state(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
-        mu = np.zeros(shape)
-        if self.covariance != "full":
-            return {"mu": mu, "s": np.full(shape, float(self.a))}
-        blocks = 1 if n_labels is None else n_labels
-        check_full_fits(self, n_rows, blocks, self._diagonal_suggestion)
-        # Precision a^{-1} I, whose upper Cholesky factor is a^{-1/2} I.
-        factor = np.eye(n_rows) / np.sqrt(float(self.a))
-        R = factor if n_labels is None else np.repeat(factor[None], n_labels, axis=0)
-        return {"mu": mu, "R": R}
+    def new_state(self, n_rows, n_labels):
+        return self.form.new_state(self, n_rows, n_labels, self.a)
 
     # ----------------------------------------------------------------- model views
     def _blocks(self):
         """The Cholesky factor of each label block's precision (full covariance only)."""
-        R = self._fitted_state()["R"]
+        R = self.fitted_state()["R"]
         return [R] if R.ndim == 2 else list(R)
 
     @property
     def sigma_(self) -> np.ndarray:
-        state = self._fitted_state()
-        if "s" in state:
+        state = self.fitted_state()
+        if self.form.diagonal:
             s = state["s"][: self.n_features_in_]
             return s.reshape(1, -1) if self._binary else s.T
         diag = np.stack([variances_from_factor(R) for R in self._blocks()])
@@ -339,10 +272,10 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
 
     @property
     def covariance_(self) -> np.ndarray:
-        state = self._fitted_state()
+        state = self.fitted_state()
         if self.__dict__.get("_previewing"):
             raise AttributeError("covariance_ is formed on demand only")  # see _get_fitted_attr_html
-        if "R" not in state:
+        if self.form.diagonal:
             raise AttributeError(
                 f"covariance_ exists only for covariance='full' (this model has "
                 f"covariance={self.covariance!r}); the diagonal is sigma_"
@@ -352,7 +285,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         # the result, plus covariance_from_factor's three d x d temporaries for one block (and
         # for several blocks, the list np.stack copies from)
         need = 8 * d * d * (len(blocks) * (1 if self._binary else 2) + 3)
-        budget = full_matrix_budget()
+        budget = linalg.full_matrix_budget()
         if need > budget:
             raise ParameterError(
                 f"{type(self).__name__}: forming covariance_ ({len(blocks)} matrix(es) of {d} x {d}) "
@@ -366,8 +299,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     def margin_variance(self, X) -> np.ndarray:
         """``x' Sigma x`` for every row (binary: shape (n,); multi-class: (n, K) per label block)."""
         X = self._check_predict_input(X)
-        state = self._fitted_state()
-        if "s" in state:
+        state = self.fitted_state()
+        if self.form.diagonal:
             s = state["s"]
             var = np.asarray(X.multiply(X) @ s[: self.n_features_in_])
             if self.fit_intercept:
@@ -442,17 +375,17 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     against ``m >= phi sqrt(v)``); both defaults were chosen on the 20 Newsgroups training split.
     """
 
-    _covariances = ("diag-kl", "diag-l2", "exact", "full")
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    covariances = ("diag-kl", "diag-l2", "exact", "full")
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         # Any double in (0.5, 1) gives phi = Phi^{-1}(eta) in (2.8e-16, 8.3], a usable confidence.
         "eta": Interval(0.5, 1.0, closed="neither"),
         "a": SCALE,
-        "covariance": Options(_covariances),
+        "covariance": Options(covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
     }
-    _late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
+    late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
@@ -473,5 +406,5 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         """``Phi^{-1}(eta)``, the confidence in standard deviations."""
         return float(ndtri(self.eta))
 
-    def _rule_args(self):
-        return (self.phi, 0.0, 0.0)
+    def step_params(self):
+        return {"phi": self.phi}

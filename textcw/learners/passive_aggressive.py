@@ -12,55 +12,13 @@ competitor, with one slack per competitor for PA-I (``+ C sum_j xi_j``) and PA-I
 
 from __future__ import annotations
 
-import numpy as np
-
 from textcw.learners import multiclass as mc
-from textcw.learners._kernels import first_order, first_order_kbest
-from textcw.learners._kernels.constants import MC_TOP1, PA, PA1, PA2
-from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners._kernels.constants import PA, PA1, PA2
+from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
 from textcw.learners.params import SCALE
 
 
-class FirstOrderMulticlass(OnlineLinearClassifier):
-    """The perceptron and PA family: weights ``mu``, one rule code, and the multi-class strategies."""
-
-    _rule: int
-    _state_names = ("mu",)
-    _constraints = {**OnlineLinearClassifier._constraints, **mc.CONSTRAINTS}
-    _late_defaults = mc.DEFAULTS
-
-    def _state_shapes(self, n_rows, n_labels):
-        return {"mu": self._weight_shape(n_rows, n_labels)}
-
-    def _new_state(self, n_rows, n_labels):
-        return {"mu": np.zeros(self._weight_shape(n_rows, n_labels))}
-
-    def validate_params(self) -> None:
-        super().validate_params()
-        mc.check_strategy(self)
-
-    def _check_classes(self, n_classes):
-        mc.competitors(self, n_classes)
-
-    def _strategy(self, binary: bool) -> int:
-        return MC_TOP1 if binary else mc.MULTICLASS_CODES[self.multiclass]
-
-    def _kernel(self, binary):
-        if binary:
-            return first_order.binary_epoch
-        if self._strategy(binary) == MC_TOP1:
-            return first_order.multiclass_top1_epoch
-        return first_order_kbest.multiclass_epoch
-
-    def _kernel_args(self):
-        C = float(getattr(self, "C", 1.0))
-        strategy = self._strategy(self._binary)
-        if strategy == MC_TOP1:
-            return (self._rule, C)
-        return (self._rule, strategy, mc.competitors(self, len(self.classes_)), C)
-
-
-class PassiveAggressive(FirstOrderMulticlass):
+class PassiveAggressive(FirstOrderLearner):
     __doc__ = """PA: the smallest change that attains margin 1 (no aggressiveness parameter).
 
     Parameters
@@ -70,7 +28,7 @@ class PassiveAggressive(FirstOrderMulticlass):
         As for every online learner.
     """
 
-    _rule = PA
+    rule = PA
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
@@ -83,7 +41,7 @@ class PassiveAggressive(FirstOrderMulticlass):
 
 
 class _PassiveAggressiveC(PassiveAggressive):
-    _constraints = {**PassiveAggressive._constraints, "C": SCALE}
+    constraints = {**PassiveAggressive.constraints, "C": SCALE}
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
                  random_state=0, fit_intercept=False):
@@ -101,7 +59,7 @@ class PassiveAggressiveI(_PassiveAggressiveC):
         Aggressiveness.
 """ + mc.PARAMETER_DOC
 
-    _rule = PA1
+    rule = PA1
 
 
 class PassiveAggressiveII(_PassiveAggressiveC):
@@ -113,4 +71,4 @@ class PassiveAggressiveII(_PassiveAggressiveC):
         Aggressiveness.
 """ + mc.PARAMETER_DOC
 
-    _rule = PA2
+    rule = PA2

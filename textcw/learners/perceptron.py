@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PERCEPTRON
-from textcw.learners.passive_aggressive import FirstOrderMulticlass
+from textcw.learners.first_order import FirstOrderLearner
 
 
-class Perceptron(FirstOrderMulticlass):
+class Perceptron(FirstOrderLearner):
     """Mistake-driven perceptron.
 
     Parameters
@@ -36,7 +36,7 @@ class Perceptron(FirstOrderMulticlass):
     fit_intercept : bool, default False
     """
 
-    _rule = PERCEPTRON
+    rule = PERCEPTRON
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):

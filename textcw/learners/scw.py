@@ -50,13 +50,13 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     Multi-class problems use the top-1 update.
     """
 
-    _covariances = ("diag-kl", "diag-l2", "full")
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    covariances = ("diag-kl", "diag-l2", "full")
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         "eta": Interval(0.5, 1.0, closed="neither"),
         "C": SCALE,
         "a": SCALE,
-        "covariance": Options(_covariances),
+        "covariance": Options(covariances),
         "proba": PROBA,
     }
 
@@ -77,15 +77,15 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         """``Phi^{-1}(eta)``."""
         return float(ndtri(self.eta))
 
-    def _rule_args(self):
-        return (self.phi, float(self.C), 0.0)
+    def step_params(self):
+        return {"phi": self.phi, "C": self.C}
 
 
 class SCW1(SoftConfidenceWeighted):
     __doc__ = "SCW-I: CW-stdev's step capped at ``C`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
-    _rule = constants.SCW1
+    rule = constants.SCW1
 
 
 class SCW2(SoftConfidenceWeighted):
     __doc__ = "SCW-II: squared slack, ``n = v + 1/(2C)`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
-    _rule = constants.SCW2
+    rule = constants.SCW2

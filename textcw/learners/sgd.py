@@ -49,11 +49,12 @@ class SGD(OnlineLinearClassifier):
         As for every online learner (the intercept is decayed like any weight).
     """
 
-    _state_names = ("mu", "count")
-    _binary_kernel = sgd.binary_epoch
-    _multiclass_kernel = sgd.multiclass_top1_epoch
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    state_names = ("mu", "count")
+    state_combine = {"mu": "mean", "count": "sum"}
+    binary_kernel = sgd.binary_epoch
+    multiclass_kernel = sgd.multiclass_top1_epoch
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         "loss": Options(tuple(LOSS_CODES)),
         # alpha enters as eta_t alpha and eta0 alpha t: with both at most 1e100 and t at most
         # 2**53 (the count a float64 keeps exactly) these stay finite.
@@ -87,13 +88,13 @@ class SGD(OnlineLinearClassifier):
                 "learning_rate='decay'"
             )
 
-    def _state_shapes(self, n_rows, n_labels):
-        return {"mu": self._weight_shape(n_rows, n_labels), "count": (1,)}
+    def state_shapes(self, n_rows, n_labels):
+        return {"mu": self.weight_shape(n_rows, n_labels), "count": (1,)}
 
-    def _new_state(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
+    def new_state(self, n_rows, n_labels):
+        shape = self.weight_shape(n_rows, n_labels)
         return {"mu": np.zeros(shape), "count": np.zeros(1)}
 
-    def _kernel_args(self):
-        return (LOSS_CODES[self.loss], SCHEDULE_CODES[self.learning_rate], float(self.alpha),
-                float(self.eta0), float(self.power_t))
+    def kernel_values(self):
+        return {"loss": LOSS_CODES[self.loss], "schedule": SCHEDULE_CODES[self.learning_rate],
+                "alpha": float(self.alpha), "eta0": float(self.eta0), "power_t": float(self.power_t)}

@@ -14,8 +14,9 @@ import scipy.sparse as sp
 
 from textcw.learners._kernels import second_order
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.gaussian import with_intercept_column, check_full_fits, quadratic_forms
+from textcw.learners.linalg import check_full_fits, quadratic_forms, with_intercept_column
 from textcw.learners.params import SCALE, Options
+from textcw.learners.protocol import bind_kernel
 
 
 class SecondOrderPerceptron(OnlineLinearClassifier):
@@ -40,14 +41,14 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
     ``coef . x``) or ``sum_j vsum_j x_j / (A_jj + x_j^2)`` (diag).
     """
 
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         "a": SCALE,
         "covariance": Options(("diag", "full")),
     }
-    _state_params = ("fit_intercept", "covariance")
-    _positive_states = ("A",)  # checked when a state is loaded
-    _factor_states = ("R",)
+    state_params = ("fit_intercept", "covariance")
+    positive_states = ("A",)  # checked when a state is loaded
+    factor_states = ("R",)
 
     def __init__(self, *, a=1.0, covariance="diag", n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):
@@ -59,23 +60,25 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
         self.fit_intercept = fit_intercept
 
     @property
-    def _state_names(self):
+    def state_names(self):
         return ("mu", "vsum", "R") if self.covariance == "full" else ("mu", "vsum", "A")
 
-    def _kernel(self, binary):
+    def epoch_call(self, binary):
         if self.covariance == "full":
-            return second_order.binary_full_epoch if binary else second_order.multiclass_full_epoch
-        return second_order.binary_diag_epoch if binary else second_order.multiclass_diag_epoch
+            kernel = second_order.binary_full_epoch if binary else second_order.multiclass_full_epoch
+        else:
+            kernel = second_order.binary_diag_epoch if binary else second_order.multiclass_diag_epoch
+        return bind_kernel(kernel, self.state_names, {})
 
-    def _state_shapes(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
+    def state_shapes(self, n_rows, n_labels):
+        shape = self.weight_shape(n_rows, n_labels)
         if self.covariance == "diag":
             return {"mu": shape, "vsum": shape, "A": shape}
         full = (n_rows, n_rows) if n_labels is None else (n_labels, n_rows, n_rows)
         return {"mu": shape, "vsum": shape, "R": full}
 
-    def _new_state(self, n_rows, n_labels):
-        shape = self._weight_shape(n_rows, n_labels)
+    def new_state(self, n_rows, n_labels):
+        shape = self.weight_shape(n_rows, n_labels)
         state = {"mu": np.zeros(shape), "vsum": np.zeros(shape)}
         if self.covariance == "diag":
             state["A"] = np.full(shape, float(self.a))
@@ -88,7 +91,7 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
     def decision_function(self, X):
         """SOP's score ``vsum' (A + x x')^{-1} x`` per row (per label block if multi-class)."""
         X = self._check_predict_input(X)
-        state = self._fitted_state()
+        state = self.fitted_state()
         Xa = with_intercept_column(X, self.fit_intercept)
         vsum = state["vsum"]
         if self.covariance == "diag":

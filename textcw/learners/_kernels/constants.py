@@ -47,10 +47,9 @@ VARIANCE_FLOOR = 1e-12
 # carries no usable information in double precision, like an empty one, so the kernels skip it.
 SMALLEST_NORMAL = 2.2250738585072014e-308
 
-# The largest feature value, in absolute value, that the kernels accept: larger ones overflow the
-# products of squared values in the update rules. Checked by textcw._csr.as_kernel_csr, whose
-# docstring gives the reasoning; kept here so that the kernels' input check can use it.
-MAX_ABS_VALUE = 1e30
+# The largest feature value, in absolute value, that the kernels accept (textcw._limits, where the
+# input check below the kernels reads it too).
+from textcw._limits import MAX_ABS_VALUE  # noqa: E402,F401
 
 # Slots of the optional ``counts`` array (int64, length N_COUNTS) that the Gaussian kernels add
 # to, so that the learners can report what the papers' formulas alone would not show.
@@ -58,3 +57,15 @@ COUNT_SOLVER_FALLBACKS = 0  # joint multi-class solves whose sweeps did not conv
 COUNT_SOLVER_UNCERTIFIED = 1  # ... and whose fallback did not reach the KKT conditions either
 COUNT_FLOORED = 2  # updates after which some variance they changed sat at the floor
 N_COUNTS = 3
+
+# The step parameters each Gaussian rule reads (the kernels take ``phi, C, r`` and a rule ignores
+# the others): the learners check that they provide exactly these (textcw.learners.gaussian).
+GAUSSIAN_RULE_PARAMETERS = {
+    CW_VAR: ("phi",),
+    CW_STDEV: ("phi",),
+    AROW_SQUARED_HINGE: ("r",),
+    AROW_HINGE: ("r",),
+    SCW1: ("phi", "C"),
+    SCW2: ("phi", "C"),
+}
+GAUSSIAN_STEP_PARAMETERS = ("phi", "C", "r")

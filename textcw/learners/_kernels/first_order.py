@@ -13,7 +13,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_dot, row_scores, row_sq_norm, top_competitor
-from textcw.learners._kernels.constants import PA, PA1, PERCEPTRON, SMALLEST_NORMAL
+from textcw.learners._kernels.constants import PA, PA1, PA2, PERCEPTRON, SMALLEST_NORMAL
 
 
 @kernel
@@ -38,13 +38,16 @@ def step_size(rule, m, q, C):
         tau = loss / q
     elif rule == PA1:
         tau = min(C, loss / q)
+    elif rule == PA2:
+        tau = loss / (q + 1.0 / (2.0 * C))
     else:
-        tau = loss / (q + 1.0 / (2.0 * C))  # PA2
+        raise ValueError("unknown first-order rule code")
     return tau if math.isfinite(tau) else 0.0
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, w, rule, C):
+def binary_epoch(indptr, indices, data, y, order, mu, rule, C):
+    w = mu
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
@@ -69,11 +72,12 @@ def binary_epoch(indptr, indices, data, y, order, w, rule, C):
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, W, rule, C):
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C):
     """Single-constraint top-1 update: the true label against its highest-scoring competitor.
 
     The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``.
     """
+    W = mu
     mistakes = 0
     updates = 0
     scores = np.empty(W.shape[1])

@@ -28,7 +28,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, row_sq_norm, top_competitors
-from textcw.learners._kernels.constants import MC_PAR, MC_SEQ, PERCEPTRON, SMALLEST_NORMAL
+from textcw.learners._kernels.constants import MC_EXACT, MC_PAR, MC_SEQ, PERCEPTRON, SMALLEST_NORMAL
 from textcw.learners._kernels.first_order import step_size
 from textcw.learners._kernels.hildreth import pa_multipliers
 
@@ -50,8 +50,11 @@ def _move(indptr, indices, data, i, W, label, step):
 
 
 @kernel
-def multiclass_epoch(indptr, indices, data, y, order, W, rule, strategy, k, C):
+def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C):
     """One epoch of ``seq``, ``par`` or ``exact`` updates with ``k`` competitors (module docstring)."""
+    if strategy != MC_SEQ and strategy != MC_PAR and strategy != MC_EXACT:
+        raise ValueError("unknown multi-class strategy code")
+    W = mu
     K = W.shape[1]
     scores = np.empty(K)
     comp = np.empty(k, np.int64)

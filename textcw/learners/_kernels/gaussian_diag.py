@@ -38,8 +38,10 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitor
-from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL
+from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL, DIAG_L2
 from textcw.learners._kernels.gaussian_rules import steps
+
+UNKNOWN_FORM = "unknown diagonal covariance code (DIAG_KL or DIAG_L2)"
 
 
 @kernel
@@ -51,9 +53,11 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
     """
     if covariance == DIAG_KL:
         new = s_j / (1.0 + c * (s_j * x_j * x_j))
-    else:
+    elif covariance == DIAG_L2:
         sx = s_j * x_j
         new = s_j - beta * sx * sx
+    else:
+        raise ValueError(UNKNOWN_FORM)
     return new if new > floor else floor
 
 
@@ -95,7 +99,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     new = sj / (1.0 + c * (sj * xj * xj))
                     hit = hit or new <= floor
                     s[j] = new if new > floor else floor
-            else:
+            elif covariance == DIAG_L2:
                 for p in range(column(indptr[i]), column(indptr[i + 1])):
                     j = column(indices[p])
                     xj = data[p]
@@ -105,6 +109,8 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     new = sj - beta * sx * sx
                     hit = hit or new <= floor
                     s[j] = new if new > floor else floor
+            else:
+                raise ValueError(UNKNOWN_FORM)
             if hit and counts is not None:
                 counts[COUNT_FLOORED] += 1
     return mistakes, updates

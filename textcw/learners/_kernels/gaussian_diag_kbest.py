@@ -41,6 +41,8 @@ from textcw.learners._kernels.constants import (
     COUNT_SOLVER_FALLBACKS,
     COUNT_SOLVER_UNCERTIFIED,
     DIAG_KL,
+    DIAG_L2,
+    MC_EXACT,
     MC_PAR,
     MC_SEQ,
     SMALLEST_NORMAL,
@@ -255,6 +257,8 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, s
     increased by the floored updates (a variance of ``y`` or of a competitor on the example's
     features at the floor after the update) and by :func:`.hildreth.cw_solve`'s fallbacks.
     """
+    if covariance != DIAG_KL and covariance != DIAG_L2:  # the helpers branch on it
+        raise ValueError("unknown diagonal covariance code (DIAG_KL or DIAG_L2)")
     K = mu.shape[1]
     scores = np.empty(K)
     comp = np.empty(k, np.int64)
@@ -286,10 +290,12 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, s
         elif strategy == MC_PAR:
             changed = _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, covariance,
                            phi, C, r, floor, vr, alpha, beta, cc)
-        else:
+        elif strategy == MC_EXACT:
             changed, solver = _exact(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule,
                                      covariance, phi, r, floor, var, m0, vr, lam, D, t, alpha, beta,
                                      scratch)
+        else:
+            raise ValueError("unknown multi-class strategy code")
         updates += changed
         if counts is not None:
             if solver > 0:

@@ -34,10 +34,11 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitor
-from textcw.learners._kernels.constants import CW_VAR, SMALLEST_NORMAL
+from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, SMALLEST_NORMAL
 
 _MAX_ITER = 200
 _EPS = 2.220446049250313e-16
+_UNKNOWN_RULE = "unknown rule code for covariance='exact' (CW var or stdev only)"
 
 
 @kernel
@@ -52,13 +53,15 @@ def _value(rule, t, m, v, phi, w, n):
             den = 1.0 + k * q
             f -= phi * w[j] / den
             df += phi * w[j] * q / (den * den)
-    else:
+    elif rule == CW_STDEV:
         phi2 = phi * phi
         for j in range(n):
             q = phi2 * w[j] / v  # alpha phi^2 w_j = k q
             den = t + k * q
             f -= phi2 * w[j] / den
             df += phi2 * w[j] * (1.0 + q) / (den * den)
+    else:
+        raise ValueError(_UNKNOWN_RULE)
     return f, df
 
 
@@ -66,7 +69,12 @@ def _value(rule, t, m, v, phi, w, n):
 def solve_margin(rule, m, v, phi, w, n):
     """The new margin ``t`` at which the exact diagonal constraint holds with equality."""
     lo = m if m > 0.0 else 0.0
-    hi = phi * v if rule == CW_VAR else phi * np.sqrt(v)
+    if rule == CW_VAR:
+        hi = phi * v
+    elif rule == CW_STDEV:
+        hi = phi * np.sqrt(v)
+    else:
+        raise ValueError(_UNKNOWN_RULE)
     t = lo
     f, df = _value(rule, t, m, v, phi, w, n)
     if not np.isfinite(f):  # stdev with m == 0: g(0) = -inf; start inside the bracket
@@ -102,7 +110,9 @@ def violated(rule, m, v, phi):
         return False
     if rule == CW_VAR:
         return m < phi * v
-    return m < phi * np.sqrt(v)
+    if rule == CW_STDEV:
+        return m < phi * np.sqrt(v)
+    raise ValueError(_UNKNOWN_RULE)
 
 
 @kernel
@@ -116,10 +126,12 @@ def new_variance(rule, s_j, wv, k, t, phi, floor):
     """``s_j`` after the update, from ``wv = w_j / v`` and ``k = t - m = alpha v``."""
     if rule == CW_VAR:
         new = s_j / (1.0 + 2.0 * phi * k * wv)
-    else:
+    elif rule == CW_STDEV:
         # s_j t / (t + alpha phi^2 w_j), divided through by t: the product s_j t overflows when
         # the initial variance a is huge (t ~ phi sqrt(v) ~ sqrt(a)), the ratio does not
         new = s_j / (1.0 + phi * phi * k * wv / t)
+    else:
+        raise ValueError(_UNKNOWN_RULE)
     return new if new > floor else floor
 
 

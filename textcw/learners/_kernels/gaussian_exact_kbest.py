@@ -26,7 +26,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitors
-from textcw.learners._kernels.constants import MC_SEQ
+from textcw.learners._kernels.constants import MC_PAR, MC_SEQ
 from textcw.learners._kernels.gaussian_exact import new_variance, solve_margin, usable, violated, widest_row
 
 
@@ -145,7 +145,9 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, s, rule, strategy, k, 
             continue
         if strategy == MC_SEQ:
             updates += _seq(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor, w)
-        else:
+        elif strategy == MC_PAR:
             updates += _par(indptr, indices, data, i, yi, comp, k, scores, mu, s, rule, phi, floor, w,
                             vs, ks, ts)
+        else:  # the joint (exact) strategy is not defined with covariance='exact'
+            raise ValueError("unknown multi-class strategy code for covariance='exact'")
     return mistakes, updates

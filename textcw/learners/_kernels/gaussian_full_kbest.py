@@ -36,6 +36,7 @@ from textcw.learners._kernels.constants import (
     AROW_SQUARED_HINGE,
     COUNT_SOLVER_FALLBACKS,
     COUNT_SOLVER_UNCERTIFIED,
+    MC_EXACT,
     MC_PAR,
     MC_SEQ,
 )
@@ -229,7 +230,7 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, 
         elif strategy == MC_PAR:
             updates += _par(yi, comp, k, scores, mu, R, rule, phi, C, r, floor, x, xx, w, zy, sx,
                             vr, alpha, cc)
-        else:
+        elif strategy == MC_EXACT:
             changed, solver = _exact(yi, comp, k, scores, mu, R, rule, phi, r, floor, x, xx, w, zy, sx,
                                      var, m0, vr, lam, D, t, alpha, cc, scratch)
             updates += changed
@@ -237,4 +238,6 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, R, rule, strategy, k, 
                 counts[COUNT_SOLVER_FALLBACKS] += 1
                 if solver > 1:
                     counts[COUNT_SOLVER_UNCERTIFIED] += 1
+        else:
+            raise ValueError("unknown multi-class strategy code")
     return mistakes, updates

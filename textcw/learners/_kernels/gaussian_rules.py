@@ -23,6 +23,7 @@ from textcw.learners._kernels.constants import (
     CW_STDEV,
     CW_VAR,
     SCW1,
+    SCW2,
     SMALLEST_NORMAL,
 )
 
@@ -154,8 +155,10 @@ def _rule_steps(rule, m, v, phi, C, r):
     elif rule == SCW1:
         # SCW-I (Wang, Zhao and Hoi, ICML 2012, section 3.1): CW-stdev's step capped at C.
         alpha = min(C, cw_stdev_alpha(m, v, phi))
-    else:
+    elif rule == SCW2:
         alpha = scw2_alpha(m, v, phi, C)
+    else:
+        raise ValueError("unknown Gaussian rule code")
     if alpha <= 0.0:
         return _NONE
     beta, c = stdev_covariance_steps(alpha, v, phi)

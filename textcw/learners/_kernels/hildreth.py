@@ -55,7 +55,7 @@ import math
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.constants import CW_VAR, PA1, PA2
+from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, PA, PA1, PA2
 
 TOLERANCE = 1e-14  # relative change of the multipliers at which a sweep ends the iteration
 MAX_SWEEPS = 10_000
@@ -90,6 +90,8 @@ def cw_coordinate(rule, a, q, W, phi):
         else:
             lam = (root - b) / (4.0 * phi * W * q)
         return lam, 2.0 * phi * lam
+    if rule != CW_STDEV:
+        raise ValueError("unknown CW rule code for the joint multi-class update")
     if a >= phi * math.sqrt(W):
         return 0.0, 0.0
     phi2 = phi * phi
@@ -442,6 +444,8 @@ def pa_multipliers(rule, m0, xx, k, C, tau):
     squared slack), and ``tau_j <= C`` for PA-I. For ``k = 1`` this is the top-1 step (JMLR 2006
     eq. 7 with ``q = 2 ||x||^2``).
     """
+    if rule != PA and rule != PA1 and rule != PA2:
+        raise ValueError("unknown passive-aggressive rule code")
     d = np.empty(k)
     extra = 1.0 / (2.0 * C) if rule == PA2 else 0.0
     for j in range(k):

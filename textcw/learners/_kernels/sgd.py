@@ -32,7 +32,7 @@ import numpy as np
 
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_dot, row_scores, top_competitor
-from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, LOG
+from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALING, LOG, MODIFIED_HUBER
 
 _RESCALE_BELOW = 1e-9
 
@@ -48,12 +48,13 @@ def negative_slope(loss, m):
             e = math.exp(-m)
             return e / (1.0 + e)
         return 1.0 / (1.0 + math.exp(m))
-    # modified Huber
-    if m >= 1.0:
-        return 0.0
-    if m >= -1.0:
-        return 2.0 * (1.0 - m)
-    return 4.0
+    if loss == MODIFIED_HUBER:
+        if m >= 1.0:
+            return 0.0
+        if m >= -1.0:
+            return 2.0 * (1.0 - m)
+        return 4.0
+    raise ValueError("unknown SGD loss code")
 
 
 @kernel
@@ -62,7 +63,9 @@ def learning_rate(schedule, t, alpha, eta0, power_t):
         return eta0 / (1.0 + eta0 * alpha * t)
     if schedule == CONSTANT:
         return eta0
-    return eta0 / t ** power_t
+    if schedule == INVSCALING:
+        return eta0 / t ** power_t
+    raise ValueError("unknown SGD learning-rate schedule code")
 
 
 @kernel
@@ -90,7 +93,8 @@ def _decayed(w, scale, decay):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, w, count, loss, schedule, alpha, eta0, power_t):
+def binary_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alpha, eta0, power_t):
+    w = mu
     mistakes = 0
     updates = 0
     scale = 1.0
@@ -113,8 +117,9 @@ def binary_epoch(indptr, indices, data, y, order, w, count, loss, schedule, alph
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, W, count, loss, schedule, alpha, eta0,
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alpha, eta0,
                           power_t):
+    W = mu
     mistakes = 0
     updates = 0
     scale = 1.0

@@ -1,0 +1,63 @@
+"""The first-order family: the perceptron and the passive-aggressive learners.
+
+They keep only weights (``mu``) and differ by one rule code (``PERCEPTRON``, ``PA``, ``PA1``,
+``PA2`` in :mod:`textcw.learners._kernels.constants`); in multi-class problems they share the
+strategies of :mod:`textcw.learners.multiclass` (top-1, or the top-k competitors updated in
+sequence, in parallel or jointly; docs/algorithms.md "Multi-class").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textcw.learners import multiclass as mc
+from textcw.learners._kernels import first_order, first_order_kbest
+from textcw.learners._kernels.constants import MC_TOP1
+from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.protocol import bind_kernel
+
+
+class FirstOrderLearner(OnlineLinearClassifier):
+    """Weights ``mu``, one rule code (``rule``), and the multi-class strategies."""
+
+    rule: int
+    state_names = ("mu",)
+    constraints = {**OnlineLinearClassifier.constraints, **mc.CONSTRAINTS}
+    late_defaults = mc.DEFAULTS
+
+    def state_shapes(self, n_rows, n_labels):
+        return {"mu": self.weight_shape(n_rows, n_labels)}
+
+    def new_state(self, n_rows, n_labels):
+        return {"mu": np.zeros(self.weight_shape(n_rows, n_labels))}
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        mc.check_strategy(self)
+
+    def check_classes(self, n_classes):
+        mc.competitors(self, n_classes)
+
+    def strategy(self, binary: bool) -> int:
+        """The multi-class update (a ``MC_*`` code); top-1 for binary problems."""
+        return MC_TOP1 if binary else mc.MULTICLASS_CODES[self.multiclass]
+
+    def epoch_call(self, binary):
+        strategy = self.strategy(binary)
+        if binary:
+            kernel = first_order.binary_epoch
+        elif strategy == MC_TOP1:
+            kernel = first_order.multiclass_top1_epoch
+        else:
+            kernel = first_order_kbest.multiclass_epoch
+        values = {
+            "rule": self.rule,
+            "C": float(getattr(self, "C", 1.0)),  # PA-I and PA-II's aggressiveness; unread by the others
+            "strategy": strategy,
+            "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
+        }
+        return bind_kernel(kernel, self.state_names, values)
+
+
+# The name before the family had a module of its own (kept for one release).
+FirstOrderMulticlass = FirstOrderLearner

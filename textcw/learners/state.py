@@ -1,0 +1,227 @@
+"""A learner's fitted state: its consistency checks and its round trip as plain data.
+
+The state is a dict of float64 arrays (``state_names``) whose shapes follow from the number of
+rows (features, plus the intercept), the labels and the parameters in ``state_params``. The
+kernels index it without bounds checks, so it is checked before every epoch and whenever it is
+read; :meth:`LearnerState.load_state_dict` checks a state that may come from someone else's
+file before it replaces the learner's own.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted
+
+from textcw._compare import same_value
+from textcw.errors import InputError, ParameterError
+
+
+def memory_budget() -> int:
+    """Bytes a learner's state may take: half the machine's physical memory."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: assume 16 GB of memory
+        return 8 * 2**30
+
+
+class LearnerState:
+    """The state half of :class:`textcw.learners.base.OnlineLinearClassifier`."""
+
+    def _shaping_values(self) -> dict:
+        return {name: getattr(self, name) for name in self.state_params}
+
+    def _check_state_params(self, action: str) -> None:
+        """Refuse to use the fitted state when a parameter in ``state_params`` changed since it
+        was fitted (or loaded): the state would not have the arrays or shapes that value needs."""
+        fitted = self.__dict__.get("_fitted_params")
+        if fitted is None:
+            return
+        for name, then in fitted.items():
+            now = getattr(self, name, then)
+            if not same_value(now, then):
+                raise ParameterError(
+                    f"{type(self).__name__}: {name} was {then!r} when the model was fitted and is "
+                    f"now {now!r}; {name} decides the shape of the fitted state, so the fitted model "
+                    f"cannot be {action} with {name}={now!r}: call fit() to start over with the new "
+                    f"value, or set_params({name}={then!r}) to keep the fitted model"
+                )
+
+    def _check_state_arrays(self, n_rows: int) -> None:
+        """Every state array exists, is a float64 array and has the shape the kernels assume for
+        ``n_rows`` rows (features, plus the intercept) and the labels."""
+        classes = self.classes_
+        if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2
+                and np.all(classes[1:] > classes[:-1])):
+            # labels are encoded by binary search in classes_ and index the label blocks
+            raise InputError(
+                f"{type(self).__name__}: classes_ must be the sorted, distinct labels the model was "
+                "fitted with; it was modified after fitting: call fit() to start over"
+            )
+        n_labels = None if len(classes) == 2 else len(classes)
+        expected = self.state_shapes(n_rows, n_labels)
+        state = self._state
+        for name in self.state_names:
+            array = state.get(name) if isinstance(state, dict) else None
+            if array is None:
+                raise InputError(
+                    f"{type(self).__name__}: the fitted model has no {name!r} state array for the "
+                    "current parameters; call fit() to start over"
+                )
+            problem = None
+            if not isinstance(array, np.ndarray) or array.dtype != np.float64:
+                problem = f"is {getattr(array, 'dtype', type(array).__name__)}, not a float64 array"
+            elif array.shape != expected[name]:
+                problem = f"has shape {array.shape}, not {expected[name]}"
+            if problem is not None:
+                raise InputError(
+                    f"{type(self).__name__}: state array {name!r} {problem}, which "
+                    f"{int(self.n_features_in_)} features, {len(self.classes_)} classes and "
+                    f"fit_intercept={self.fit_intercept} need; the fitted model was modified after "
+                    "fitting (its arrays, n_features_in_ or classes_): call fit() to start over, "
+                    "or load a state with load_state_dict()"
+                )
+
+    def _remember_fitted_params(self) -> None:
+        self._fitted_params = self._shaping_values()
+
+
+    def state_dict(self) -> dict:
+        """The fitted model as plain data, the inverse of :meth:`load_state_dict`.
+
+        ``{"classes": ndarray, "n_features_in": int, "mistakes": [int], "n_updates": [int],
+        "arrays": {name: ndarray}}``; the arrays are the learner's state (``mu`` and, for
+        Gaussian learners, the covariance), not copies. With the learner's parameters
+        (``get_params()``) this is everything needed to rebuild it, without pickle
+        (:mod:`textcw.portable`, :func:`textcw.combine`).
+        """
+        state = self.fitted_state()
+        check_is_fitted(self, "classes_")
+        return {
+            "classes": self.classes_,
+            "n_features_in": int(self.n_features_in_),
+            "mistakes": [int(m) for m in self.mistakes_],
+            "n_updates": [int(u) for u in self.n_updates_],
+            "arrays": {name: state[name] for name in self.state_names},
+        }
+
+    def load_state_dict(self, state: dict):
+        """Make this learner the fitted model described by ``state`` (see :meth:`state_dict`).
+
+        Everything is checked first, because the state may come from a file someone else wrote:
+        the labels, the array names for the current parameters, their shapes (from the number
+        of features and labels), finite float values, and the learner's own constraints (e.g.
+        positive variances). A bad state raises :class:`~textcw.errors.InputError` and leaves
+        the learner as it was. Returns ``self``.
+        """
+        if not isinstance(state, dict):
+            raise InputError(f"a learner state is a dict; got {type(state).__name__}")
+        missing = {"classes", "n_features_in", "arrays"} - set(state)
+        if missing:
+            raise InputError(f"the learner state lacks {sorted(missing)}")
+        classes = np.asarray(state["classes"])
+        plain_objects = classes.dtype.kind == "O" and all(
+            isinstance(c, (str, int, float, np.generic)) and not isinstance(c, bool) for c in classes.tolist())
+        if classes.ndim != 1 or not (classes.dtype.kind in "biufU" or plain_objects):
+            raise InputError(
+                f"the learner state's classes must be a 1-d array of numbers or strings; got "
+                f"dtype {classes.dtype} and shape {classes.shape}"
+            )
+        if classes.size < 2 or not np.array_equal(np.unique(classes), classes):
+            raise InputError("the learner state's classes must be at least two distinct labels, sorted")
+        n_features = state["n_features_in"]
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise InputError(f"the learner state's n_features_in must be a positive integer; got {n_features!r}")
+        counts = {k: state.get(k, []) for k in ("mistakes", "n_updates")}
+        for key, values in counts.items():
+            if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                     for v in values)):
+                raise InputError(f"the learner state's {key} must be a list of non-negative integers")
+        self.validate_params()
+        self.check_classes(classes.size)
+        arrays = state["arrays"]
+        names = tuple(self.state_names)
+        if not isinstance(arrays, dict) or set(arrays) != set(names):
+            got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+            raise InputError(
+                f"{type(self).__name__} with these parameters keeps the state arrays {list(names)}; "
+                f"the state has {got}"
+            )
+        n_rows = int(n_features) + int(self.fit_intercept)
+        template = self.state_shapes(n_rows, None if classes.size == 2 else int(classes.size))
+        checked = {}
+        for name in names:
+            value = arrays[name]
+            if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+                raise InputError(f"state array {name!r} must be a float64 numpy array; got "
+                                 f"{getattr(value, 'dtype', type(value).__name__)}")
+            if value.shape != template[name]:
+                raise InputError(
+                    f"state array {name!r} has shape {value.shape}; with {n_features} features, "
+                    f"{classes.size} classes and fit_intercept={self.fit_intercept} it must be "
+                    f"{template[name]}"
+                )
+            if not np.all(np.isfinite(value)):
+                raise InputError(f"state array {name!r} contains NaN or infinite values")
+            checked[name] = np.ascontiguousarray(value)
+        self.check_state_values(checked)
+        self.classes_ = classes.copy()
+        self.n_features_in_ = int(n_features)
+        self._state = checked
+        self._remember_fitted_params()
+        self.mistakes_ = list(counts["mistakes"])
+        self.n_updates_ = list(counts["n_updates"])
+        return self
+
+    def state_shapes(self, n_rows: int, n_labels: int | None) -> dict[str, tuple[int, ...]]:
+        """The shape of every state array for ``n_rows`` rows and ``n_labels`` labels (``None``:
+        binary).
+
+        The default reads them off a fresh :meth:`new_state` and remembers them for these
+        sizes and parameters, so that the check before every kernel call allocates a state at
+        most once per change; learners whose shapes are plain arithmetic override this.
+        """
+        key = self._shapes_key(n_rows, n_labels)
+        cached = self.__dict__.get("_shapes_cache")
+        if cached is None or cached[0] != key:
+            shapes = {name: array.shape for name, array in self.new_state(n_rows, n_labels).items()}
+            self.__dict__["_shapes_cache"] = cached = (key, shapes)
+        return cached[1]
+
+    def _shapes_key(self, n_rows, n_labels):
+        return (n_rows, n_labels, repr(sorted(self.get_params(deep=False).items())))
+
+    @staticmethod
+    def weight_shape(n_rows: int, n_labels: int | None) -> tuple[int, ...]:
+        """A weight-like array: one value per row (binary) or per row and label."""
+        return (n_rows,) if n_labels is None else (n_rows, n_labels)
+
+    def check_state_values(self, state: dict[str, np.ndarray]) -> None:
+        """Refuse state values the learner could never reach (subclasses: e.g. variances <= 0).
+
+        Arrays named in ``positive_states`` must be positive; those in ``factor_states`` are
+        upper-triangular Cholesky factors (per label block) with a positive diagonal.
+        """
+        for name in self.positive_states:
+            if name in state and not np.all(state[name] > 0):
+                raise InputError(f"state array {name!r} holds variances and must be positive everywhere")
+        for name in self.factor_states:
+            if name not in state:
+                continue
+            blocks = state[name] if state[name].ndim == 3 else state[name][None]
+            for block in blocks:
+                if not np.all(np.diag(block) > 0) or np.any(np.tril(block, -1)):
+                    raise InputError(
+                        f"state array {name!r} must be upper-triangular Cholesky factors with a "
+                        "positive diagonal"
+                    )
+
+    def __setstate__(self, state):
+        for name, value in self.late_defaults.items():
+            state.setdefault(name, value)
+        super().__setstate__(state)
+        if "_state" in state and "_fitted_params" not in state:
+            # pickled before the fitted values were recorded: its parameters are those it was
+            # fitted with (the state-array checks hold either way)
+            self._remember_fitted_params()
