@@ -202,3 +202,20 @@ def test_client_refuses_non_http_urls_and_reports_an_unreachable_service():
 
     with pytest.raises(ServiceUnavailableError, match="cannot reach"):
         Client("http://127.0.0.1:1", timeout=2).health()
+
+
+def test_predict_all_splits_any_number_of_documents_within_the_bounds(model_path, monkeypatch):
+    from textcw_serve import client as client_module
+
+    short = [f"orbit rocket {i}" if i % 2 else "doctor nurse" for i in range(1300)]
+    long = ["doctor nurse " + "x" * 2_000 for _ in range(100)]
+    with thread_server(model_path, learn=False) as server:
+        rows = server.client().predict_all(short)  # 512 + 512 + 276 documents
+        monkeypatch.setattr(client_module, "_BATCH_BYTES", 50_000)
+        long_rows = server.client().predict_all(long)  # 24 documents (about 48 kB) per request
+        text = server.client().metrics()
+    model = textcw.load(model_path)
+    assert [r["label"] for r in rows] == model.predict(short).tolist()
+    assert [r["label"] for r in long_rows] == model.predict(long).tolist()
+    assert 'textcw_serve_requests_total{endpoint="/predict",status="200"} 8.0' in text
+    assert 'status="4' not in text

@@ -22,6 +22,9 @@ from textcw.errors import TextcwError
 
 # A reply is at most a few MB (MAX_BATCH predictions); more is not a textcw service.
 _MAX_REPLY_BYTES = 64 << 20
+# The service's bounds (textcw_serve.schemas), repeated so that the client imports nothing else.
+MAX_BATCH = 512
+_BATCH_BYTES = 3 << 20
 
 
 class ServiceError(TextcwError):
@@ -51,6 +54,21 @@ class Client:
     def predict(self, documents: list[str]) -> dict:
         """``{"model_version", "classes", "predictions": [{"label", "probabilities", "decision", "margin"}]}``"""
         return self._call("POST", "/predict", {"documents": list(documents)})
+
+    def predict_all(self, documents: list[str]) -> list[dict]:
+        """The predictions of any number of documents, asked in requests within the service's
+        bounds (512 documents, a body well under 4 MiB); one dict per document, in order."""
+        rows, batch, size = [], [], 0
+        for document in documents:
+            cost = len(json.dumps(document)) + 2
+            if batch and (len(batch) == MAX_BATCH or size + cost > _BATCH_BYTES):
+                rows += self.predict(batch)["predictions"]
+                batch, size = [], 0
+            batch.append(document)
+            size += cost
+        if batch:
+            rows += self.predict(batch)["predictions"]
+        return rows
 
     def learn(self, documents: list[str], labels: list) -> dict:
         """Learn ``documents`` with their correct ``labels``; returns once the update is durable."""
