@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
      "textcw.hookspecs"),
     # numba kernels, then the learners around them.
     ("textcw.learners._kernels",),
-    ("textcw.learners",),
+    ("textcw.learners", "textcw.kernels"),
     # Featurizers, then corpora (the corpus cache stores featurized matrices).
     ("textcw.features",),
     ("textcw.corpus",),

@@ -1,0 +1,60 @@
+"""The public toolkit for writing a learner's numba kernels.
+
+A learner's epoch kernel is called as ``kernel(indptr, indices, data, y, order, *state, *args)``
+and returns ``(mistakes, updates)``:
+
+- ``indptr, indices, data``: the training matrix in canonical CSR form (sorted, distinct column
+  indices in range, finite non-zero values at most :data:`MAX_ABS_VALUE`; the index arrays int32
+  or int64, for which numba compiles one version each);
+- ``y``: binary problems +1.0/-1.0 (``classes_[1]`` is +1), multi-class label indices (int64);
+- ``order``: the rows to visit, in order (shuffling stays in Python, seeded there);
+- ``state``: the learner's ``state_names`` arrays, updated in place: weight-like arrays are
+  ``w[d]`` (binary) or ``W[d, K]`` (feature-major, so one document's K scores read contiguous
+  memory);
+- ``args``: the learner's named scalar arguments (:func:`textcw.learners.protocol.bind_kernel`
+  passes them by parameter name);
+- a mistake is counted before the update, and a tie counts as a mistake.
+
+The kernels index without bounds checks: textcw checks the input and the state's shapes before
+every call, so a kernel may trust them. Variant choices are integer codes, never Python
+callables, and every dispatch on a code ends in an error for an unknown one.
+
+:func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``); the
+functions below are compiled with it and may be called from a plugin's kernels.
+"""
+
+from __future__ import annotations
+
+from textcw._jit import kernel
+from textcw._limits import MAX_ABS_VALUE
+from textcw.learners._kernels.common import (
+    column,
+    row_dot,
+    row_scores,
+    row_sq_norm,
+    row_variances,
+    top_competitor,
+    top_competitors,
+)
+from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, SMALLEST_NORMAL, VARIANCE_FLOOR
+from textcw.learners._kernels.gaussian_diag import update_variance
+from textcw.learners.protocol import KernelCall, bind_kernel
+
+__all__ = [
+    "DIAG_KL",
+    "DIAG_L2",
+    "KernelCall",
+    "MAX_ABS_VALUE",
+    "SMALLEST_NORMAL",
+    "VARIANCE_FLOOR",
+    "bind_kernel",
+    "column",
+    "kernel",
+    "row_dot",
+    "row_scores",
+    "row_sq_norm",
+    "row_variances",
+    "top_competitor",
+    "top_competitors",
+    "update_variance",
+]
