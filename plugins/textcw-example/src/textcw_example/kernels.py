@@ -4,8 +4,10 @@ They follow textcw's kernel conventions, so :class:`textcw.learners.base.OnlineL
 can drive them:
 
 - arguments ``(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin)``:
-  the CSR arrays (int64 indices, float64 data, sorted and de-duplicated), the labels, the rows
-  to visit in order, the state arrays, then the hyperparameters;
+  the CSR arrays (canonical: sorted, de-duplicated, int32 or int64 indices, float64 data), the
+  labels, the rows to visit in order, the state arrays (``state_names``), then the
+  hyperparameters, which :meth:`~textcw_example.winnow.BalancedWinnow.kernel_values` gives by
+  these parameter names;
 - binary ``y`` holds +1.0/-1.0 and ``u``, ``v`` are vectors of length ``d``; multi-class ``y``
   holds label indices and ``u``, ``v`` are ``d x K`` (feature-major);
 - the return value is ``(mistakes, updates)``; a mistake is counted before the update, and a
@@ -26,23 +28,24 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
-# textcw's kernel policy: compiled once and cached on disk, the GIL released so shards can train
-# in threads, and no fastmath, which would reorder sums and break agreement with the reference.
-_jit = numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+# textcw's kernel policy (compiled once and cached on disk, the GIL released so shards can train
+# in threads, no fastmath, which would reorder sums and break agreement with the reference) and
+# its building blocks: ``column`` (an index as the hot loops use it) and ``top_competitor``.
+from textcw.kernels import column, kernel, top_competitor
+
 WEIGHT_MIN = 1e-100
 WEIGHT_MAX = 1e100
 
 
-@_jit
+@kernel
 def _scaled(weight, log_factor, x):
     """``weight * exp(log_factor * x)``, clipped to ``[WEIGHT_MIN, WEIGHT_MAX]``."""
     return min(max(weight * math.exp(log_factor * x), WEIGHT_MIN), WEIGHT_MAX)
 
 
-@_jit
+@kernel
 def binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin):
     """One pass of binary Balanced Winnow over the rows in ``order``.
 
@@ -55,10 +58,10 @@ def binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, the
     updates = 0
     for t in range(order.shape[0]):
         i = order[t]
-        start, stop = indptr[i], indptr[i + 1]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
         score = 0.0
         for p in range(start, stop):
-            j = indices[p]
+            j = column(indices[p])
             score += (u[j] - v[j]) * data[p]
         m = y[i] * (score - theta)
         if m <= 0.0:
@@ -70,13 +73,13 @@ def binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, the
             else:
                 log_up, log_down = log_beta, log_alpha
             for p in range(start, stop):
-                j = indices[p]
+                j = column(indices[p])
                 u[j] = _scaled(u[j], log_up, data[p])
                 v[j] = _scaled(v[j], log_down, data[p])
     return mistakes, updates
 
 
-@_jit
+@kernel
 def multiclass_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin):
     """One pass of multi-class Balanced Winnow, single-constraint top-1 update.
 
@@ -93,23 +96,20 @@ def multiclass_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta,
     for t in range(order.shape[0]):
         i = order[t]
         yi = y[i]
-        start, stop = indptr[i], indptr[i + 1]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
         scores[:] = 0.0
         for p in range(start, stop):
-            j = indices[p]
+            j = column(indices[p])
             for k in range(n_labels):
                 scores[k] += (u[j, k] - v[j, k]) * data[p]
-        r = -1
-        for k in range(n_labels):
-            if k != yi and (r < 0 or scores[k] > scores[r]):
-                r = k
+        r = top_competitor(scores, yi)
         m = scores[yi] - scores[r]
         if m <= 0.0:
             mistakes += 1
         if m <= margin and stop > start:
             updates += 1
             for p in range(start, stop):
-                j = indices[p]
+                j = column(indices[p])
                 u[j, yi] = _scaled(u[j, yi], log_alpha, data[p])
                 v[j, yi] = _scaled(v[j, yi], log_beta, data[p])
                 u[j, r] = _scaled(u[j, r], log_beta, data[p])

@@ -115,17 +115,17 @@ class BalancedWinnow(OnlineLinearClassifier):
     >>> model = textcw.make_learner("balanced-winnow", alpha=1.2, beta=0.8)
     """
 
-    _constraints = {
-        **OnlineLinearClassifier._constraints,
+    constraints = {
+        **OnlineLinearClassifier.constraints,
         "alpha": Interval(1.0, closed="neither"),
         "beta": Interval(0.0, 1.0, closed="neither"),
         "theta": Interval(0.0, closed="left"),
         "margin": Interval(0.0, closed="left"),
         "init_weight": POSITIVE,
     }
-    _state_names = ("u", "v")
-    _binary_kernel = kernels.binary_epoch
-    _multiclass_kernel = kernels.multiclass_epoch
+    state_names = ("u", "v")
+    binary_kernel = kernels.binary_epoch
+    multiclass_kernel = kernels.multiclass_epoch
 
     def __init__(self, *, alpha=1.5, beta=0.5, theta=1.0, margin=0.0, init_weight=1.0,
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
@@ -139,25 +139,27 @@ class BalancedWinnow(OnlineLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
-    def _new_state(self, n_rows, n_labels):
+    def new_state(self, n_rows, n_labels):
         shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
         weight = float(self.init_weight)
         return {"u": np.full(shape, weight), "v": np.full(shape, weight)}
 
-    def _kernel_args(self):
-        return (math.log(self.alpha), math.log(self.beta), float(self.theta), float(self.margin))
+    def kernel_values(self):
+        # By the kernels' parameter names: the base class binds each to the parameter it names.
+        return {"log_alpha": math.log(self.alpha), "log_beta": math.log(self.beta),
+                "theta": float(self.theta), "margin": float(self.margin)}
 
     # The base class reads the weights from a state array named "mu"; Winnow's weights are the
     # difference of its two vectors, and its binary threshold is part of the decision function.
     @property
     def coef_(self) -> np.ndarray:
-        state = self._fitted_state()
+        state = self.fitted_state()
         w = (state["u"] - state["v"])[: self.n_features_in_]
         return w.reshape(1, -1) if w.ndim == 1 else w.T.copy()
 
     @property
     def intercept_(self) -> np.ndarray:
-        state = self._fitted_state()
+        state = self.fitted_state()
         binary = state["u"].ndim == 1
         if self.fit_intercept:
             bias = np.atleast_1d(state["u"][self.n_features_in_] - state["v"][self.n_features_in_])
