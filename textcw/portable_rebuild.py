@@ -235,7 +235,7 @@ def check_state_extent(learner, state, name: str) -> None:
     which refuses it before allocating.
     """
     if not (isinstance(state, dict) and isinstance(state.get("arrays"), dict)
-            and isinstance(state.get("classes"), np.ndarray) and hasattr(learner, "_state_shapes")):
+            and isinstance(state.get("classes"), np.ndarray) and hasattr(learner, "state_shapes")):
         return
     n_features = state.get("n_features_in")
     if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
@@ -243,7 +243,7 @@ def check_state_extent(learner, state, name: str) -> None:
     n_classes = state["classes"].size
     binary = n_classes == 2
     n_rows = n_features + int(bool(getattr(learner, "fit_intercept", False)))
-    probes = [learner._state_shapes(rows, None if binary else labels)
+    probes = [learner.state_shapes(rows, None if binary else labels)
               for rows, labels in zip(_PROBE_ROWS, _PROBE_LABELS)]
     for array_name, value in state["arrays"].items():
         if array_name not in probes[0] or not isinstance(value, np.ndarray):

@@ -78,13 +78,13 @@ def test_learner_is_never_asked_about_the_declared_size(tmp_path, monkeypatch, l
     state of the declared size; its state layout is only probed at tiny sizes."""
     cls = type(textcw.make_learner(learner))
     sizes = []
-    original = cls._state_shapes
+    original = cls.state_shapes
 
     def recording(self, n_rows, n_labels):
         sizes.append(n_rows)
         return original(self, n_rows, n_labels)
 
-    monkeypatch.setattr(cls, "_state_shapes", recording)
+    monkeypatch.setattr(cls, "state_shapes", recording)
     path = export_model(pipeline("binary-bow", learner), tmp_path / "m.textcw")
     sizes.clear()
     edit(path, change_document=lambda d: d["steps"][1]["state_dict"]["__dict__"].update(n_features_in=10**12))

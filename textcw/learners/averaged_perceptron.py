@@ -42,6 +42,11 @@ class AveragedPerceptron(OnlineLinearClassifier):
         self.random_state = random_state
         self.fit_intercept = fit_intercept
 
+    def derive_combined_state(self, state):
+        """``u`` of a combined model: keep the invariant ``mu = w - u / count`` (Daume's trick), so
+        that ``partial_fit`` continues from the combined average (:func:`textcw.combine`)."""
+        return {**state, "u": (state["w"] - state["mu"]) * state["count"][0]}
+
     def state_shapes(self, n_rows, n_labels):
         shape = self.weight_shape(n_rows, n_labels)
         return {"mu": shape, "w": shape, "u": shape, "count": (1,)}

@@ -60,11 +60,12 @@ PRECISIONS = ("sum", "mean")  # how ``kl`` combines the precisions (module docst
 # Parameters shard models may differ in: each shard is seeded on its own.
 FREE_PARAMS = ("random_state",)
 DIAG, FULL, FIRST_ORDER = "diag", "full", "first-order"
-# Uniform combination of first-order state, by array: weights are averaged (parameter averaging);
-# the example counter of SGD and the averaged perceptron (it drives the learning-rate schedule and
-# the running average) adds up, since the combined model has seen every shard's examples; the
-# averaged perceptron's accumulator ``u`` follows from the others.
-_FIRST_ORDER_RULES = {"mu": "mean", "w": "mean", "count": "sum", "u": "derived"}
+# Uniform combination of first-order state follows each learner's ``state_combine``
+# (textcw.learners.protocol.COMBINE_RULES): weights are averaged (parameter averaging); example
+# counters (SGD's and the averaged perceptron's, which drive the learning-rate schedule and the
+# running average) add up, since the combined model has seen every shard's examples; "derived"
+# arrays are recomputed by the learner's own ``derive_combined_state``.
+_FIRST_ORDER_RULES = ("mean", "sum", "derived")
 
 
 def combine(models: Iterable, method: str = "kl", *, precision: str = "sum"):
@@ -251,8 +252,9 @@ class Combiner:
     def _accumulate(self, state) -> None:
         form, mu = self._layout, state["mu"]
         if form == FIRST_ORDER:
+            rules = combine_rules(self._learner)
             for name, value in state.items():
-                if _FIRST_ORDER_RULES[name] != "derived":
+                if rules[name] != "derived":
                     self._add(name, value)
         elif form == DIAG and self.method == "uniform":
             self._add("mu", mu)
@@ -275,16 +277,14 @@ class Combiner:
         n, form, sums = self.n_models, self._layout, self._sums
         if form == FIRST_ORDER:
             state = {}
+            rules = combine_rules(self._learner)
             for name in state_names(self._learner):
-                rule = _FIRST_ORDER_RULES[name]
-                if rule == "mean":
+                if rules[name] == "mean":
                     state[name] = sums[name] / n
-                elif rule == "sum":
+                elif rules[name] == "sum":
                     state[name] = sums[name].copy()
-            if "u" in _FIRST_ORDER_RULES and "u" in state_names(self._learner):
-                # Averaged perceptron: keep its invariant mu = w - u / count (Daume's trick), so
-                # partial_fit continues from the combined average.
-                state["u"] = (state["w"] - state["mu"]) * state["count"][0]
+            if "derived" in rules.values():
+                state = self._learner.derive_combined_state(state)
             return state
         if form == DIAG and self.method == "uniform":
             return {"mu": sums["mu"] / n, "s": sums["s"] / n}
@@ -360,7 +360,13 @@ def fitted_state(model, where: str = "model") -> dict[str, np.ndarray]:
 
 def state_names(model) -> tuple[str, ...]:
     """The names of a learner's state arrays, fitted or not (they follow from its parameters)."""
-    return tuple(model._state_names)
+    return tuple(model.state_names)
+
+
+def combine_rules(learner) -> dict[str, str | None]:
+    """What the learner's ``state_combine`` says of each of its state arrays (None: nothing)."""
+    declared = getattr(learner, "state_combine", {})
+    return {name: declared.get(name) for name in state_names(learner)}
 
 
 def _layout(learner, method: str) -> str:
@@ -372,7 +378,8 @@ def _layout(learner, method: str) -> str:
     """
     names = tuple(state_names(learner))
     kind = type(learner).__name__
-    if isinstance(learner, GaussianLinearClassifier):
+    rules = combine_rules(learner)
+    if isinstance(learner, GaussianLinearClassifier) and set(rules.values()) == {"gaussian"}:
         if names == ("mu", "s"):
             return DIAG
         if names == ("mu", "R"):
@@ -381,11 +388,13 @@ def _layout(learner, method: str) -> str:
             f"cannot combine {kind}: its state {list(names)} is none of the Gaussian forms "
             "(mu, s) or (mu, R) that combination knows"
         )
-    if "mu" not in names or not set(names) <= set(_FIRST_ORDER_RULES):
+    unknown = [name for name, rule in rules.items() if rule not in _FIRST_ORDER_RULES]
+    if "mu" not in names or unknown:
         raise InputError(
             f"cannot combine {kind}: combination is defined for Gaussian (confidence-weighted) "
             f"learners and first-order learners, and {kind} keeps other state "
-            f"({', '.join(n for n in names if n not in _FIRST_ORDER_RULES)})"
+            f"({', '.join(unknown)}) that its state_combine does not declare as averaged, summed "
+            "or derived"
         )
     if method == "kl":
         raise ParameterError(
