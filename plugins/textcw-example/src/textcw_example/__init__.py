@@ -1,9 +1,11 @@
 """textcw-example: the smallest complete textcw plugin.
 
-It adds one learner and one featurizer to textcw through the entry-point group ``textcw``:
+It adds two learners and one featurizer to textcw through the entry-point group ``textcw``:
 
 - ``balanced-winnow``: Balanced Winnow (Littlestone 1988; Dagan, Karov and Roth 1997), a
   mistake-driven learner with multiplicative updates (:class:`textcw_example.winnow.BalancedWinnow`);
+- ``nherd``: normal herding (Crammer and Lee, NIPS 2010), a Gaussian learner built on textcw's
+  :class:`~textcw.learners.gaussian.GaussianLinearClassifier` (:class:`textcw_example.nherd.NHERD`);
 - ``char-ngrams``: binary character n-grams within word boundaries
   (:func:`textcw_example.featurizers.char_ngrams`).
 
