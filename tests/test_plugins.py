@@ -49,7 +49,7 @@ def test_builtins_are_registered_by_textcw():
     assert {"binary-bow", "bigram-counts"} <= set(regs.featurizers.names())
     assert "newsgroups" in regs.corpora and len(regs.evaluators) == 0  # evaluators are library functions
     assert regs.learners.get("cw-stdev").provider == "textcw"
-    assert set(regs.corpora.get("newsgroups").extra["tasks"]) == {"all", "comp", "sci", "talk"}
+    assert set(regs.corpora.get("newsgroups").tasks) == {"all", "comp", "sci", "talk"}
 
 
 def test_extra_plugin_is_isolated_to_its_manager():
@@ -173,7 +173,8 @@ def test_registration_fields_are_typed_per_kind():
     assert not regs.corpora.get("newsgroups").takes_path
     # the former bag, kept for one release: the fields set at registration
     assert regs.corpora.get("amazon").extra == {"tasks": regs.corpora.get("amazon").tasks,
-                                                "featurizer": "precomputed"}
+                                                "featurizer": "precomputed", "takes_download": True}
+    assert regs.corpora.get("newsgroups").takes_download and not regs.corpora.get("synthetic").takes_download
     with pytest.raises(PluginError, match=r"MisspelledField registered learner 'typo-perceptron' with unknown "
                                           r"keyword\(s\) 'quick_grd'; a learner takes grid, quick_grid, online"):
         registries(MisspelledField)

@@ -105,6 +105,9 @@ def register_corpora(register: Register) -> None:
     takes_path : bool, optional
         The task names a file path (``folder:PATH``), which may hold a comma, so ``textcw
         evaluate --corpus`` does not split the path at its commas.
+    takes_download : bool, optional
+        ``factory`` takes ``download=False`` (local files only, a textcw error when they are
+        absent), so ``textcw list corpora`` loads each task to show its sizes.
     stream : callable, optional
         ``stream(task=, split=, *, start=0, stop=None, chunk_size=...)`` yields documents
         ``[start, stop)`` as consecutive ``Dataset`` chunks without loading the whole split, so

@@ -128,7 +128,7 @@ def _reproducible(model):
 # ---------------------------------------------------------------------------- save
 def _describe(model) -> dict:
     """What the model is, for the manifest (and so the model card) without unpickling."""
-    from textcw.pipeline import _jsonable
+    from textcw.pipeline import jsonable_params
 
     final = model.steps[-1][1] if isinstance(model, Pipeline) else model
     components = getattr(model, "textcw_components_", {})
@@ -150,7 +150,7 @@ def _describe(model) -> dict:
     return {
         "learner": registered("learner") or type(final).__name__,
         "learner_class": f"{type(final).__module__}:{type(final).__qualname__}",
-        "params": _jsonable(params),
+        "params": jsonable_params(params),
         "featurizer": registered("featurizer"),
         "classes": classes,
         "n_features": n_features,

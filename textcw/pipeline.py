@@ -370,5 +370,3 @@ def jsonable_params(params: dict) -> dict:
             out[key] = repr(value)
     return out
 
-
-_jsonable = jsonable_params  # the former private name, still imported by textcw.persist

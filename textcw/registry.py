@@ -117,6 +117,9 @@ class CorpusEntry(Entry):
     takes_path : bool
         The task is a file path, which may hold a comma (``svmlight:TRAIN,TEST``), so a comma
         after it in ``textcw evaluate --corpus`` does not start a new task.
+    takes_download : bool
+        The factory takes ``download=False`` (read the local files only, a textcw error when
+        they are absent), so ``textcw list corpora`` may load each task to show its sizes.
     stream : callable, optional
         ``stream(task=, split=, *, start=0, stop=None, chunk_size=...)`` yields documents
         ``[start, stop)`` as consecutive ``Dataset`` chunks without loading the whole split.
@@ -129,6 +132,7 @@ class CorpusEntry(Entry):
     task_check: Callable[[str], Any] | None = None
     task_patterns: Mapping[str, str] = field(default_factory=dict)
     takes_path: bool = False
+    takes_download: bool = False
     stream: Callable[..., Any] | None = None
     size: Callable[..., int] | None = None
 

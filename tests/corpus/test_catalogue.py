@@ -44,8 +44,9 @@ def registries():
     regs = Registries()
     register = regs.register_callable("corpora", "tests")
     register("toy", toy_factory, summary="A toy", tasks={"small": "s", "big": "b"},
-             task_check=check_pattern, task_patterns={"nNUMBER": "any n"}, featurizer="hashing")
-    register("plain", toy_factory, summary="No patterns", tasks={"small": "s"})
+             task_check=check_pattern, task_patterns={"nNUMBER": "any n"}, featurizer="hashing",
+             takes_download=True)
+    register("plain", toy_factory, summary="No patterns", tasks={"small": "s"}, takes_download=True)
     register("old", lambda task=None, split="train": toy_factory(task, split), summary="no download",
              tasks={"small": "s"})
     return regs
@@ -75,7 +76,7 @@ def test_task_rows_have_sizes_classes_and_patterns(registries):
 
 def test_task_rows_report_problems_instead_of_failing(registries):
     register = registries.register_callable("corpora", "tests")
-    register("gone", toy_factory, summary="missing file", tasks={"missing": "m"})
+    register("gone", toy_factory, summary="missing file", tasks={"missing": "m"}, takes_download=True)
     [row] = task_rows(registries.corpora.get("gone"))
     assert row.train is None and row.problem == "corpus file toy.gz not found in /nowhere"
     [row] = task_rows(registries.corpora.get("old"))  # cannot be told not to download

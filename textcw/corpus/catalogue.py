@@ -6,11 +6,10 @@ they are exactly what training would see; a corpus whose files are absent says w
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import asdict, dataclass
 
 from textcw.errors import TextcwError
-from textcw.registry import Entry
+from textcw.registry import CorpusEntry
 
 __all__ = ["TaskRow", "task_rows"]
 
@@ -34,22 +33,17 @@ class TaskRow:
         return asdict(self)
 
 
-def _accepts_download(factory) -> bool:
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    return any(p.name == "download" or p.kind is p.VAR_KEYWORD for p in params)
+def task_rows(entry: CorpusEntry, *, sizes: bool = True) -> list[TaskRow]:
+    """The listed tasks of ``entry`` (with sizes if ``sizes``), then its task patterns.
 
-
-def task_rows(entry: Entry, *, sizes: bool = True) -> list[TaskRow]:
-    """The listed tasks of ``entry`` (with sizes if ``sizes``), then its task patterns."""
+    Sizes are read only from corpora that declare ``takes_download``: the others could download.
+    """
     rows = []
-    offline = _accepts_download(entry.factory)
-    for task, summary in entry.extra.get("tasks", {}).items():
+    for task, summary in entry.tasks.items():
         row = TaskRow(f"{entry.name}:{task}", summary)
-        if sizes and not offline:
-            row.problem = "its loader has no download=False option, so it is not called"
+        if sizes and not entry.takes_download:
+            row.problem = ("its registration declares no download=False option (takes_download), "
+                           "so its loader is not called")
         elif sizes:
             try:
                 train = entry.factory(task=task, split="train", download=False)
@@ -58,6 +52,6 @@ def task_rows(entry: Entry, *, sizes: bool = True) -> list[TaskRow]:
             except TextcwError as exc:
                 row.problem = str(exc)
         rows.append(row)
-    for pattern, summary in entry.extra.get("task_patterns", {}).items():
+    for pattern, summary in entry.task_patterns.items():
         rows.append(TaskRow(f"{entry.name}:{pattern}", summary))
     return rows

@@ -8,8 +8,9 @@ Fixtures
 --------
 make_registries
     ``make_registries(*plugins)``: the built-ins plus ``plugins``, ignoring whatever else is
-    installed; pass the result as ``registries=`` to :func:`textcw.make_learner`,
-    :func:`textcw.pipeline.train`, ...
+    installed; put the result in use with ``with textcw.plugins.use_registries(regs):``
+    (or pass it as ``registries=`` to a single :func:`textcw.make_learner`,
+    :func:`textcw.pipeline.train`, ... call).
 make_plugin_manager
     ``make_plugin_manager(*plugins)``: the same isolated :class:`pluggy.PluginManager`.
 binary_data, multiclass_data

@@ -2,8 +2,14 @@
 
 The process-wide registries (:func:`textcw.plugins.default_registries`) hold whatever happens to
 be installed. Tests should not depend on that: build a manager with the built-ins and exactly
-the plugins under test, and pass its registries to :func:`textcw.make_learner`,
-:func:`textcw.pipeline.train` and friends through their ``registries=`` argument.
+the plugins under test, and put its registries in use for a block with
+:func:`textcw.plugins.use_registries` (every lookup inside it, however deep, sees them)::
+
+    with use_registries(make_registries(my_plugin)):
+        result = train("topics", "my-learner")
+
+The entry points (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`, ...) also take
+``registries=`` for a single call.
 """
 
 from __future__ import annotations
@@ -45,9 +51,10 @@ def make_registries(*plugins: object, entry_points: bool = False) -> Registries:
     Examples
     --------
     >>> import textcw
+    >>> from textcw.plugins import use_registries
     >>> from textcw.testing import make_registries
-    >>> regs = make_registries()  # built-ins only
-    >>> textcw.make_learner("perceptron", registries=regs).n_epochs
+    >>> with use_registries(make_registries()):  # built-ins only
+    ...     textcw.make_learner("perceptron").n_epochs
     5
     """
     return build_registries(make_plugin_manager(*plugins, entry_points=entry_points))
@@ -105,10 +112,12 @@ def make_corpus_plugin(name: str, train: tuple[Sequence, Sequence], test: tuple[
     Examples
     --------
     >>> from textcw.pipeline import train
+    >>> from textcw.plugins import use_registries
     >>> from textcw.testing import make_corpus_plugin, make_documents, make_registries
     >>> corpus = make_corpus_plugin("topics", make_documents(random_state=0),
     ...                             make_documents(random_state=1))
-    >>> result = train("topics", "perceptron", registries=make_registries(corpus))
+    >>> with use_registries(make_registries(corpus)):
+    ...     result = train("topics", "perceptron")
     >>> result.accuracy > 0.9
     True
     """

@@ -199,8 +199,8 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                 if not entry.summary:
                     fail(f"{regs[kind].singular} {n!r} has no summary; `textcw list {kind}` "
                          "shows it: pass summary='one line' to register")
-                tasks = entry.extra.get("tasks")
-                if kind == "corpora" and tasks is not None:
+                if kind == "corpora":
+                    tasks = entry.tasks
                     if not isinstance(tasks, dict) or not all(
                             isinstance(t, str) and _NAME.match(t) and isinstance(s, str)
                             for t, s in tasks.items()):

@@ -29,9 +29,9 @@ def test_registered_through_the_entry_point():
     regs = default_registries()
     assert regs.featurizers.get("pixel-pairs").provider == "textcw-pixels"
     entry = regs.corpora.get("usps")
-    assert entry.provider == "textcw-pixels" and entry.extra["featurizer"] == "pixels"
-    assert set(entry.extra["tasks"]) == {"all", "0v9", "1v2", "3v4", "5v6", "7v8"}
-    assert set(entry.extra["task_patterns"]) == {"AvB", "Avall"}
+    assert entry.provider == "textcw-pixels" and entry.featurizer == "pixels"
+    assert set(entry.tasks) == {"all", "0v9", "1v2", "3v4", "5v6", "7v8"}
+    assert set(entry.task_patterns) == {"AvB", "Avall"}
 
 
 def test_passes_the_plugin_checks():

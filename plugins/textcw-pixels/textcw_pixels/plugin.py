@@ -14,7 +14,7 @@ def register_corpora(register):
 
     register("usps", usps.load, summary="USPS handwritten digits, ESL train/test split (Hull 1994)",
              tasks=usps.TASKS, task_check=usps.check_task, task_patterns=usps.TASK_PATTERNS,
-             featurizer="pixels")
+             featurizer="pixels", takes_download=True)
 
 
 @textcw.hookimpl
