@@ -40,6 +40,7 @@ from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, top_competitor
 from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL, DIAG_L2
 from textcw.learners._kernels.gaussian_rules import steps
+from textcw.learners._kernels.prefetch import prefetch_ahead
 
 UNKNOWN_FORM = "unknown diagonal covariance code (DIAG_KL or DIAG_L2)"
 
@@ -72,10 +73,13 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
+        prefetch_ahead(indptr, indices, data, order, t, mu, s)
         i = order[t]
+        start = column(indptr[i])
+        stop = column(indptr[i + 1])
         score = 0.0
         v = 0.0
-        for p in range(column(indptr[i]), column(indptr[i + 1])):
+        for p in range(start, stop):
             j = column(indices[p])
             xj = data[p]
             score += mu[j] * xj
@@ -91,7 +95,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
             # One loop per form, so the hot loop has no branch on the form (update_variance
             # inlined by hand); the mean uses Sigma from before the update.
             if covariance == DIAG_KL:
-                for p in range(column(indptr[i]), column(indptr[i + 1])):
+                for p in range(start, stop):
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
@@ -100,7 +104,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     hit = hit or new <= floor
                     s[j] = new if new > floor else floor
             elif covariance == DIAG_L2:
-                for p in range(column(indptr[i]), column(indptr[i + 1])):
+                for p in range(start, stop):
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
@@ -128,6 +132,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
     updates = 0
     scores = np.empty(mu.shape[1])
     for t in range(order.shape[0]):
+        prefetch_ahead(indptr, indices, data, order, t, mu, s)
         i = order[t]
         yi = y[i]
         row_scores(indptr, indices, data, i, mu, scores)
