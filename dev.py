@@ -6,16 +6,19 @@
     python3 dev.py test [ARGS...]    set up, then run every test suite on all cores with coverage
                                      (the kernels also as plain Python), then test what a user
                                      installs (below); with ARGS, only pytest ARGS
+    python3 dev.py docs              set up, then build the documentation site into build/site
+                                     (strict: a broken link or a docstring that does not render fails)
     python3 dev.py setup             only set up
 
-Setting up makes `.venv/` and installs textcw with its test, plot and dask extras plus the
+Setting up makes `.venv/` and installs textcw with its test, plot, dask and docs extras plus the
 first-party plugins under `plugins/`, all editable. It is skipped when nothing it installs from
 has changed since the last run. Corpora are read from `$TEXTCW_DATA`; when that is unset and a
 `shared/corpora` folder stands beside the checkout (our CI layout), that folder is used.
 
 What a user installs is tested too: `test` builds the wheel, installs it into a fresh
 environment for each of INSTALL_PROFILES (no extras, each extra, every dependency at its lowest
-admitted version) and runs `tests/install` against that environment's `textcw`.
+admitted version) and runs `tests/install` against that environment's `textcw`. Then it checks the
+public modules' types (mypy, configured in pyproject.toml) and builds the documentation strictly.
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ def setup() -> None:
     wanted = install_inputs_digest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
-    packages = ["-e", f"{ROOT}[test,plot,dask]"]
+    packages = ["-e", f"{ROOT}[test,plot,dask,docs]"]
     for plugin in plugin_dirs():
         # with each plugin's own test extra (textcw-serve's page test drives Chromium via selenium)
         packages += ["-e", f"{plugin}[test]"]
@@ -83,12 +86,14 @@ def environment() -> dict:
 
 def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("", [])
-    if command not in ("train", "test", "setup"):
+    if command not in ("train", "test", "docs", "setup"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     setup()
     if command == "setup":
         return 0
+    if command == "docs":
+        return build_docs()
     if command == "train":
         cmd = [str(BIN / "textcw"), "train", *(args or DEFAULT_TRAIN)]
         return subprocess.run(cmd, cwd=ROOT, env=environment()).returncode
@@ -106,7 +111,21 @@ def main(argv: list[str]) -> int:
     code = max(code, subprocess.run([*pytest, *suites, "-n", "auto", "--cov=textcw", "--cov-append",
                                      "--cov-report="], cwd=ROOT, env=environment()).returncode)
     coverage_summary()
-    return max(code, test_installs())
+    code = max(code, test_installs())
+    return max(code, check_types(), build_docs())
+
+
+def check_types() -> int:
+    """mypy over the public modules listed in pyproject.toml's [tool.mypy] ``files``."""
+    print("type check of the public API (mypy)", flush=True)
+    return subprocess.run([str(BIN / "python"), "-m", "mypy"], cwd=ROOT).returncode
+
+
+def build_docs() -> int:
+    """The documentation site, built strictly (mkdocs.yml) into build/site."""
+    print("documentation site (mkdocs build --strict)", flush=True)
+    return subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--quiet", "-d", str(ROOT / "build" / "site")],
+                          cwd=ROOT, env={**environment(), "NO_MKDOCS_2_WARNING": "1"}).returncode
 
 
 def coverage_summary(rows: int = 15) -> None:
