@@ -36,15 +36,28 @@ from textcw.learners._kernels.common import (
     top_competitor,
     top_competitors,
 )
-from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, SMALLEST_NORMAL, VARIANCE_FLOOR
+from textcw.learners._kernels.constants import (
+    COUNT_FLOORED,
+    COUNT_SOLVER_FALLBACKS,
+    COUNT_SOLVER_UNCERTIFIED,
+    DIAG_KL,
+    DIAG_L2,
+    N_COUNTS,
+    SMALLEST_NORMAL,
+    VARIANCE_FLOOR,
+)
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners.protocol import KernelCall, bind_kernel
 
 __all__ = [
+    "COUNT_FLOORED",
+    "COUNT_SOLVER_FALLBACKS",
+    "COUNT_SOLVER_UNCERTIFIED",
     "DIAG_KL",
     "DIAG_L2",
     "KernelCall",
     "MAX_ABS_VALUE",
+    "N_COUNTS",
     "SMALLEST_NORMAL",
     "VARIANCE_FLOOR",
     "bind_kernel",

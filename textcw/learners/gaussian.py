@@ -103,7 +103,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         mistakes of that shuffled pass, not of the papers' single online pass in the corpus
         order (use ``shuffle=False`` for that).
 
-    The two counters are not kept in model files (they describe a training run).
+    The two counters travel with the model (``state_dict``, model files and exports).
     """
 
     rule: int  # the update rule's code (textcw.learners._kernels.constants)
@@ -114,11 +114,14 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     factor_states = ("R",)
     late_defaults = {"proba": "quadrature"}
     state_combine = {"mu": "gaussian", "s": "gaussian", "R": "gaussian"}
+    run_counters = ("n_variance_floored", "n_solver_fallbacks")
 
     # ----------------------------------------------------------------- subclass interface
-    def rule_code(self) -> int:
-        """The update rule (a Gaussian rule code of :mod:`textcw.learners._kernels.constants`)."""
-        return self.rule
+    def rule_code(self) -> int | None:
+        """The update rule (a Gaussian rule code of :mod:`textcw.learners._kernels.constants`);
+        ``None`` for a variant with kernels of its own that take no ``rule`` argument (set
+        ``rule = None``)."""
+        return getattr(self, "rule", None)
 
     def step_params(self) -> dict[str, float]:
         """The rule's step parameters by name: exactly those the rule reads (``phi`` for CW,

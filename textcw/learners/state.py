@@ -29,6 +29,10 @@ def memory_budget() -> int:
 class LearnerState:
     """The state half of :class:`textcw.learners.base.OnlineLinearClassifier`."""
 
+    # Per-epoch counters beyond mistakes_ and n_updates_ (attribute names without the trailing
+    # underscore) that state_dict carries, so that exported and combined models keep them.
+    run_counters: tuple[str, ...] = ()
+
     def _shaping_values(self) -> dict:
         return {name: getattr(self, name) for name in self.state_params}
 
@@ -91,20 +95,27 @@ class LearnerState:
         """The fitted model as plain data, the inverse of :meth:`load_state_dict`.
 
         ``{"classes": ndarray, "n_features_in": int, "mistakes": [int], "n_updates": [int],
-        "arrays": {name: ndarray}}``; the arrays are the learner's state (``mu`` and, for
+        "arrays": {name: ndarray}}``, plus ``"counters": {name: [int]}`` for a learner with
+        further per-epoch counters (``run_counters``, e.g. the Gaussian learners'
+        ``n_variance_floored_``); the arrays are the learner's state (``mu`` and, for
         Gaussian learners, the covariance), not copies. With the learner's parameters
         (``get_params()``) this is everything needed to rebuild it, without pickle
         (:mod:`textcw.portable`, :func:`textcw.combine`).
         """
         state = self.fitted_state()
         check_is_fitted(self, "classes_")
-        return {
+        out = {
             "classes": self.classes_,
             "n_features_in": int(self.n_features_in_),
             "mistakes": [int(m) for m in self.mistakes_],
             "n_updates": [int(u) for u in self.n_updates_],
             "arrays": {name: state[name] for name in self.state_names},
         }
+        counters = {name: [int(v) for v in getattr(self, name + "_")] for name in self.run_counters
+                    if hasattr(self, name + "_")}
+        if counters:
+            out["counters"] = counters
+        return out
 
     def load_state_dict(self, state: dict):
         """Make this learner the fitted model described by ``state`` (see :meth:`state_dict`).
@@ -138,6 +149,7 @@ class LearnerState:
             if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                                                      for v in values)):
                 raise InputError(f"the learner state's {key} must be a list of non-negative integers")
+        counters = self._check_counters(state.get("counters", {}))
         self.validate_params()
         self.check_classes(classes.size)
         arrays = state["arrays"]
@@ -172,7 +184,23 @@ class LearnerState:
         self._remember_fitted_params()
         self.mistakes_ = list(counts["mistakes"])
         self.n_updates_ = list(counts["n_updates"])
+        for name in self.run_counters:
+            if name in counters:
+                setattr(self, name + "_", list(counters[name]))
+            else:
+                self.__dict__.pop(name + "_", None)  # a state saved without them: not counted
         return self
+
+    def _check_counters(self, counters) -> dict:
+        """The optional per-epoch counters of a state (``run_counters``), checked."""
+        if not isinstance(counters, dict) or not set(counters) <= set(self.run_counters):
+            known = list(self.run_counters)
+            raise InputError(f"the learner state's counters must be a dict with keys among {known}")
+        for name, values in counters.items():
+            if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                                                     for v in values)):
+                raise InputError(f"the learner state's counter {name} must be a list of non-negative integers")
+        return counters
 
     def state_shapes(self, n_rows: int, n_labels: int | None) -> dict[str, tuple[int, ...]]:
         """The shape of every state array for ``n_rows`` rows and ``n_labels`` labels (``None``:

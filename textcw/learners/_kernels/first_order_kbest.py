@@ -54,6 +54,8 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C):
     """One epoch of ``seq``, ``par`` or ``exact`` updates with ``k`` competitors (module docstring)."""
     if strategy != MC_SEQ and strategy != MC_PAR and strategy != MC_EXACT:
         raise ValueError("unknown multi-class strategy code")
+    if strategy == MC_EXACT and rule == PERCEPTRON:
+        raise ValueError("unknown rule code for the joint (exact) update: the perceptron solves no problem")
     W = mu
     K = W.shape[1]
     scores = np.empty(K)

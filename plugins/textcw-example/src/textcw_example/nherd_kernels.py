@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 from textcw.kernels import (
+    COUNT_FLOORED,
     DIAG_KL,
     DIAG_L2,
     SMALLEST_NORMAL,
@@ -36,9 +37,6 @@ from textcw.kernels import (
     top_competitor,
     update_variance,
 )
-# The slot of the optional ``counts`` array for floored updates: textcw.kernels does not export
-# it (yet); textcw.learners.gaussian, which reads it into n_variance_floored_, names it publicly.
-from textcw.learners.gaussian import COUNT_FLOORED
 
 PROJECT = DIAG_KL  # covariance="diag-kl"
 DROP = DIAG_L2  # covariance="diag-l2"
