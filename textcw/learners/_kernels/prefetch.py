@@ -10,7 +10,7 @@ cache) lets those loads overlap with the work on the current row. A hint never c
 it only moves memory into cache, and it cannot fault (an address out of range is ignored).
 
 This module imports numba for the one intrinsic numba does not provide (``llvm.prefetch``); the
-kernels use it through :func:`prefetch_row` and :func:`prefetch_features`. With
+kernels use it through :func:`prefetch_ahead`. With
 ``NUMBA_DISABLE_JIT=1`` the hint is a Python no-op, so the kernels run unchanged as Python.
 """
 
@@ -67,34 +67,26 @@ else:
 
 
 @kernel
-def prefetch_row(indptr, indices, data, i):
-    """Hint the cache lines of CSR row ``i``'s ``indices`` and ``data``."""
-    start = column(indptr[i])
-    stop = column(indptr[i + 1])
-    if stop > start:
-        for p in range(start, stop, column(_LINE // data.itemsize)):
-            prefetch(data, p)
-        prefetch(data, stop - _ONE)  # the last line, when the row does not start on a line
-        for p in range(start, stop, column(_LINE // indices.itemsize)):
-            prefetch(indices, p)
-        prefetch(indices, stop - _ONE)
-
-
-@kernel
-def prefetch_features(indptr, indices, i, mu, s):
-    """Hint the state of CSR row ``i``'s features: ``mu[j]`` and ``s[j]`` (rows ``j`` if 2-d)."""
-    for p in range(column(indptr[i]), column(indptr[i + 1])):
-        j = column(indices[p])
-        prefetch(mu, j)
-        prefetch(s, j)
-
-
-@kernel
 def prefetch_ahead(indptr, indices, data, order, t, mu, s):
-    """The hints for step ``t`` of an epoch over ``order``: rows ``ROWS_AHEAD`` ahead, features
-    ``FEATURES_AHEAD`` ahead."""
+    """The hints for step ``t`` of an epoch over ``order``: the ``indices`` and ``data`` lines of
+    the row ``ROWS_AHEAD`` steps ahead, and ``mu[j]``, ``s[j]`` (rows ``j`` if 2-d) for the features
+    of the row ``FEATURES_AHEAD`` steps ahead. One function, not three: each compiled function
+    adds to the first fit's compile time."""
     n = order.shape[0]
     if t + ROWS_AHEAD < n:
-        prefetch_row(indptr, indices, data, order[t + ROWS_AHEAD])
+        i = order[t + ROWS_AHEAD]
+        start = column(indptr[i])
+        stop = column(indptr[i + 1])
+        if stop > start:
+            for p in range(start, stop, column(_LINE // data.itemsize)):
+                prefetch(data, p)
+            prefetch(data, stop - _ONE)  # the last line, when the row does not start on a line
+            for p in range(start, stop, column(_LINE // indices.itemsize)):
+                prefetch(indices, p)
+            prefetch(indices, stop - _ONE)
     if t + FEATURES_AHEAD < n:
-        prefetch_features(indptr, indices, order[t + FEATURES_AHEAD], mu, s)
+        i = order[t + FEATURES_AHEAD]
+        for p in range(column(indptr[i]), column(indptr[i + 1])):
+            j = column(indices[p])
+            prefetch(mu, j)
+            prefetch(s, j)
