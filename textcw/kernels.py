@@ -30,6 +30,7 @@ from textcw._limits import MAX_ABS_VALUE
 from textcw.learners._kernels.common import (
     column,
     row_dot,
+    row_dot_and_variance,
     row_scores,
     row_sq_norm,
     row_variances,
@@ -64,6 +65,7 @@ __all__ = [
     "column",
     "kernel",
     "row_dot",
+    "row_dot_and_variance",
     "row_scores",
     "row_sq_norm",
     "row_variances",

@@ -30,6 +30,20 @@ def row_dot(indptr, indices, data, i, w):
 
 
 @kernel
+def row_dot_and_variance(indptr, indices, data, i, w, s):
+    """``(w . x_i, sum_j s_j x_ij^2)`` in one pass: the margin and, for a diagonal covariance
+    ``s``, the margin variance ``x' Sigma x`` of a binary Gaussian learner."""
+    score = 0.0
+    variance = 0.0
+    for p in range(column(indptr[i]), column(indptr[i + 1])):
+        j = column(indices[p])
+        xj = data[p]
+        score += w[j] * xj
+        variance += s[j] * xj * xj
+    return score, variance
+
+
+@kernel
 def row_sq_norm(indptr, data, i):
     """``||x_i||^2``."""
     total = 0.0

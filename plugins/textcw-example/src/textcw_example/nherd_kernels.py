@@ -33,6 +33,7 @@ from textcw.kernels import (
     SMALLEST_NORMAL,
     column,
     kernel,
+    row_dot_and_variance,
     row_scores,
     top_competitor,
     update_variance,
@@ -80,13 +81,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, covariance, C, floor, c
     for t in range(order.shape[0]):
         i = order[t]
         start, stop = column(indptr[i]), column(indptr[i + 1])
-        score = 0.0
-        v = 0.0
-        for p in range(start, stop):
-            j = column(indices[p])
-            xj = data[p]
-            score += mu[j] * xj
-            v += s[j] * xj * xj
+        score, v = row_dot_and_variance(indptr, indices, data, i, mu, s)
         m = y[i] * score
         if m <= 0.0:
             mistakes += 1
