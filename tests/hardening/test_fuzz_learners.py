@@ -45,7 +45,7 @@ SMALLEST_NORMAL = np.finfo(float).tiny
 
 # ------------------------------------------------------------------------------ the learners
 def _options(factory, name):
-    allowed = getattr(factory(), "_constraints", {}).get(name)
+    allowed = getattr(factory(), "constraints", {}).get(name)
     return tuple(getattr(allowed, "values", ()))
 
 
@@ -54,7 +54,7 @@ def _variants(name):
     value of every option the learner declares (``covariance``, ``multiclass``, ``loss``,
     ``proba``, ...), ``fit_intercept``, and each covariance form with each multi-class update."""
     factory = REGISTRY.get(name).factory
-    constraints = getattr(factory(), "_constraints", {})
+    constraints = getattr(factory(), "constraints", {})
     candidates = [{}]
     if "fit_intercept" in factory().get_params():
         candidates.append({"fit_intercept": True})
@@ -689,7 +689,7 @@ def _edges(allowed):
 def _numeric_parameters(name):
     from textcw.learners.params import Interval
 
-    constraints = getattr(REGISTRY.get(name).factory(), "_constraints", {})
+    constraints = getattr(REGISTRY.get(name).factory(), "constraints", {})
     return {key: _edges(allowed) for key, allowed in constraints.items()
             if isinstance(allowed, Interval) and not allowed.integer and _edges(allowed)}
 

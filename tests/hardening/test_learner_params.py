@@ -40,7 +40,7 @@ Y3 = np.arange(60) % 3
 
 
 def constraints(name):
-    return getattr(REGISTRY.get(name).factory(), "_constraints", {})
+    return getattr(REGISTRY.get(name).factory(), "constraints", {})
 
 
 def scale_params(name):

@@ -9,7 +9,7 @@ steer the updates) works:
 
 - every parameter with a fixed set of values (``fit_intercept``, ``covariance``, ``multiclass``,
   ``loss``, ``shuffle``, ...) of every registered online learner, plugins' included, set to each
-  other value after ``fit``: ``partial_fit`` refuses the parameters in ``_state_params`` with a
+  other value after ``fit``: ``partial_fit`` refuses the parameters in ``state_params`` with a
   :class:`~textcw.errors.ParameterError` naming the parameter and pointing to ``fit()``, and
   continues the fitted model with any other; ``fit`` starts over with the new value;
 - state arrays replaced by arrays of other shapes or types, ``n_features_in_`` and ``classes_``
@@ -44,7 +44,7 @@ ONLINE = [n for n in REGISTRY.names() if hasattr(REGISTRY.get(n).factory(), "par
 
 def _option_values(name):
     """Every parameter of a learner that takes one of a fixed set of values, with those values."""
-    constraints = getattr(REGISTRY.get(name).factory(), "_constraints", {})
+    constraints = getattr(REGISTRY.get(name).factory(), "constraints", {})
     return {key: list(allowed.values) for key, allowed in constraints.items()
             if getattr(allowed, "values", None) and None not in allowed.values}
 
@@ -125,7 +125,7 @@ def _run_child(code, *args, timeout=600):
 @pytest.mark.parametrize("name", ONLINE)
 def test_changing_any_option_after_fit_is_refused_or_continues_never_crashes(name):
     learner = REGISTRY.get(name).factory()
-    state_params = set(learner._state_params)
+    state_params = set(learner.state_params)
     options = _option_values(name)
     run = _run_child(CHILD, name, json.dumps(options))
     assert run.returncode == 0, f"child died with {run.returncode}:\n{run.stderr[-3000:]}"
@@ -190,7 +190,7 @@ TAMPER_CHILD = textwrap.dedent('''
         return textcw.make_learner(name, n_epochs=1).fit(X, y)
 
     def edits(model):
-        names = list(model._state_names)
+        names = list(model.state_names)
         for key in names:
             a = model._state[key]
             yield f"{key} one row short", lambda m, k=key, a=a: m._state.__setitem__(k, a[:-1].copy())
@@ -286,7 +286,7 @@ def test_any_replaced_state_array_is_used_only_with_the_right_shape(name, data):
     X = sp.random(12, 4, density=0.5, random_state=0, format="csr")
     y = np.arange(12) % kind
     model = textcw.make_learner(name, n_epochs=1, **params).fit(X, y)
-    key = data.draw(st.sampled_from(list(model._state_names)), label="array")
+    key = data.draw(st.sampled_from(list(model.state_names)), label="array")
     right = model._state[key].shape
     shape = data.draw(st.one_of(st.just(right), st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)),
                       label="shape")

@@ -28,7 +28,7 @@ IDS = [name + "".join(f"-{v}" for v in params.values()) for name, params in KBES
 
 
 def state_arrays(model):
-    return {name: array.copy() for name, array in model._state.items()}
+    return {name: array.copy() for name, array in model.fitted_state().items()}
 
 
 @pytest.mark.parametrize("name,params", KBEST, ids=IDS)
@@ -38,7 +38,7 @@ def test_kbest_variants_learn_and_are_reproducible(name, params, multiclass_prob
     b = textcw.make_learner(name, random_state=3, **params).fit(X, y)
     assert a.mistakes_ == b.mistakes_ and a.n_updates_ == b.n_updates_
     for key, array in state_arrays(a).items():
-        assert np.array_equal(array, b._state[key]), key
+        assert np.array_equal(array, b.fitted_state()[key]), key
     assert a.mistakes_[-1] < a.mistakes_[0]
     assert np.mean(a.predict(X) == y) > 0.75  # four labels, 5% label noise
 
@@ -53,7 +53,7 @@ def test_kbest_partial_fit_equals_unshuffled_epochs(name, params, multiclass_pro
     online.partial_fit(X, y)
     assert sum(online.mistakes_) == sum(fitted.mistakes_)
     for key, array in state_arrays(fitted).items():
-        assert np.array_equal(array, online._state[key]), key
+        assert np.array_equal(array, online.fitted_state()[key]), key
 
 
 @pytest.mark.parametrize("name,params", [("cw-var", {}), ("cw-stdev", {"covariance": "diag-l2"}),
@@ -69,7 +69,7 @@ def test_top1_is_the_top1_kernel_and_seq_with_one_competitor_equals_it(name, par
     seq = textcw.make_learner(name, random_state=0, multiclass="seq", k=1, **params).fit(X, y)
     assert seq.mistakes_ == top1.mistakes_
     for key, array in state_arrays(top1).items():
-        assert np.array_equal(array, seq._state[key]), key
+        assert np.array_equal(array, seq.fitted_state()[key]), key
 
 
 def test_multiclass_strategy_does_not_touch_binary_problems(binary_problem):

@@ -120,7 +120,7 @@ def test_every_builtin_learner_is_checked():
     assert sorted(names) == sorted(REGISTERED)
     # every variant value of every choice parameter appears in the checked list
     for name in REGISTERED:
-        constraints = type(textcw.make_learner(name))._constraints
+        constraints = type(textcw.make_learner(name)).constraints
         for param in ("covariance", "loss", "learning_rate", "multiclass", "proba"):
             if param in constraints:
                 seen = {e.get_params()[param] for e in all_estimators()

@@ -80,7 +80,7 @@ def test_full_mean_precision_is_the_mean_of_the_shard_precisions(labels):
     np.testing.assert_allclose(precisions(summed), N_SHARDS * mean_precision, rtol=1e-9, atol=1e-9)
     assert np.array_equal(averaged.coef_, summed.coef_)
     # every block's factor is the summed one scaled by 1/sqrt(n)
-    R_sum, R_mean = summed._fitted_state()["R"], averaged._fitted_state()["R"]
+    R_sum, R_mean = summed.fitted_state()["R"], averaged.fitted_state()["R"]
     np.testing.assert_allclose(R_mean, R_sum / np.sqrt(N_SHARDS), rtol=1e-15, atol=0)
     cov = covariance_from_factor(R_mean if R_mean.ndim == 2 else R_mean[0])
     assert np.all(np.linalg.eigvalsh(cov) > 0)

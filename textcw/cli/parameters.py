@@ -67,7 +67,7 @@ def parameters(factory) -> list[Parameter]:
     """The parameters of a registered learner (or any scikit-learn style class)."""
     cls = factory if inspect.isclass(factory) else type(factory())
     defaults = cls().get_params(deep=False)
-    constraints = getattr(cls, "_constraints", {})
+    constraints = getattr(cls, "constraints", {})
     docs = documented(cls)
     rows = []
     for name, default in defaults.items():
