@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.pipeline import Pipeline
 
+from textcw._sklearn_compat import has_declared_constraints, validate_declared_params
 from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError
 from textcw.features.text import NotTextError
@@ -58,8 +60,8 @@ def validate_object(kind: str, name: str, obj) -> None:
     """Check the parameter values of ``obj`` (``validate_params()``, or scikit-learn's declared
     constraints), as a :class:`ParameterError` naming the component."""
     validate = getattr(obj, "validate_params", None)
-    if validate is None and hasattr(obj, "_parameter_constraints"):
-        validate = obj._validate_params  # scikit-learn estimators declare their constraints
+    if validate is None and has_declared_constraints(obj):
+        validate = functools.partial(validate_declared_params, obj)  # a scikit-learn estimator
     if validate is not None:
         try:
             validate()

@@ -10,6 +10,7 @@ import numpy as np
 import typer
 
 from textcw.errors import InputError
+from textcw.untrusted import safe_text
 
 
 def read_documents(files: list[Path] | None) -> list[str]:
@@ -19,7 +20,6 @@ def read_documents(files: list[Path] | None) -> list[str]:
     gets the same words, and so the same features, here as it did in training; left to the
     featurizer, bytes that are not UTF-8 would become U+FFFD and split or lose words.
     """
-    from textcw.corpus.base import show_path
     from textcw.corpus.folder import decode
 
     if files:
@@ -29,7 +29,8 @@ def read_documents(files: list[Path] | None) -> list[str]:
                 raw.append(f.read_bytes())
             except OSError as exc:
                 hint = "give a file, one per document" if f.is_dir() else "check the path"
-                raise InputError(f"cannot read document {show_path(f)}: {exc.strerror}; {hint}") from None
+                raise InputError(f"cannot read document {safe_text(f, limit=None)}: {exc.strerror}; "
+                                 f"{hint}") from None
     else:
         if sys.stdin is None:  # started with stdin closed
             raise InputError("no documents: give document files, or one document per line on stdin")
@@ -45,19 +46,18 @@ def check_model(pipeline, path: Path) -> None:
     """Refuse, before reading any document, a model that cannot label text."""
     from sklearn.pipeline import Pipeline
 
-    from textcw.corpus.base import show_path
     from textcw.features.precomputed import Precomputed
 
     if not isinstance(pipeline, Pipeline):
         raise InputError(
-            f"{show_path(path)} holds a {type(pipeline).__name__}, not a pipeline with a "
+            f"{safe_text(path, limit=None)} holds a {type(pipeline).__name__}, not a pipeline with a "
             "featurizer, so it cannot label text; save models with `textcw train --out`"
         )
     if isinstance(pipeline.steps[0][1], Precomputed):
         # Its featurizer would say "got text" about documents the user never called vectors.
         raise InputError(
-            f"{show_path(path)} was trained on feature vectors (an svmlight or other precomputed "
-            "corpus) and cannot label text documents; label vectors from Python with "
+            f"{safe_text(path, limit=None)} was trained on feature vectors (an svmlight or other "
+            "precomputed corpus) and cannot label text documents; label vectors from Python with "
             "textcw.load(path).predict(X), or train on text to use `textcw predict`"
         )
 
@@ -68,9 +68,8 @@ def output_lines(labels, best, files: list[Path] | None) -> list[str]:
     tabs, line breaks or other unprintable characters are printed escaped, so each document
     stays on one line of exactly these columns. (Labels need no escaping: a label with a control
     character or a line break is refused when a model is trained, saved or imported.)"""
-    from textcw.corpus.base import show_path
 
-    columns = [[show_path(f) for f in files]] if files else []
+    columns = [[safe_text(f, limit=None) for f in files]] if files else []
     columns.append([str(label) for label in labels])
     if best is not None:
         columns.append([f"{q:.6f}" for q in best])

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.errors import InputError, UnknownNameError
-from textcw.untrusted import safe_text
 
 __all__ = ["SPLITS", "Dataset", "check_split", "check_task", "split_task_name"]
 
@@ -93,8 +92,3 @@ def check_split(split: str) -> None:
     if split not in SPLITS:
         raise UnknownNameError("split", split, SPLITS)
 
-
-def show_path(path) -> str:
-    """``path`` for an error message, on one line: :func:`textcw.untrusted.safe_text` without a
-    length limit. Kept for the callers of this older name; new code calls ``safe_text``."""
-    return safe_text(path, limit=None)
