@@ -119,7 +119,7 @@ class TrainResult:
     train_seconds: float
     featurize_seconds: float
     mistakes: list = field(default_factory=list)
-    metrics: dict = field(default_factory=dict)  # textcw.evaluation.metrics.classification_metrics
+    metrics: dict = field(default_factory=dict)  # textcw.metrics.classification_metrics
 
     @classmethod
     def of(cls, model: Pipeline, *, corpus: str, learner: str, featurizer: str, featurizer_params: dict | None,
@@ -308,9 +308,9 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
 
 
 def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray]) -> dict:
-    """:func:`textcw.evaluation.metrics.classification_metrics` of the test predictions, with
+    """:func:`textcw.metrics.classification_metrics` of the test predictions, with
     the probabilities ``proba()`` when the learner has ``predict_proba``."""
-    from textcw.evaluation.metrics import classification_metrics
+    from textcw.metrics import classification_metrics
 
     if not hasattr(est, "predict_proba"):
         return classification_metrics(labels, predicted)

@@ -13,7 +13,8 @@ import textcw
 from sparse_data import random_sparse
 from textcw.errors import InputError, ParameterError
 from textcw.learners.inputs import check_features
-from textcw.learners.selftune import DEFAULT_GRIDS, SelfTuning, data_scale, default_grid
+from textcw.learners.selftune import DEFAULT_GRIDS, GRID_CLASSES, SelfTuning, data_scale, default_grid, learner_name
+from textcw.testing import make_registries
 
 
 def _labels(X, n_classes, seed):
@@ -52,6 +53,18 @@ def test_choice_is_the_fewest_online_mistakes_of_each_candidate_run_alone(name, 
     assert tuned.best_estimator_.mistakes_ == reference.mistakes_
     np.testing.assert_array_equal(tuned.predict(X), reference.predict(X))
     np.testing.assert_array_equal(tuned.decision_function(X), reference.decision_function(X))
+
+
+def test_default_grids_follow_the_learner_registrations():
+    # the grids are found from the learner's class, without the registries: the class table must
+    # name the classes the built-in names are registered with
+    registered = make_registries().learners
+    assert set(GRID_CLASSES.values()) == set(DEFAULT_GRIDS)
+    for target, name in GRID_CLASSES.items():
+        factory = registered.get(name).factory
+        assert f"{factory.__module__}:{factory.__qualname__}" == target
+        assert learner_name(textcw.make_learner(name)) == name
+    assert learner_name(textcw.make_learner("perceptron")) is None
 
 
 def test_partial_fit_keeps_every_candidate_learning_and_the_running_counts():

@@ -5,3 +5,6 @@ imported when first used) and corpora import their light loader modules inside t
 every command loads the plugins, and ``textcw --help``, ``textcw list`` or shell completion
 should not wait for scikit-learn, scipy and numba.
 """
+
+# The hook-implementation modules, one per kind of registration (textcw.plugins loads each).
+__all__ = ["baselines", "commands", "corpora", "featurizers", "learners", "scale"]

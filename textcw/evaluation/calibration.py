@@ -27,9 +27,11 @@ import numpy as np
 
 from textcw.errors import InputError, ParameterError
 from textcw.evaluation.report import Report
+from textcw.metrics import BINS, expected_calibration_error, probability_bin_stats
 from textcw.plugins import in_registries
 
-BINS = 10
+__all__ = ["BINS", "CalibrationReport", "ProbabilityBin", "calibration", "calibration_report",
+           "expected_calibration_error", "normalized_entropy", "plot_calibration", "probability_bins"]
 
 
 @dataclass
@@ -96,32 +98,9 @@ def normalized_entropy(proba) -> float:
 
 
 def probability_bins(confidence, correct, bins: int = BINS) -> list[ProbabilityBin]:
-    """Bin documents by prediction probability into ``bins`` equal-width bins of ``[0, 1]``."""
-    confidence = np.asarray(confidence, dtype=float)
-    correct = np.asarray(correct, dtype=bool)
-    n = confidence.shape[0]
-    which = np.clip(np.floor(confidence * bins).astype(int), 0, bins - 1)
-    out = []
-    for b in range(bins):
-        inside = which == b
-        count = int(inside.sum())
-        mistakes = int((~correct[inside]).sum())
-        out.append(ProbabilityBin(
-            low=b / bins, high=(b + 1) / bins, count=count, mistakes=mistakes,
-            accuracy=None if count == 0 else 1.0 - mistakes / count,
-            mean_probability=None if count == 0 else float(confidence[inside].mean()),
-            error_share=mistakes / n if n else 0.0,
-        ))
-    return out
-
-
-def expected_calibration_error(confidence, correct, bins: int = BINS) -> float:
-    """``sum_b (n_b / m) |accuracy_b - mean probability_b|`` over the equal-width bins of
-    :func:`probability_bins`: how far, on average over the documents, the probability of the
-    predicted label is from how often it is right."""
-    n = len(confidence)
-    return float(sum(b.count / n * abs(b.accuracy - b.mean_probability)
-                     for b in probability_bins(confidence, correct, bins) if b.count))
+    """Bin documents by prediction probability into ``bins`` equal-width bins of ``[0, 1]``
+    (:func:`textcw.metrics.probability_bin_stats`, the bins of the expected calibration error)."""
+    return [ProbabilityBin(**stats) for stats in probability_bin_stats(confidence, correct, bins)]
 
 
 def calibration_report(proba, y_true, classes, *, predicted=None, bins: int = BINS, learner: str = "",

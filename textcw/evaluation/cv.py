@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.evaluation.data import TaskData, featurize, fold_indices
-from textcw.evaluation.metrics import label_metrics
+from textcw.metrics import label_metrics
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec
@@ -56,7 +56,7 @@ class CellResult(Report):
     mean_error, std_error : float or None
         Mean and sample standard deviation of ``fold_errors``.
     fold_macro_f1 : list of float
-        Macro-averaged F1 of each finished fold (:mod:`textcw.evaluation.metrics`).
+        Macro-averaged F1 of each finished fold (:mod:`textcw.metrics`).
     mean_macro_f1 : float or None
         Mean of ``fold_macro_f1``.
     """

@@ -114,18 +114,24 @@ def data_scale(X, fit_intercept: bool = False) -> float:
     return q if q > 0 else 1.0
 
 
-def learner_name(learner) -> str | None:
-    """The registered name of ``learner``'s class, or None (imported lazily: the registry loads
-    the plugins)."""
-    from textcw.plugins import default_registries
+# The learner classes that have a default grid, by ``module:qualname`` (the factory each is
+# registered with, textcw/default_plugins/learners.py) -> the name it is registered under. Matched
+# on the class itself, as a registry lookup would match it, so that this room needs no registry.
+GRID_CLASSES = {
+    "textcw.learners.cw_var:CWVar": "cw-var",
+    "textcw.learners.cw_stdev:CWStdev": "cw-stdev",
+    "textcw.learners.arow:AROW": "arow",
+    "textcw.learners.scw:SCW1": "scw1",
+    "textcw.learners.scw:SCW2": "scw2",
+    "textcw.learners.passive_aggressive:PassiveAggressiveI": "pa1",
+    "textcw.learners.passive_aggressive:PassiveAggressiveII": "pa2",
+}
 
-    for entry in default_registries().learners:
-        try:
-            if entry.factory is type(learner):
-                return entry.name
-        except Exception:  # a plugin that cannot be imported has no grid here anyway
-            continue
-    return None
+
+def learner_name(learner) -> str | None:
+    """The registered name of ``learner``'s class if it has a default grid, else None."""
+    cls = type(learner)
+    return GRID_CLASSES.get(f"{cls.__module__}:{cls.__qualname__}")
 
 
 def default_grid(learner, X) -> list[dict]:

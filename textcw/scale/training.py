@@ -196,11 +196,11 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
           progress: Progress | None = None) -> tuple[int, float, dict]:
     """``(documents, accuracy, metrics)`` of ``model`` on the test split, read chunk by chunk.
 
-    ``metrics`` is :func:`textcw.evaluation.metrics.classification_metrics` of the whole split;
+    ``metrics`` is :func:`textcw.metrics.classification_metrics` of the whole split;
     the probabilities (of a learner with ``predict_proba``) are reduced chunk by chunk, so only
     the labels and a few numbers per document are kept.
     """
-    from textcw.evaluation.metrics import ProbabilityScores, label_metrics
+    from textcw.metrics import ProbabilityScores, label_metrics
 
     report = progress or (lambda stage, done, total: None)
     total = source.n_documents("test")

@@ -19,6 +19,8 @@ import importlib
 
 from textcw.errors import UnknownNameError
 
+__all__ = ["EXPERIMENTS", "get", "names", "run"]
+
 # name -> (module, one-line summary)
 EXPERIMENTS = {
     "jmlr-table2": ("jmlr_table2", "JMLR 2012 Table 2: CW var/stdev x KL/L2/exact diagonalisation"),
