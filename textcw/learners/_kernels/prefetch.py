@@ -34,15 +34,15 @@ _ONE = np.uint64(1)  # unsigned, as the positions are (numba types unsigned-minu
 
 
 def _prefetch_codegen(context, builder, sig, args):
-    """``llvm.prefetch(&arr[idx, 0, ...], read, high locality, data cache)``."""
+    """``llvm.prefetch(&arr[i, k], read, high locality, data cache)`` (``&arr[i]`` if 1-d)."""
     aryty = sig.args[0]
     ary = context.make_array(aryty)(context, builder, args[0])
-    zero = context.get_constant(types.intp, 0)
-    index = context.cast(builder, args[1], sig.args[1], types.intp)
+    inds = [context.cast(builder, value, kind, types.intp)
+            for value, kind in zip(args[1:1 + aryty.ndim], sig.args[1:1 + aryty.ndim])]
     ptr = cgutils.get_item_pointer2(
         context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
         strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-        inds=[index] + [zero] * (aryty.ndim - 1), wraparound=False, boundscheck=False,
+        inds=inds, wraparound=False, boundscheck=False,
     )
     byte_ptr = ir.IntType(8).as_pointer()
     i32 = ir.IntType(32)
@@ -55,21 +55,23 @@ def _prefetch_codegen(context, builder, sig, args):
 
 
 if numba.config.DISABLE_JIT:
-    def prefetch(arr, idx):
+    def prefetch(arr, i, k):
         """No-op without the JIT (the hint only matters to compiled code)."""
 else:
     @intrinsic
-    def prefetch(typingctx, arr, idx):
-        """Hint the CPU to bring the cache line of ``arr[idx]`` (row ``idx`` of a 2-d array) in."""
-        if isinstance(arr, types.Array) and isinstance(idx, types.Integer):
-            return types.none(arr, idx), _prefetch_codegen
+    def prefetch(typingctx, arr, i, k):
+        """Hint the CPU to bring the cache line of ``arr[i, k]`` in (of ``arr[i]`` if ``arr`` is
+        1-d: ``k`` is then ignored, so one kernel serves vectors and matrices)."""
+        if (isinstance(arr, types.Array) and arr.ndim in (1, 2) and isinstance(i, types.Integer)
+                and isinstance(k, types.Integer)):
+            return types.none(arr, i, k), _prefetch_codegen
         return None
 
 
 @kernel
 def prefetch_ahead(indptr, indices, data, order, t, mu, s):
     """The hints for step ``t`` of an epoch over ``order``: the ``indices`` and ``data`` lines of
-    the row ``ROWS_AHEAD`` steps ahead, and ``mu[j]``, ``s[j]`` (rows ``j`` if 2-d) for the features
+    the row ``ROWS_AHEAD`` steps ahead, and ``mu[j]``, ``s[j]`` (every line of rows ``j`` if 2-d) for the features
     of the row ``FEATURES_AHEAD`` steps ahead. One function, not three: each compiled function
     adds to the first fit's compile time."""
     n = order.shape[0]
@@ -79,14 +81,17 @@ def prefetch_ahead(indptr, indices, data, order, t, mu, s):
         stop = column(indptr[i + 1])
         if stop > start:
             for p in range(start, stop, column(_LINE // data.itemsize)):
-                prefetch(data, p)
-            prefetch(data, stop - _ONE)  # the last line, when the row does not start on a line
+                prefetch(data, p, 0)
+            prefetch(data, stop - _ONE, 0)  # the last line, when the row does not start on a line
             for p in range(start, stop, column(_LINE // indices.itemsize)):
-                prefetch(indices, p)
-            prefetch(indices, stop - _ONE)
+                prefetch(indices, p, 0)
+            prefetch(indices, stop - _ONE, 0)
     if t + FEATURES_AHEAD < n:
         i = order[t + FEATURES_AHEAD]
+        labels = mu.size // mu.shape[0] if mu.shape[0] > 0 else 0  # K for (d, K) blocks, 1 for (d,)
+        step = _LINE // mu.itemsize
         for p in range(column(indptr[i]), column(indptr[i + 1])):
             j = column(indices[p])
-            prefetch(mu, j)
-            prefetch(s, j)
+            for k in range(0, labels, step):  # every line of a feature's row of K labels
+                prefetch(mu, j, k)
+                prefetch(s, j, k)
