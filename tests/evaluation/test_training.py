@@ -11,7 +11,7 @@ from textcw.evaluation.specs import LearnerSpec, TaskSpec
 from textcw.evaluation.training import build, predictions_per_pass
 from textcw.evaluation.tune import GridPoint, choose, tune_learner
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.plugins import default_registries, use_registries
+from textcw.plugins import default_registries
 
 
 def online_learners():
@@ -35,12 +35,10 @@ def toy(regs):
 def test_each_pass_is_what_fit_with_that_many_epochs_returns(toy, name, kind):
     X, y, X_test, _ = toy[kind]
     spec = LearnerSpec(name)
-    with use_registries(default_registries()):  # the learners listed above, installed plugins' too
-        per_pass = list(predictions_per_pass(build(spec, seed=5), X, y, X_test, 4))
-        estimators = [build(spec, passes=k, seed=5) for k in range(1, 5)]
+    per_pass = list(predictions_per_pass(build(spec, seed=5), X, y, X_test, 4))
     assert [k for k, _, _ in per_pass] == [1, 2, 3, 4]
-    for (k, predicted, seconds), est in zip(per_pass, estimators):
-        est.fit(X, y)
+    for k, predicted, seconds in per_pass:
+        est = build(spec, passes=k, seed=5).fit(X, y)
         assert np.array_equal(predicted, est.predict(X_test)), f"{name} after {k} passes"
         assert seconds >= 0
     assert all(a[2] <= b[2] for a, b in zip(per_pass, per_pass[1:]))   # cumulative training time

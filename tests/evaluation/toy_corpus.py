@@ -57,5 +57,7 @@ class ToyPlugin:
 
 
 def registries(*extra):
-    """The built-in catalogue plus the toy plugin (and ``extra`` plugins)."""
-    return build_registries(get_plugin_manager(entry_points=False, extra=[ToyPlugin(), *extra]))
+    """The default registries (built-ins and installed plugins) plus the toy plugin (and ``extra``
+    plugins): the conftest keeps them in use for the session, so every later test in the same
+    process must still find every name the default registries hold."""
+    return build_registries(get_plugin_manager(entry_points=True, extra=[ToyPlugin(), *extra]))
