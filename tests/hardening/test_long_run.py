@@ -232,7 +232,7 @@ def multiclass_configs():
 @pytest.mark.parametrize("name,params", multiclass_configs(), ids=lambda v: v if isinstance(v, str)
                          else ",".join(f"{k}={x}" for k, x in v.items()) or "top1")
 def test_multiclass_noisy_stream_keeps_the_model_healthy(name, params, multiclass_stream):
-    model = textcw.make_learner(name, **params)
+    model = textcw.make_learner(name, **PARAMS.get(name, {}), **params)
     processed, accuracies = run(model, multiclass_stream, MULTICLASS_EXAMPLES, seed=8)
     print(f"{name} {params} multi-class: {processed} examples, {sum(model.n_updates_)} updates, "
           f"held-out accuracy by pass {np.round(accuracies, 2).tolist()}")

@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
 from textcw.learners.params import Interval, Options, check_params
-from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders
+from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders, learner_has
 
 MARGINS = ("auto", "raw", "standardized")
 # The inverse temperature is searched in [0, BETA_MAX / scale of the scores]: past that the
@@ -102,10 +102,6 @@ def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray) -> float:
         high = min(2.0 * high, cap)
     return float(scipy.optimize.brentq(_gradient, 0.0, high, args=(logits, target), xtol=1e-14 / spread,
                                        rtol=1e-12, maxiter=500))
-
-
-def _learner_has(attribute):
-    return lambda self: hasattr(self.learner, attribute)
 
 
 class Calibrated(ClassifierMixin, BaseEstimator):
@@ -258,7 +254,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
-    @available_if(_learner_has("margin_variance"))
+    @available_if(learner_has("margin_variance"))
     def margin_variance(self, X):
         return self.estimator_.margin_variance(X)
 

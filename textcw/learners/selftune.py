@@ -210,7 +210,8 @@ def check_training_data(X, y, owner: str):
     return X, y, check_labels(y)
 
 
-def _best_has(attribute):
+def learner_has(attribute):
+    """For ``available_if``: the wrapped learner (``self.learner``) has ``attribute``."""
     return lambda self: hasattr(self.learner, attribute)
 
 
@@ -345,7 +346,7 @@ class SelfTuning(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         return self.best_estimator_.predict(X)
 
-    @available_if(_best_has("predict_proba"))
+    @available_if(learner_has("predict_proba"))
     def predict_proba(self, X):
         return self.best_estimator_.predict_proba(X)
 
