@@ -62,13 +62,15 @@ def offline_replay(model_path: Path, batches: list[tuple[list[str], list[str]]])
 def assert_same_learner(a, b) -> None:
     """Bit-for-bit equal learners: classes, every state array's bytes, the counts per call."""
     sa, sb = a.steps[-1][1].state_dict(), b.steps[-1][1].state_dict()
-    assert list(sa["classes"]) == list(sb["classes"])
-    assert sorted(sa["arrays"]) == sorted(sb["arrays"])
+    # (this module is not rewritten by pytest: every assert says what differs)
+    assert list(sa["classes"]) == list(sb["classes"]), (sa["classes"], sb["classes"])
+    assert sorted(sa["arrays"]) == sorted(sb["arrays"]), (sorted(sa["arrays"]), sorted(sb["arrays"]))
     for name in sa["arrays"]:
         x, y = sa["arrays"][name], sb["arrays"][name]
-        assert x.dtype == y.dtype and x.shape == y.shape
+        assert (x.dtype, x.shape) == (y.dtype, y.shape), f"state array {name}: {x.dtype}{x.shape} != {y.dtype}{y.shape}"
         assert x.tobytes() == y.tobytes(), f"state array {name} differs"
-    assert sa["mistakes"] == sb["mistakes"] and sa["n_updates"] == sb["n_updates"]
+    assert sa["mistakes"] == sb["mistakes"], f"mistakes per call differ: {sa['mistakes']} != {sb['mistakes']}"
+    assert sa["n_updates"] == sb["n_updates"], f"updates per call differ: {sa['n_updates']} != {sb['n_updates']}"
 
 
 class ThreadServer:

@@ -54,10 +54,12 @@ def wait_for(driver, condition, timeout: float = 15.0):
     return WebDriverWait(driver, timeout).until(condition)
 
 
-def field(driver, name: str) -> str:
-    from selenium.webdriver.common.by import By
-
-    return driver.find_element(By.CSS_SELECTOR, f'#status dd[data-field="{name}"]').text
+def field(driver, name: str) -> str | None:
+    """The status panel's value of ``name``, read in one step (the panel is rebuilt on refresh,
+    so an element found earlier may be gone by the time its text is read)."""
+    return driver.execute_script(
+        "const e = document.querySelector(`#status dd[data-field='${arguments[0]}']`);"
+        "return e ? e.textContent : null;", name)
 
 
 def test_predict_see_the_bars_correct_the_label_and_see_the_status(browser, tmp_path):
