@@ -14,6 +14,9 @@ Setting up makes `.venv/` and installs textcw with its test, plot, dask and docs
 first-party plugins under `plugins/`, all editable. It is skipped when nothing it installs from
 has changed since the last run. Corpora are read from `$TEXTCW_DATA`; when that is unset and a
 `shared/corpora` folder stands beside the checkout (our CI layout), that folder is used.
+Compiled kernels are cached in `build/numba-cache/<digest of every kernel module's source>`
+(NUMBA_CACHE_DIR, unless it is set): numba alone would keep a kernel whose callee in another
+module changed, and an unchanged tree keeps its warm cache.
 
 What a user installs is tested too: `test` builds the wheel, installs it into a fresh
 environment for each of INSTALL_PROFILES (no extras, each extra, every dependency at its lowest
@@ -25,8 +28,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import time
 import venv
 from pathlib import Path
 
@@ -76,11 +81,43 @@ def setup() -> None:
     STAMP.write_text(wanted)
 
 
+def kernel_sources() -> list[Path]:
+    """Every module that defines compiled kernels (textcw's and the first-party plugins').
+
+    Found by what a kernel module says (the compile decorator or numba itself), so a new kernel
+    module needs no listing here; the tests' own kernels are left out (nothing else calls them).
+    """
+    marks = ("@kernel", "njit", "_jit import")
+    candidates = [*(ROOT / "textcw").rglob("*.py"),
+                  *(path for plugin in plugin_dirs() for path in plugin.rglob("*.py")
+                    if "tests" not in path.relative_to(plugin).parts)]
+    return sorted(p for p in candidates if any(mark in p.read_text("utf-8", errors="replace") for mark in marks))
+
+
+def numba_cache_dir() -> Path:
+    """A numba cache folder named by the digest of every kernel module's source.
+
+    numba invalidates a cached kernel only when its own file changes, not when a kernel it calls
+    in another module does, so a dev tree would run stale machine code: any kernel change here
+    starts a fresh folder, and an unchanged tree reuses its folder (warm runs stay warm).
+    """
+    digest = hashlib.sha256()
+    for path in kernel_sources():
+        digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes() + b"\0")
+    folder = ROOT / "build" / "numba-cache" / digest.hexdigest()[:16]
+    stale = time.time() - 2 * 86400  # folders of sources not run for two days go
+    for other in folder.parent.glob("*") if folder.parent.is_dir() else ():
+        if other != folder and other.is_dir() and other.stat().st_mtime < stale:
+            shutil.rmtree(other, ignore_errors=True)
+    return folder
+
+
 def environment() -> dict:
     env = dict(os.environ)
     shared = ROOT.parent / "shared" / "corpora"
     if not env.get("TEXTCW_DATA") and shared.is_dir():
         env["TEXTCW_DATA"] = str(shared)
+    env.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
     return env
 
 
@@ -105,14 +142,28 @@ def main(argv: list[str]) -> int:
     # traced (against their numpy twins); 2. every suite on all cores, traced too.
     # As plain Python, numpy reports the kernels' deliberate divisions by zero (a -inf start
     # that is re-bracketed, an infinite cap with a zero floor), which compiled code does not.
-    code = subprocess.run([*pytest, *KERNEL_TESTS, "-q", "-n", "auto", "--cov=textcw", "--cov-report=",
-                           "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
-                          cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"}).returncode
-    code = max(code, subprocess.run([*pytest, *suites, "-n", "auto", "--cov=textcw", "--cov-append",
-                                     "--cov-report="], cwd=ROOT, env=environment()).returncode)
-    coverage_summary()
-    code = max(code, test_installs())
-    return max(code, check_types(), build_docs())
+    started = time.monotonic()
+    code = timed("kernels as plain Python", lambda: subprocess.run(
+        [*pytest, *KERNEL_TESTS, "-q", "-n", "auto", "--cov=textcw", "--cov-report=",
+         "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
+        cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"}).returncode)
+    code = max(code, timed("all suites", lambda: subprocess.run(
+        [*pytest, *suites, "-n", "auto", "--cov=textcw", "--cov-append", "--cov-report="],
+        cwd=ROOT, env=environment()).returncode))
+    timed("coverage summary", coverage_summary)
+    code = max(code, timed("installed-package tests", test_installs))
+    code = max(code, timed("type check", check_types), timed("documentation", build_docs))
+    print(f"dev.py test: {time.monotonic() - started:.0f} s in all", flush=True)
+    return code
+
+
+def timed(stage: str, run):
+    """Run one stage and say how long it took (wall clock) and how loaded the machine was."""
+    start = time.monotonic()
+    result = run()
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    print(f"[stage] {stage}: {time.monotonic() - start:.0f} s (load average {load})", flush=True)
+    return result
 
 
 def check_types() -> int:
@@ -160,8 +211,6 @@ def test_installs() -> int:
         target = INSTALLS / name
         print(f"installed-package tests: {name}", flush=True)
         if target.exists():
-            import shutil
-
             shutil.rmtree(target)
         venv.EnvBuilder(with_pip=True).create(target)
         bindir = target / BIN.name
