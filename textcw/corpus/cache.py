@@ -16,6 +16,8 @@ can change what a run reads (the pinned-digest check of an unchanged archive is 
 is cached and every run reads the corpus as before. ``TEXTCW_NO_CACHE=1``, ``textcw train
 --no-cache`` and :func:`disabled` turn the cache off (neither read nor written);
 ``textcw cache info`` shows where it is and what it holds, ``textcw cache clear`` empties it.
+It holds at most ``$TEXTCW_CACHE_LIMIT`` bytes (default 2 GiB); the entries used longest ago
+make room for a new one (:mod:`textcw.corpus.cache_limit`).
 
 What a file is keyed by
 -----------------------
@@ -54,6 +56,7 @@ from pathlib import Path
 import numpy as np
 
 from textcw._version import __version__
+from textcw.corpus import cache_limit
 from textcw.corpus.datahome import ENV_VAR, RemoteFile, data_home, fetch, sha256_of
 
 __all__ = [
@@ -212,6 +215,9 @@ def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | N
     # not sort_keys: the order of a fitted dict (a vocabulary) is part of what is restored
     members[_KEY_MEMBER] = _text_array(_to_json({"key": key, "meta": meta}))
     members[_DIGEST_MEMBER] = _text_array(_digest(members))
+    if not cache_limit.make_room(path.parent.parent, KINDS, cache_limit.estimated_size(members), keep=path):
+        log.debug("not caching %s: it is larger than the cache limit (%s)", path.name, cache_limit.LIMIT_VAR)
+        return None
     try:
         path.parent.mkdir(exist_ok=True)
         with atomic_output(path) as fh:
@@ -243,6 +249,7 @@ def load_entry(key: dict) -> tuple[dict[str, np.ndarray], dict]:
         with contextlib.suppress(OSError):
             path.unlink()
         raise CacheMiss(str(path)) from None
+    cache_limit.mark_used(path)
     return members, stored.get("meta", {})
 
 
