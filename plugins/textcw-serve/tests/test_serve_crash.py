@@ -83,6 +83,14 @@ def load_round(server, round_: int, acknowledged: int, then: float):
     return acked, unanswered
 
 
+def same_learner(a, b) -> bool:
+    try:
+        assert_same_learner(a, b)
+    except AssertionError:
+        return False
+    return True
+
+
 def advance(reference, updates):
     model = copy.deepcopy(reference)
     featurizer, learner = model.steps[0][1], model.steps[-1][1]
@@ -96,8 +104,8 @@ def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path):
     state = tmp_path / "state"
     args = [str(model_path), "--learn", "--state", str(state), "--checkpoint-every", "40"]
     reference = textcw.load(model_path)
-    fit_calls = len(reference.steps[-1][1].mistakes_)  # the counts of fit's epochs come first
     count, total_acked = 0, 0
+    acked, unanswered = {}, []  # of the round before the restart
     for round_ in range(ROUNDS + 1):
         server = ServerProcess(args, tmp_path / f"serve-{round_}.log")
         status = server.client().status()
@@ -106,17 +114,17 @@ def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path):
             new_count = status["update_count"]
             assert max(acked) <= new_count, f"round {round_ - 1}: acknowledged updates lost"
             gaps = [seq for seq in range(count + 1, new_count + 1) if seq not in acked]
-            assert len(gaps) <= len(unanswered)
+            assert len(gaps) <= len(unanswered), (gaps, len(unanswered))
+            # the served model, with its per-call counts, from a checkpoint written now
+            served = textcw.load(state / server.client().checkpoint()["file"])
             matches = []
             for filling in itertools.permutations(range(len(unanswered)), len(gaps)):
                 chosen = dict(zip(gaps, (unanswered[k] for k in filling)))
                 candidate = advance(reference, [acked.get(s) or chosen[s] for s in range(count + 1, new_count + 1)])
-                learner = candidate.steps[-1][1]
-                if (model_digest(candidate) == status["model_digest"]
-                        and sum(learner.mistakes_[fit_calls:]) == status["online_mistakes"]
-                        and sum(learner.n_updates_[fit_calls:]) == status["model_changes"]):
+                if model_digest(candidate) == status["model_digest"] and same_learner(candidate, served):
                     matches.append(candidate)
-            assert len(matches) >= 1, f"round {round_ - 1}: the restarted model is no replay of the updates"
+            # (an unanswered request that changed nothing fits more than one gap: any such match will do)
+            assert matches, f"round {round_ - 1}: the restarted model is no replay of the updates"
             reference, count = matches[0], new_count
         assert status["update_count"] == count
         if round_ == ROUNDS:
