@@ -16,13 +16,14 @@ import functools
 
 import numpy as np
 
+from textcw.corpus import cache
 from textcw.corpus.base import check_split, check_task
-from textcw.corpus.datahome import RemoteFile, fetch
+from textcw.corpus.datahome import RemoteFile
 from textcw.corpus.sampling import balanced_sample, make_dataset, seeded_split, take
 from textcw.corpus.svmlight import read_svmlight
 from textcw.errors import DataError, InputError
 
-__all__ = ["FILES", "HOMEPAGE", "LABELS", "SAMPLE_SIZE", "TASKS", "USERS", "load", "read_user"]
+__all__ = ["FILES", "HOMEPAGE", "LABELS", "SAMPLE_SIZE", "TASKS", "USERS", "load", "read", "read_user"]
 
 HOMEPAGE = "http://www.ecmlpkdd2006.org/challenge.html"
 USERS = ("u00", "u01", "u02")
@@ -54,6 +55,35 @@ def read_user(path: str):
     return X, (y > 0).astype(np.int64)
 
 
+def _encode(parsed) -> tuple[dict, dict]:
+    """One inbox as plain arrays (see :mod:`textcw.corpus.cache`): its CSR matrix and labels."""
+    X, target = parsed
+    return {"data": X.data, "indices": X.indices, "indptr": X.indptr, "target": target}, \
+        {"shape": list(X.shape)}
+
+
+def _decode(arrays: dict, meta: dict):
+    import scipy.sparse as sp
+
+    n_rows, n_columns = meta["shape"]
+    indptr, indices, target = arrays["indptr"], arrays["indices"], arrays["target"]
+    if len(indptr) != n_rows + 1 or len(target) != n_rows or len(indices) != len(arrays["data"]) \
+            or (len(indices) and not 0 <= indices.min() <= indices.max() < n_columns):
+        raise ValueError("the matrix arrays do not fit its shape")
+    X = sp.csr_matrix((arrays["data"], indices, indptr), shape=(n_rows, n_columns))
+    # scipy may narrow the index arrays; the kernels compile one version per index type, so the
+    # parsed matrix's own types are put back
+    X.indices, X.indptr = indices, indptr
+    X.check_format(full_check=True)  # offsets in order and within the data
+    return X, target
+
+
+def read(remote: RemoteFile, *, download: bool = True):
+    """``(X, target)`` of one inbox (:func:`read_user` of ``remote``, one of :data:`FILES`), from
+    the corpus cache when it holds it."""
+    return cache.cached_parse(remote, "spam-task-a-1", read_user, _encode, _decode, download=download)
+
+
 def load(task: str | None = None, split: str = "train", *, sample_size: int | None = SAMPLE_SIZE,
          seed: int = 0, order_seed: int = 0, test_size: float = 0.2,
          download: bool = True):
@@ -70,7 +100,7 @@ def load(task: str | None = None, split: str = "train", *, sample_size: int | No
         raise InputError("spam has one task per user: choose spam:u00, spam:u01 or spam:u02")
     check_task("spam", task, TASKS)
     check_split(split)
-    X, target = read_user(str(fetch(FILES[task], download=download)))
+    X, target = read(FILES[task], download=download)
     chosen = (np.arange(len(target)) if sample_size is None
               else balanced_sample(target, sample_size, seed, LABELS))
     X, target = take(X, chosen), target[chosen]
