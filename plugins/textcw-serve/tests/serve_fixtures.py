@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 import textcw
 from textcw.testing.datasets import make_documents
 
@@ -159,3 +160,18 @@ class ServerProcess:
         code = self.proc.wait(SERVER_TIMEOUT)
         self.handle.close()
         return code
+
+
+@pytest.fixture
+def serve_process(tmp_path):
+    """``start(args, log_name, **kwargs)`` -> :class:`ServerProcess`; every process started is
+    killed at the end of the test, also when it fails half-way."""
+    started = []
+
+    def start(args, log_name, **kwargs):
+        started.append(ServerProcess(args, tmp_path / log_name, **kwargs))
+        return started[-1]
+
+    yield start
+    for process in started:
+        process.kill()

@@ -9,7 +9,7 @@ from textcw.cli import main
 from textcw.testing import check_plugin
 
 import textcw_serve.plugin
-from serve_fixtures import ServerProcess, save_model
+from serve_fixtures import save_model, serve_process  # noqa: F401 (fixture)
 from textcw_serve.server import is_loopback, read_token
 
 
@@ -80,9 +80,9 @@ def test_bad_options_and_models_get_one_line_errors(capsys, tmp_path):
     assert code == 1 and "is not a folder" in out
 
 
-def test_a_served_process_answers_and_stops_cleanly_on_sigterm(tmp_path):
+def test_a_served_process_answers_and_stops_cleanly_on_sigterm(tmp_path, serve_process):
     model = save_model(tmp_path)
-    server = ServerProcess([str(model), "--learn"], tmp_path / "serve.log")
+    server = serve_process([str(model), "--learn"], "serve.log")
     client = server.client()
     assert client.health() == {"status": "ok", "learning": True}
     assert client.learn(["orbit rocket"], ["space"])["seq"] == 1

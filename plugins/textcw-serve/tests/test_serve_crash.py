@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import textcw
 
-from serve_fixtures import ServerProcess, assert_same_learner, save_model, train_documents
+from serve_fixtures import assert_same_learner, save_model, serve_process, train_documents  # noqa: F401 (fixture)
 from textcw_serve.client import ServiceError
 from textcw_serve.model_ops import model_digest
 from textcw_serve.startup import open_service
@@ -99,7 +99,7 @@ def advance(reference, updates):
     return model
 
 
-def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path):
+def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path, serve_process):
     model_path = save_model(tmp_path)
     state = tmp_path / "state"
     args = [str(model_path), "--learn", "--state", str(state), "--checkpoint-every", "40"]
@@ -107,7 +107,7 @@ def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path):
     count, total_acked = 0, 0
     acked, unanswered = {}, []  # of the round before the restart
     for round_ in range(ROUNDS + 1):
-        server = ServerProcess(args, tmp_path / f"serve-{round_}.log")
+        server = serve_process(args, f"serve-{round_}.log")
         status = server.client().status()
         if round_:
             # every acknowledged update of the round is there; the others are unanswered ones
@@ -145,7 +145,7 @@ def _limit_file_size(limit: int):
     return apply
 
 
-def test_a_full_disk_at_a_checkpoint_keeps_the_old_checkpoint_and_every_update(tmp_path):
+def test_a_full_disk_at_a_checkpoint_keeps_the_old_checkpoint_and_every_update(tmp_path, serve_process):
     model_path = save_model(tmp_path)
     state = tmp_path / "state"
     args = [str(model_path), "--learn", "--state", str(state), "--checkpoint-every", "0"]
@@ -161,7 +161,7 @@ def test_a_full_disk_at_a_checkpoint_keeps_the_old_checkpoint_and_every_update(t
 
     # No file of this process may grow past 4 kB: the log's small appends fit, a checkpoint does not.
     assert len(old_bytes) > 4096
-    server = ServerProcess(args, tmp_path / "serve-1.log", preexec_fn=_limit_file_size(4096))
+    server = serve_process(args, "serve-1.log", preexec_fn=_limit_file_size(4096))
     client = server.client()
     for docs, labels in updates[3:6]:
         client.learn(docs, labels)
@@ -176,7 +176,7 @@ def test_a_full_disk_at_a_checkpoint_keeps_the_old_checkpoint_and_every_update(t
         assert client.learn(docs, labels)["seq"] in (7, 8)
     server.kill()
 
-    server = ServerProcess(args, tmp_path / "serve-2.log")
+    server = serve_process(args, "serve-2.log")
     status = server.client().status()
     server.terminate()
     model = advance(textcw.load(model_path), updates)
