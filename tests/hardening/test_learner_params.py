@@ -44,9 +44,11 @@ def constraints(name):
 
 
 def scale_params(name):
-    """The learner's parameters bounded to [SCALE_LOW, SCALE_HIGH]."""
+    """The learner's parameters bounded to [SCALE_LOW, SCALE_HIGH] (possibly also "auto")."""
+    def numeric(allowed):
+        return [m for m in getattr(allowed, "members", (allowed,)) if isinstance(m, Interval)]
     return [key for key, allowed in constraints(name).items()
-            if isinstance(allowed, Interval) and allowed.low == SCALE_LOW and allowed.high == SCALE_HIGH]
+            if any(m.low == SCALE_LOW and m.high == SCALE_HIGH for m in numeric(allowed))]
 
 
 # ------------------------------------------------------------------------------ integer types

@@ -25,6 +25,7 @@ from __future__ import annotations
 from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
+from textcw.learners.autotune import auto_or
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Options
@@ -58,9 +59,10 @@ class AROW(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
+    tunable = ("r",)
     constraints = {
         **OnlineLinearClassifier.constraints,
-        "r": SCALE,
+        "r": auto_or(SCALE),
         "loss": Options(tuple(LOSS_CODES)),
         "a": SCALE,
         "covariance": Options(covariances),
@@ -97,4 +99,4 @@ class AROW(GaussianLinearClassifier):
             )
 
     def step_params(self):
-        return {"r": self.r}
+        return {"r": self.resolved("r")}

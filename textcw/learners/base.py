@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
+from textcw.learners import autotune
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 from textcw.learners.protocol import KernelCall, bind_kernel
@@ -102,6 +103,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     # Parameters added after models were first saved, with the value that reproduces the older
     # behaviour: an older pickle gets them when loaded (see __setstate__).
     late_defaults: dict = {}
+    # Parameters that may be "auto": chosen by progressive validation (textcw.learners.autotune).
+    tunable: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -133,6 +136,20 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
         check_params(self, self.constraints)
 
+    def resolved(self, name: str):
+        """The value of parameter ``name`` the updates use: the parameter itself, or for
+        ``"auto"`` the value fitting chose (``tuned_params_``)."""
+        value = getattr(self, name)
+        if isinstance(value, str) and value == autotune.AUTO:
+            tuned = self.__dict__.get("tuned_params_", {})
+            if name not in tuned:
+                raise ParameterError(
+                    f"{type(self).__name__}: {name}='auto' is chosen when the learner is fitted; "
+                    "call fit or partial_fit first"
+                )
+            return tuned[name]
+        return value
+
     def check_classes(self, n_classes: int) -> None:
         """Check the parameters that depend on the number of classes (e.g. ``k``), at fit time."""
 
@@ -151,6 +168,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         ``progress(done, total)``, if given, is called as documents are processed.
         """
         self.validate_params()
+        if autotune.auto_names(self):
+            return autotune.fit(self, X, y)
         X, y, labels = self._check_training_input(X, y, reset=True)
         self.check_classes(len(labels))
         self._setup_labels(labels)
@@ -171,6 +190,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         """
         first = not hasattr(self, "classes_")
         self.validate_params()  # every call: set_params may have changed anything since
+        if autotune.auto_names(self) and (first or "_tuner" in self.__dict__):
+            return autotune.partial_fit(self, X, y, classes)
         if not first:
             self._check_state_params("continued by partial_fit")
         if first:
@@ -302,6 +323,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                                               {name: a.shape for name, a in self._state.items()})
         self.mistakes_ = []
         self.n_updates_ = []
+        for name in ("tuned_params_", "tuning_", "_tuner"):  # from an earlier fit with "auto"
+            self.__dict__.pop(name, None)
 
     def _encode(self, y) -> np.ndarray:
         idx = np.searchsorted(self.classes_, y)

@@ -52,7 +52,8 @@ class FirstOrderLearner(OnlineLinearClassifier):
             kernel = first_order_kbest.multiclass_epoch
         values = {
             "rule": self.rule,
-            "C": float(getattr(self, "C", 1.0)),  # PA-I and PA-II's aggressiveness; unread by the others
+            # PA-I and PA-II's aggressiveness; unread by the others
+            "C": float(self.resolved("C")) if hasattr(self, "C") else 1.0,
             "strategy": strategy,
             "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
         }

@@ -37,6 +37,7 @@ from textcw.learners._kernels.constants import (
     N_COUNTS,
     VARIANCE_FLOOR,
 )
+from textcw.learners.autotune import auto_or
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
 from textcw.learners.covariance import FORMS
@@ -379,10 +380,11 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "exact", "full")
+    tunable = ("eta",)
     constraints = {
         **OnlineLinearClassifier.constraints,
         # Any double in (0.5, 1) gives phi = Phi^{-1}(eta) in (2.8e-16, 8.3], a usable confidence.
-        "eta": Interval(0.5, 1.0, closed="neither"),
+        "eta": auto_or(Interval(0.5, 1.0, closed="neither")),
         "a": SCALE,
         "covariance": Options(covariances),
         **mc.CONSTRAINTS,
@@ -407,7 +409,7 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     @property
     def phi(self) -> float:
         """``Phi^{-1}(eta)``, the confidence in standard deviations."""
-        return float(ndtri(self.eta))
+        return float(ndtri(self.resolved("eta")))
 
     def step_params(self):
         return {"phi": self.phi}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import PA, PA1, PA2
+from textcw.learners.autotune import auto_or
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
 from textcw.learners.params import SCALE
 
@@ -41,7 +42,8 @@ class PassiveAggressive(FirstOrderLearner):
 
 
 class _PassiveAggressiveC(PassiveAggressive):
-    constraints = {**PassiveAggressive.constraints, "C": SCALE}
+    constraints = {**PassiveAggressive.constraints, "C": auto_or(SCALE)}
+    tunable = ("C",)
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
                  random_state=0, fit_intercept=False):

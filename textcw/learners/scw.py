@@ -20,6 +20,7 @@ from __future__ import annotations
 from scipy.special import ndtri
 
 from textcw.learners._kernels import constants
+from textcw.learners.autotune import auto_or
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Interval, Options
@@ -51,10 +52,11 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
+    tunable = ("eta", "C")
     constraints = {
         **OnlineLinearClassifier.constraints,
-        "eta": Interval(0.5, 1.0, closed="neither"),
-        "C": SCALE,
+        "eta": auto_or(Interval(0.5, 1.0, closed="neither")),
+        "C": auto_or(SCALE),
         "a": SCALE,
         "covariance": Options(covariances),
         "proba": PROBA,
@@ -75,10 +77,10 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     @property
     def phi(self) -> float:
         """``Phi^{-1}(eta)``."""
-        return float(ndtri(self.eta))
+        return float(ndtri(self.resolved("eta")))
 
     def step_params(self):
-        return {"phi": self.phi, "C": self.C}
+        return {"phi": self.phi, "C": self.resolved("C")}
 
 
 class SCW1(SoftConfidenceWeighted):

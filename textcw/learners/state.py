@@ -115,6 +115,8 @@ class LearnerState:
                     if hasattr(self, name + "_")}
         if counters:
             out["counters"] = counters
+        if "tuned_params_" in self.__dict__:
+            out["tuned"] = {name: float(value) for name, value in self.tuned_params_.items()}
         return out
 
     def load_state_dict(self, state: dict):
@@ -151,6 +153,7 @@ class LearnerState:
                 raise InputError(f"the learner state's {key} must be a list of non-negative integers")
         counters = self._check_counters(state.get("counters", {}))
         self.validate_params()
+        tuned = self._check_tuned(state.get("tuned"))
         self.check_classes(classes.size)
         arrays = state["arrays"]
         names = tuple(self.state_names)
@@ -184,12 +187,30 @@ class LearnerState:
         self._remember_fitted_params()
         self.mistakes_ = list(counts["mistakes"])
         self.n_updates_ = list(counts["n_updates"])
+        self.__dict__.pop("_tuner", None)
+        if tuned:
+            self.tuned_params_ = tuned
+        else:
+            self.__dict__.pop("tuned_params_", None)
         for name in self.run_counters:
             if name in counters:
                 setattr(self, name + "_", list(counters[name]))
             else:
                 self.__dict__.pop(name + "_", None)  # a state saved without them: not counted
         return self
+
+    def _check_tuned(self, tuned) -> dict:
+        """The values chosen for the learner's ``"auto"`` parameters, one finite number each."""
+        auto = [name for name in getattr(self, "tunable", ()) if getattr(self, name, None) == "auto"]
+        if tuned is None and not auto:
+            return {}
+        if not (isinstance(tuned, dict) and set(tuned) == set(auto) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in tuned.values())):
+            raise InputError(
+                f"{type(self).__name__} with these parameters needs the state to record the values "
+                f"chosen for {auto or 'no parameter'} (its 'tuned' entry); the state has {tuned!r}"
+            )
+        return {name: float(value) for name, value in tuned.items()}
 
     def _check_counters(self, counters) -> dict:
         """The optional per-epoch counters of a state (``run_counters``), checked."""
