@@ -49,7 +49,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("textcw.signing", "textcw.persist", "textcw.model_card", "textcw.portable_format",
      "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable"),
     # The command line.
-    ("textcw.cli", "textcw.__main__"),
+    ("textcw.cli", "textcw.__main__", "textcw.client"),
     # The built-in registrations, the plugin authors' test kit, and the package's public surface.
     ("textcw.default_plugins", "textcw.testing", "textcw"),
 ]

@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_SOURCES = [ROOT / "plugins" / "textcw-example" / "src",
-                  ROOT / "plugins" / "textcw-pixels" / "textcw_pixels"]
+                  ROOT / "plugins" / "textcw-pixels" / "textcw_pixels",
+                  ROOT / "plugins" / "textcw-serve" / "src"]
 
 # Modules that still use a private textcw name, each with why; the test of each must fail
 # (strict xfail), so the entry has to go the moment the module is fixed.

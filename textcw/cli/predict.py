@@ -77,14 +77,20 @@ def output_lines(labels, best, files: list[Path] | None) -> list[str]:
 
 
 def predict(
-    model: Annotated[Path, typer.Argument(help="A model saved by `textcw train --out` (a pickle: load only models from people you trust; share with `textcw export`)")],
+    model: Annotated[Path | None, typer.Argument(help="A model saved by `textcw train --out` (a pickle: load only models from people you trust; share with `textcw export`); none with --url")] = None,
     files: Annotated[list[Path] | None, typer.Argument(help="Documents, one per file (default: one per stdin line)")] = None,
     proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
+    url: Annotated[str | None, typer.Option("--url", help="Ask the `textcw serve` service at this address (http://HOST:PORT) instead of loading a model; every argument is then a document")] = None,
 ) -> None:
     """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
     label per stdin line; `--proba` adds `<TAB>probability`."""
     from textcw.persist import load
 
+    if url is not None:
+        files = [model, *(files or [])] if model is not None else files
+        return predict_with_service(url, files, proba)
+    if model is None:
+        raise InputError("give a MODEL file, or --url of a running `textcw serve`")
     pipeline = load(model)
     check_model(pipeline, model)
     docs = read_documents(files)
@@ -98,6 +104,22 @@ def predict(
         p = pipeline.predict_proba(docs)
         best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
     typer.echo("\n".join(output_lines(labels, best, files)))
+
+
+def predict_with_service(url: str, files: list[Path] | None, proba: bool) -> None:
+    """``textcw predict --url``: the same lines, from a running ``textcw serve``."""
+    from textcw.client import Client
+
+    docs = read_documents(files)
+    if not docs:
+        return
+    rows = Client(url).predict_all(docs)
+    best = None
+    if proba:
+        if rows[0]["probabilities"] is None:
+            raise InputError("this service's model defines no probabilities; drop --proba")
+        best = [row["probabilities"][str(row["label"])] for row in rows]
+    typer.echo("\n".join(output_lines([row["label"] for row in rows], best, files)))
 
 
 def register(app: typer.Typer) -> None:
