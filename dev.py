@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import venv
 from pathlib import Path
@@ -44,6 +45,7 @@ KERNEL_TESTS = [f"tests/learners/{name}.py" for name in
                 ("test_kernels", "test_multiclass_kernels", "test_update_rules", "test_multiclass_updates",
                  "test_solver_fallback", "test_variance_floor")]
 INSTALLS = ROOT / "build" / "installs"
+LOGS = ROOT / "build" / "logs"  # of the stages that run in the background
 # name: (extras, constraints file or None)
 INSTALL_PROFILES = {
     "no-extras": ("", None),
@@ -138,45 +140,106 @@ def main(argv: list[str]) -> int:
     pytest = [str(BIN / "python"), "-m", "pytest"]
     if args:  # a chosen subset of the tests: coverage and the install stage are not part of it
         return subprocess.run([*pytest, *suites, *args], cwd=ROOT, env=environment()).returncode
+    # What a user installs, the types and the documentation are checked meanwhile (they wait on
+    # the network and the disk, and fill the cores where the test stages' last workers idle);
+    # their output is shown when they end.
+    started = time.monotonic()
+    side = [Stage.in_background("installed-package tests", test_installs),
+            Stage.in_background("type check", lambda stage: stage.run(MYPY, cwd=ROOT)),
+            Stage.in_background("documentation", lambda stage: stage.run(docs_command(), cwd=ROOT,
+                                                                           env=docs_environment()))]
     # 1. The kernels' Python bodies, which numba compiles away, run as plain Python and are
     # traced (against their numpy twins); 2. every suite on all cores, traced too.
     # As plain Python, numpy reports the kernels' deliberate divisions by zero (a -inf start
     # that is re-bracketed, an infinite cap with a zero floor), which compiled code does not.
-    started = time.monotonic()
-    code = timed("kernels as plain Python", lambda: subprocess.run(
-        [*pytest, *KERNEL_TESTS, "-q", "-n", "auto", "--cov=textcw", "--cov-report=",
-         "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
-        cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"}).returncode)
-    code = max(code, timed("all suites", lambda: subprocess.run(
-        [*pytest, *suites, "-n", "auto", "--cov=textcw", "--cov-append", "--cov-report="],
-        cwd=ROOT, env=environment()).returncode))
-    timed("coverage summary", coverage_summary)
-    code = max(code, timed("installed-package tests", test_installs))
-    code = max(code, timed("type check", check_types), timed("documentation", build_docs))
-    print(f"dev.py test: {time.monotonic() - started:.0f} s in all", flush=True)
+    # worksteal: an idle worker takes tests queued for the other (the slowest take 20-30 s).
+    xdist = ["-n", "auto", "--dist", "worksteal"]
+    stage = Stage("kernels as plain Python")
+    stage.run([*pytest, *KERNEL_TESTS, "-q", *xdist, "--cov=textcw", "--cov-report=",
+               "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
+              cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"})
+    stages = [stage.done(), Stage("all suites")]
+    stages[-1].run([*pytest, *suites, *xdist, "--cov=textcw", "--cov-append", "--cov-report="],
+                   cwd=ROOT, env=environment())
+    stages[-1].done()
+    stages.append(Stage("coverage summary"))
+    coverage_summary()
+    stages[-1].done()
+    stages += [stage.join() for stage in side]
+    code = max(stage.code for stage in stages)
+    print(f"dev.py test: {time.monotonic() - started:.0f} s wall in all; "
+          + ", ".join(f"{s.name} {s.wall:.0f} s ({s.cpu:.0f} s CPU)" for s in stages), flush=True)
     return code
 
 
-def timed(stage: str, run):
-    """Run one stage and say how long it took (wall clock) and how loaded the machine was."""
-    start = time.monotonic()
-    result = run()
-    load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    print(f"[stage] {stage}: {time.monotonic() - start:.0f} s (load average {load})", flush=True)
-    return result
+class Stage:
+    """One stage of ``dev.py test``: the worst exit code, wall and CPU time of its commands."""
+
+    def __init__(self, name: str, log=None):
+        self.name, self.log, self.code, self.cpu, self.wall = name, log, 0, 0.0, 0.0
+        self.started, self.thread = time.monotonic(), None
+
+    def run(self, cmd: list[str], **kwargs) -> int:
+        if self.log is not None:
+            kwargs.update(stdout=self.log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, **kwargs)
+        if hasattr(os, "wait4"):  # the CPU time of the command and its children: load-independent
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            self.cpu += usage.ru_utime + usage.ru_stime
+        else:
+            proc.wait()
+        self.code = max(self.code, 1 if proc.returncode < 0 else proc.returncode)  # < 0: killed
+        return proc.returncode
+
+    def done(self, wall: float | None = None) -> Stage:
+        self.wall = time.monotonic() - self.started if wall is None else wall
+        load = " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+        print(f"[stage] {self.name}: {self.wall:.0f} s wall, {self.cpu:.0f} s CPU "
+              f"(load average {load})", flush=True)
+        return self
+
+    @classmethod
+    def in_background(cls, name: str, body) -> Stage:
+        """``body(stage)`` in a thread, its commands' output kept for :meth:`join`."""
+        LOGS.mkdir(parents=True, exist_ok=True)
+        stage = cls(name, open(LOGS / f"{name.replace(' ', '-')}.log", "w+", encoding="utf-8"))
+
+        def work():
+            try:
+                body(stage)
+            except Exception as exc:  # noqa: BLE001 - reported with the stage's output
+                print(f"{name} failed: {exc!r}", file=stage.log, flush=True)
+                stage.code = max(stage.code, 1)
+            stage.wall = time.monotonic() - stage.started
+
+        stage.thread = threading.Thread(target=work, name=name)
+        stage.thread.start()
+        return stage
+
+    def join(self) -> Stage:
+        self.thread.join()
+        self.log.seek(0)
+        print(f"== {self.name} ==\n{self.log.read()}", end="", flush=True)
+        self.log.close()
+        return self.done(self.wall)
 
 
-def check_types() -> int:
-    """mypy over the public modules listed in pyproject.toml's [tool.mypy] ``files``."""
-    print("type check of the public API (mypy)", flush=True)
-    return subprocess.run([str(BIN / "python"), "-m", "mypy"], cwd=ROOT).returncode
+MYPY = [str(BIN / "python"), "-m", "mypy"]  # the public modules listed in pyproject.toml's [tool.mypy]
+
+
+def docs_command() -> list[str]:
+    """The documentation site, built strictly (mkdocs.yml) into build/site."""
+    return [str(BIN / "mkdocs"), "build", "--strict", "--quiet", "-d", str(ROOT / "build" / "site")]
+
+
+def docs_environment() -> dict:
+    return {**environment(), "NO_MKDOCS_2_WARNING": "1"}
 
 
 def build_docs() -> int:
-    """The documentation site, built strictly (mkdocs.yml) into build/site."""
     print("documentation site (mkdocs build --strict)", flush=True)
-    return subprocess.run([str(BIN / "mkdocs"), "build", "--strict", "--quiet", "-d", str(ROOT / "build" / "site")],
-                          cwd=ROOT, env={**environment(), "NO_MKDOCS_2_WARNING": "1"}).returncode
+    return subprocess.run(docs_command(), cwd=ROOT, env=docs_environment()).returncode
 
 
 def coverage_summary(rows: int = 15) -> None:
@@ -192,40 +255,42 @@ def coverage_summary(rows: int = 15) -> None:
     print("\n".join([*lines[:2 + rows], *total]), flush=True)
 
 
-def build_wheel() -> Path:
+def build_wheel(stage: Stage) -> Path:
     """The wheel a user would install, built afresh from this checkout."""
     out = INSTALLS / "wheel"
     for old in out.glob("*.whl"):
         old.unlink()
-    subprocess.run([str(BIN / "python"), "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
-                    "--no-deps", "--wheel-dir", str(out), str(ROOT)], check=True)
+    stage.run([str(BIN / "uv"), "build", "--quiet", "--wheel", "--out-dir", str(out), str(ROOT)])
     (wheel,) = out.glob("textcw-*.whl")
     return wheel
 
 
-def test_installs() -> int:
-    """Install the wheel into a fresh environment per profile and run tests/install there."""
-    wheel = build_wheel()
+def test_installs(stage: Stage) -> None:
+    """Install the wheel into a fresh environment per profile and run tests/install there.
+
+    uv makes each environment and installs into it from its own cache of downloaded and built
+    wheels, shared by all profiles (seconds where pip took a minute a profile).
+    """
+    wheel = build_wheel(stage)
     failed = []
     for name, (extras, constraints) in INSTALL_PROFILES.items():
         target = INSTALLS / name
-        print(f"installed-package tests: {name}", flush=True)
+        print(f"installed-package tests: {name}", file=stage.log, flush=True)
         if target.exists():
             shutil.rmtree(target)
-        venv.EnvBuilder(with_pip=True).create(target)
         bindir = target / BIN.name
         requirement = f"{wheel}[{extras}]" if extras else str(wheel)
-        pip = [str(bindir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               requirement, *(["--constraint", str(constraints)] if constraints else [])]
+        uv = str(BIN / "uv")
         env = environment()
         env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras)
-        if subprocess.run(pip).returncode != 0 or subprocess.run(
+        if stage.run([uv, "venv", "--quiet", "--python", str(BIN / "python"), str(target)]) != 0 or stage.run(
+                [uv, "pip", "install", "--quiet", "--python", str(bindir / "python"), requirement,
+                 *(["--constraint", str(constraints)] if constraints else [])]) != 0 or stage.run(
                 [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install"],
-                cwd=ROOT, env=env).returncode != 0:
+                cwd=ROOT, env=env) != 0:
             failed.append(name)
     print(f"installs: {len(INSTALL_PROFILES) - len(failed)} passed, {len(failed)} failed"
-          + (f" ({', '.join(failed)})" if failed else ""), flush=True)
-    return 1 if failed else 0
+          + (f" ({', '.join(failed)})" if failed else ""), file=stage.log, flush=True)
 
 
 if __name__ == "__main__":
