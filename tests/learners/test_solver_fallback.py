@@ -46,7 +46,10 @@ def kkt_gap(rule, m0, vy, vr, lam):
         return margins - PHI * u
     u = vy + vr
     for _ in range(200):
-        u = margin_variances(vy, vr, PHI * lam / np.sqrt(u))
+        new = margin_variances(vy, vr, PHI * lam / np.sqrt(u))
+        if np.array_equal(new, u):  # a fixed point to the last bit: more rounds return it again
+            break
+        u = new
     return margins - PHI * np.sqrt(u)
 
 
