@@ -62,9 +62,7 @@ def page_id(page: Path) -> str:
 
 
 # Pages whose examples do not run yet, and why; strict, so a page that runs loses its entry.
-KNOWN_FAILING = {
-    "docs/plugins.md": "the tutorial's excerpts use names their blocks do not import (np at line 92)",
-}
+KNOWN_FAILING: dict[str, str] = {}
 PAGES_WITH_CODE = [
     pytest.param(page, id=page_id(page), marks=[pytest.mark.xfail(reason=KNOWN_FAILING[page_id(page)], strict=True)]
                  if page_id(page) in KNOWN_FAILING else [])
