@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -54,7 +55,7 @@ def train(
     precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers (default: one per core)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
@@ -72,14 +73,15 @@ def train(
     if json_out is not None:
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
-                        workers=workers, chunk_size=chunk_size)
+                        workers=workers, chunk_size=chunk_size, stream=stream)
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                   epochs=epochs, seed=seed)
     log.debug("training %s on %s", learner, corpus)
     from textcw.corpus.cache import disabled as cache_disabled
 
-    with progress_bar() as report, cache_disabled(no_cache):
+    streaming = stream and shards is None
+    with (stream_progress() if streaming else _plain_progress()) as (report, monitor), cache_disabled(no_cache):
         if shards is not None:
             from textcw.scale import train_sharded
 
@@ -91,7 +93,8 @@ def train(
         elif stream:
             from textcw.scale import train_stream
 
-            result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, **common)
+            result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, workers=workers,
+                                  monitor=monitor, **common)
         else:
             from textcw.pipeline import train as run_train
 
@@ -121,27 +124,72 @@ def train(
         typer.echo(scale_line(result))
 
 
+@contextmanager
+def _plain_progress():
+    with progress_bar() as report:
+        yield report, None
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's command(s) to ``app`` (called by :mod:`textcw.default_plugins.commands`)."""
     app.command()(train)
 
 
-def check_scale_options(*, shards, combine, precision=None, backend, scheduler, workers, chunk_size) -> None:
+def check_scale_options(*, shards, combine, precision=None, backend, scheduler, workers, chunk_size,
+                        stream: bool = False) -> None:
     """Options that only make sense together fail with one line before any work."""
     if shards is None:
         for name, value in (("--combine", combine), ("--precision", precision), ("--backend", backend),
-                            ("--scheduler", scheduler), ("--workers", workers)):
+                            ("--scheduler", scheduler)):
             if value is not None:
                 raise ParameterError(f"{name} applies to shard training; add --shards N")
+        if workers is not None and not stream:
+            raise ParameterError("--workers applies to shard training or streaming; add --shards N or --stream")
     else:
         from textcw.scale.shards import MAX_SHARDS
 
         if not 1 <= shards <= MAX_SHARDS:
             raise ParameterError(f"--shards {shards} is invalid; give 1 to {MAX_SHARDS:,} shards")
+    if workers is not None and workers < 1:
+        raise ParameterError(f"--workers {workers} is invalid; give at least 1 process")
     if scheduler is not None and backend != "dask":
         raise ParameterError("--scheduler is the address of a Dask scheduler; add --backend dask")
     if chunk_size < 1:
         raise ParameterError(f"--chunk-size {chunk_size} is invalid; give at least 1 document")
+
+
+@contextmanager
+def stream_progress(console=None):
+    """``(report, monitor)`` for :func:`textcw.scale.train_stream`: on a terminal, a bar per stage
+    whose documents line also shows documents per second and the running online error (from
+    ``monitor(StreamStatus)``); off a terminal a silent ``report`` and no monitor (``None``)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        yield (lambda stage, done, total: None), None
+        return
+    with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=console,
+                  transient=True) as progress:
+        tasks: dict[str, int] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total, status="")
+            progress.update(tasks[stage], completed=done, total=total)
+
+        def monitor(status) -> None:
+            report("documents", status.documents, status.total)
+            progress.update(tasks["documents"], status=stream_status_text(status))
+
+        yield report, monitor
+
+
+def stream_status_text(status) -> str:
+    """``"41,230 docs/s  online error 24.81%"``."""
+    return f"{status.documents_per_second:,.0f} docs/s  online error {100 * status.online_error:.2f}%"
 
 
 def scale_line(result) -> str:
@@ -153,4 +201,5 @@ def scale_line(result) -> str:
         how = f"{result.combine}, mean precision" if result.precision == "mean" else result.combine
         return f"{result.shards} shards combined by {how} ({where}{read}); {rate}"
     passes = f"{result.passes} pass{'es' if result.passes != 1 else ''}"
-    return f"streamed in chunks of {result.chunk_size}, {passes}; {rate}"
+    featurizing = f", featurized by {result.workers} processes" if (result.workers or 1) > 1 else ""
+    return f"streamed in chunks of {result.chunk_size}, {passes}{featurizing}; {rate}"

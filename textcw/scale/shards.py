@@ -20,7 +20,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
-from textcw.errors import InputError, ParameterError
+from textcw.errors import ParameterError
+from textcw.scale.pipelined import featurized_chunks, transform
 from textcw.scale.source import CHUNK_SIZE, CorpusSource, class_labels, shard_bounds
 
 
@@ -73,15 +74,19 @@ def fit_featurizer(source: CorpusSource, featurizer):
 
 
 def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, stream: bool = False,
-                chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None) -> ShardResult:
+                chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None,
+                workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> ShardResult:
     """Train a copy of ``template`` on shard ``task.index`` of ``source``'s training split.
 
     ``stream=False``: the shard is read and featurized whole and trained for ``n_epochs`` passes,
     shuffled with the shard's seed; the result is exactly ``fit`` on the shard's documents, except
     that every model knows every label of the task, so shard models always share one label set.
     ``stream=True``: chunks of ``chunk_size`` documents go through ``featurizer.transform`` into
-    ``partial_fit`` in corpus order, ``n_epochs`` times; memory is one chunk and the model.
-    ``progress(documents_done)`` is called after every chunk (``stream=True``).
+    ``partial_fit`` in corpus order, ``n_epochs`` times; memory is one chunk and the model (plus
+    the chunks read ahead by ``workers`` featurizing processes, see
+    :func:`textcw.scale.pipelined.featurized_chunks`; the model is the same for any ``workers``).
+    ``progress(documents_done)`` and ``on_chunk(documents_done, mistakes_so_far)`` are called
+    after every chunk (``stream=True``).
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
     start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
@@ -89,23 +94,25 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
     model.set_params(random_state=task.seed)
     featurize = 0.0
     if stream:
-        passes: list[int] = []
-        done = 0
-        for _ in range(model.n_epochs):
+        passes: list[int] = [0] * int(model.n_epochs)
+        done = mistakes = 0
+        for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size,
+                                       epochs=int(model.n_epochs), workers=workers):
+            featurize += chunk.featurize_seconds
             calls = len(getattr(model, "mistakes_", []))
-            for chunk in source.chunks("train", start, stop, chunk_size):
-                t1 = time.perf_counter()
-                X = _transform(featurizer, chunk, source)
-                featurize += time.perf_counter() - t1
-                model.partial_fit(X, chunk.labels, classes=class_labels(chunk))
-                done += len(chunk)
-                if progress is not None:
-                    progress(done)
-            passes.append(int(sum(model.mistakes_[calls:])))
+            model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
+            made = int(sum(model.mistakes_[calls:]))
+            passes[chunk.epoch] += made
+            mistakes += made
+            done += len(chunk)
+            if progress is not None:
+                progress(done)
+            if on_chunk is not None:
+                on_chunk(done, mistakes)
     else:
         data = source.read("train", start, stop)
         t1 = time.perf_counter()
-        X = _transform(featurizer, data, source)
+        X = transform(featurizer, data, source)
         featurize = time.perf_counter() - t1
         fit_epochs(model, X, data.labels, class_labels(data))
         passes = list(model.mistakes_)
@@ -208,14 +215,3 @@ class _train_shard_task:  # noqa: N801 - a picklable stand-in for a lambda, name
     def __call__(self, source, featurizer, template, task):
         return train_shard(source, featurizer, template, task, stream=self.stream,
                            chunk_size=self.chunk_size)
-
-
-def _transform(featurizer, data, source: CorpusSource):
-    analyzer = getattr(featurizer, "build_analyzer", None)
-    if analyzer is not None and len(data) and not isinstance(data.data[0], (str, bytes)):
-        raise InputError(
-            f"{source.spec} holds {type(data.data[0]).__name__} documents, not text, and "
-            f"{type(featurizer).__name__} reads text: use the corpus's own featurizer "
-            "(--stream needs a text corpus)"
-        )
-    return featurizer.transform(data.data)

@@ -23,6 +23,7 @@ from textcw.plugins import use_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, open_backend
 from textcw.scale.combine import Combiner, check_combinable
+from textcw.scale.pipelined import StreamStatus, default_stream_workers
 from textcw.scale.shards import ShardTask, check_shard_count, fit_featurizer, iter_shards, needs_fit, train_shard
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
 
@@ -155,14 +156,22 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
 def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, params: dict | None = None,
                  featurizer_params: dict | None = None, epochs: int | None = None, seed: int | None = 0,
                  chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
-                 progress: Progress | None = None) -> ScaleTrainResult:
+                 progress: Progress | None = None, workers: int | None = None,
+                 monitor: Callable[[StreamStatus], None] | None = None) -> ScaleTrainResult:
     """Out-of-core training: chunks of ``chunk_size`` documents -> ``transform`` -> ``partial_fit``.
 
     The featurizer (default ``hashing``) must learn nothing from the data, so every chunk is
-    featurized alone; memory is then one chunk plus the model, whatever the length of the
-    stream. A stream is read once unless ``epochs`` asks for more passes (each in corpus order).
-    ``progress("documents", done, total)`` follows the training documents.
+    featurized alone; memory is then the chunks in flight plus the model, whatever the length of
+    the stream. A stream is read once unless ``epochs`` asks for more passes (each in corpus
+    order). ``workers`` processes read and featurize chunks ahead while this process learns
+    (:func:`textcw.scale.pipelined.featurized_chunks`; default: one per core for a corpus with
+    the streaming protocol, else ``1``, in this process); the model is the same for any number.
+    ``progress("documents", done, total)`` follows the training documents; ``monitor``, if
+    given, receives a :class:`~textcw.scale.pipelined.StreamStatus` (documents, throughput,
+    running online error) after every chunk.
     """
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise ParameterError(f"workers={workers!r} is invalid; workers must be an integer >= 1")
     with use_registries(registries):
         template, base_seed = _learner(learner, params, epochs, seed, True)
         if not hasattr(template, "partial_fit"):
@@ -171,11 +180,20 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
         source = CorpusSource.resolve(corpus)
     report = progress or (lambda stage, done, total: None)
 
-    total = source.n_documents("train") * int(template.n_epochs)
+    n_train = source.n_documents("train")
+    total = n_train * int(template.n_epochs)
+    if workers is None:
+        workers = default_stream_workers(source, -(-n_train // chunk_size))
     report("documents", 0, total)
     t0 = time.perf_counter()
+
+    def chunk_done(done: int, mistakes: int) -> None:
+        report("documents", done, total)
+        if monitor is not None:
+            monitor(StreamStatus(done, total, mistakes, time.perf_counter() - t0))
+
     result = train_shard(source, feat, template, ShardTask(0, 1, base_seed), stream=True,
-                         chunk_size=chunk_size, progress=lambda done: report("documents", done, total))
+                         chunk_size=chunk_size, workers=workers, on_chunk=chunk_done)
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "stream", "chunk_size": chunk_size}
@@ -186,7 +204,7 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
         model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
         n_train=result.n_documents, n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
         featurize_seconds=result.featurize_seconds, metrics=metrics, mistakes=result.mistakes_per_pass,
-        mode="stream", chunk_size=chunk_size,
+        mode="stream", chunk_size=chunk_size, workers=workers,
         passes=int(template.n_epochs), shard_documents=[result.n_documents],
         shard_seconds=[round(result.seconds, 3)], shard_cpu_seconds=[round(result.cpu_seconds, 3)],
     )

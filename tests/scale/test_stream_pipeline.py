@@ -1,0 +1,155 @@
+"""Streams read and featurized ahead by worker processes: the same model, in bounded memory,
+and the progress contract (documents, throughput, running online error)."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from textcw.errors import ParameterError
+from textcw.pipeline import make_featurizer
+from textcw.scale import train_stream
+from textcw.scale.pipelined import (
+    AHEAD_PER_WORKER, StreamStatus, chunk_ranges, default_stream_workers, featurized_chunks,
+)
+from textcw.scale.source import CorpusSource
+
+SMALL_HASH = {"n_features": 2**14}
+
+
+def state_of(result) -> dict:
+    learner = result.model.named_steps["learner"]
+    return {name: np.asarray(value) for name, value in learner.fitted_state().items()}
+
+
+@pytest.mark.parametrize("learner,epochs", [("cw-var", 2), ("arow", 1)])
+def test_workers_give_the_sequential_stream_model_bit_for_bit(learner, epochs):
+    # 2,300 documents in chunks of 400: a short last chunk, and two passes for cw-var.
+    kwargs = dict(chunk_size=400, seed=3, epochs=epochs, featurizer_params=SMALL_HASH)
+    sequential = train_stream("synthetic-text:2300", learner, workers=1, **kwargs)
+    ahead = train_stream("synthetic-text:2300", learner, workers=2, **kwargs)
+    assert (sequential.workers, ahead.workers) == (1, 2)
+    one, two = state_of(sequential), state_of(ahead)
+    assert one.keys() == two.keys() and one
+    for name in one:
+        assert np.array_equal(one[name], two[name]), name
+    assert ahead.mistakes == sequential.mistakes and len(ahead.mistakes) == epochs
+    assert ahead.accuracy == sequential.accuracy and ahead.n_train == 2300
+
+
+def test_chunks_read_ahead_are_the_sequential_chunks_in_order():
+    source = CorpusSource.resolve("synthetic-text:2500")
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    here = list(featurized_chunks(source, feat, "train", 300, 2500, 700, epochs=2, workers=1))
+    there = list(featurized_chunks(source, feat, "train", 300, 2500, 700, epochs=2, workers=2))
+    expected = [(e, lo, hi) for e in (0, 1) for lo, hi in [(300, 1000), (1000, 1700), (1700, 2400), (2400, 2500)]]
+    assert [(c.epoch, c.start, c.stop) for c in here] == expected
+    assert [(c.epoch, c.start, c.stop) for c in there] == expected
+    for a, b in zip(here, there):
+        assert (a.X != b.X).nnz == 0 and np.array_equal(a.labels, b.labels)
+        assert list(a.classes) == list(b.classes) == ["neg", "pos"]
+
+
+def test_chunk_ranges_cover_the_range_once():
+    assert chunk_ranges(0, 10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert chunk_ranges(5, 5, 4) == []
+
+
+def test_default_workers_stay_in_process_when_there_is_nothing_to_overlap():
+    streaming = CorpusSource.resolve("synthetic-text:1000")
+    assert default_stream_workers(streaming, 1) == 1  # one chunk: nothing to read ahead
+    assert 1 <= default_stream_workers(streaming, 50) <= 50
+    # a corpus without the streaming protocol would be loaded whole by every worker
+    loaded = CorpusSource.resolve("synthetic")
+    assert not loaded.streams and default_stream_workers(loaded, 50) == 1
+
+
+def test_the_read_ahead_is_bounded(monkeypatch):
+    # Flat memory: when the learner takes chunk i, exactly min(n, i + 1 + AHEAD_PER_WORKER *
+    # workers) chunks have been handed to the workers, whatever the length of the stream. The
+    # pool is swapped for threads that count submissions (the worker processes are tested above).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from joblib.externals import loky
+
+    class CountingPool(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            type(self).submitted += 1
+            return super().submit(*args, **kwargs)
+
+    monkeypatch.setattr(loky, "ProcessPoolExecutor", CountingPool)
+    source = CorpusSource.resolve("synthetic-text:6000")
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    taken = []
+    for i, chunk in enumerate(featurized_chunks(source, feat, "train", 0, 6000, 500, workers=2)):
+        assert CountingPool.submitted == min(12, i + 1 + AHEAD_PER_WORKER * 2)
+        taken.append((chunk.start, chunk.stop))
+    assert taken == chunk_ranges(0, 6000, 500)
+
+
+def test_monitor_sees_documents_throughput_and_running_online_error():
+    seen: list[StreamStatus] = []
+    progress = []
+    result = train_stream("synthetic-text:2500", "pa", chunk_size=1000, epochs=2, workers=2,
+                          featurizer_params=SMALL_HASH, monitor=seen.append,
+                          progress=lambda stage, done, total: progress.append((stage, done, total)))
+    assert [s.documents for s in seen] == [1000, 2000, 2500, 3500, 4500, 5000]
+    assert all(s.total == 5000 for s in seen)
+    # mistakes add up to the learner's own count, and never go down
+    assert [b.mistakes - a.mistakes >= 0 for a, b in zip(seen, seen[1:])] == [True] * 5
+    assert seen[-1].mistakes == sum(result.mistakes) > 0
+    assert seen[-1].online_error == pytest.approx(sum(result.mistakes) / 5000)
+    assert all(s.seconds > 0 and s.documents_per_second == pytest.approx(s.documents / s.seconds) for s in seen)
+    # the plain progress contract is kept: ("documents", done, total) after every chunk
+    docs = [(d, t) for stage, d, t in progress if stage == "documents"]
+    assert docs == [(0, 5000)] + [(s.documents, 5000) for s in seen]
+
+
+def test_stream_status_before_any_document():
+    status = StreamStatus(documents=0, total=10, mistakes=0, seconds=0.0)
+    assert status.online_error == 0.0 and status.documents_per_second == 0.0
+
+
+@pytest.mark.parametrize("workers", [0, -1, True, 1.5])
+def test_invalid_workers_are_refused(workers):
+    with pytest.raises(ParameterError, match="workers must be an integer >= 1"):
+        train_stream("synthetic-text:1000", "pa", workers=workers)
+
+
+def test_stream_progress_is_silent_off_a_terminal_and_shows_rate_and_error_on_one():
+    from textcw.cli.train import stream_progress, stream_status_text
+
+    with stream_progress(Console(file=io.StringIO())) as (report, monitor):
+        assert monitor is None
+        report("documents", 0, 10)  # a no-op, callable all the same
+    status = StreamStatus(documents=120_000, total=1_000_000, mistakes=30_000, seconds=3.0)
+    assert stream_status_text(status) == "40,000 docs/s  online error 25.00%"
+    screen = io.StringIO()
+    with stream_progress(Console(file=screen, force_terminal=True, width=120)) as (report, monitor):
+        report("documents", 0, 1_000_000)
+        monitor(status)
+    shown = screen.getvalue()
+    assert "40,000 docs/s" in shown and "online error 25.00%" in shown and "120000/1000000" in shown
+
+
+def test_cli_stream_workers_and_their_errors(capsys):
+    import json
+
+    from cli_run import one_line_error, run
+
+    base = ["train", "--corpus", "synthetic-text:2000", "--learner", "cw-var", "--featurizer-param",
+            "n_features=16384", "--chunk-size", "500"]
+    code, out, _ = run(capsys, *base, "--stream", "--workers", "2", "--json")
+    ahead = json.loads(out)
+    code1, out1, _ = run(capsys, *base, "--stream", "--workers", "1", "--json")
+    assert code == code1 == 0 and (ahead["workers"], json.loads(out1)["workers"]) == (2, 1)
+    assert ahead["accuracy"] == json.loads(out1)["accuracy"] and ahead["mistakes"] == json.loads(out1)["mistakes"]
+    code, _, err = run(capsys, *base, "--workers", "2")
+    assert code == 2 and "--workers applies to shard training or streaming; add --shards N or --stream" in one_line_error(err)
+    code, _, err = run(capsys, *base, "--stream", "--workers", "0")
+    assert code == 2 and "--workers 0 is invalid; give at least 1 process" in one_line_error(err)
