@@ -181,13 +181,15 @@ def calibration(*, bins: int = BINS, seed: int | None = 0, registries=None):
 
 
 def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "") -> Path:
-    """EMNLP 2009 Figure 2 for one or more reports, as a PNG at ``path``.
+    """EMNLP 2009 Figure 2 for one or more reports, at ``path`` (PNG, or SVG for ``.svg``).
 
     Panels: test error against normalized entropy (one point per report); documents per
     prediction-probability bin; each bin's share of the test error; accuracy per bin against its
-    mean probability (a reliability diagram, with the diagonal of perfect calibration).
+    mean probability (a reliability diagram, with the diagonal of perfect calibration). The three
+    probability panels show the whole axis, 0 to 1; every report is in the legend, beside the
+    panels, even one without a filled bin.
     """
-    from textcw.evaluation.plot import require_matplotlib, save_figure
+    from textcw.evaluation.plot import legend_beside, require_matplotlib, save_figure
 
     plt = require_matplotlib()
     if not reports:
@@ -211,13 +213,14 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     axes[2].set_xlabel("prediction probability")
     axes[2].set_ylabel("share of test error")
     axes[3].plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="calibrated")
-    axes[3].set_xlim(0, 1)
+    for ax in axes[1:]:
+        ax.set_xlim(0, 1)
     axes[3].set_ylim(0, 1.02)
     axes[3].set_xlabel("prediction probability")
     axes[3].set_ylabel("accuracy in bin")
     for ax in axes:
         ax.grid(alpha=0.3)
-    axes[3].legend(fontsize=8)
+    legend_beside(axes[3])
     if title:
         fig.suptitle(title)
     return save_figure(fig, path)
