@@ -120,6 +120,7 @@ class TrainResult:
     featurize_seconds: float
     mistakes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # textcw.metrics.classification_metrics
+    tuned_params: dict = field(default_factory=dict)  # the values chosen for "auto" parameters
 
     @classmethod
     def of(cls, model: Pipeline, *, corpus: str, learner: str, featurizer: str, featurizer_params: dict | None,
@@ -136,7 +137,7 @@ class TrainResult:
             n_test=int(n_test), n_features=int(est.n_features_in_ if n_features is None else n_features),
             accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
             mistakes=list(getattr(est, "mistakes_", []) if mistakes is None else mistakes), metrics=metrics,
-            **more)
+            tuned_params=dict(getattr(est, "tuned_params_", {})), **more)
 
     def to_dict(self) -> dict:
         return {
@@ -144,6 +145,7 @@ class TrainResult:
             "learner": self.learner,
             "featurizer": self.featurizer,
             "params": self.params,
+            "tuned_params": self.tuned_params,
             "featurizer_params": self.featurizer_params,
             "n_train": self.n_train,
             "n_test": self.n_test,
@@ -247,7 +249,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     from textcw.corpus import feature_cache
 
     featurizer = featurizer or default_featurizer(corpus)
-    params = dict(params or {})
+    params = {**current_registries().learners.get(learner).train_defaults, **(params or {})}
     featurizer_params = dict(featurizer_params or {})
     est = build_learner(learner, params, epochs=epochs, seed=seed)
     feat = make_featurizer(featurizer, **featurizer_params)

@@ -35,6 +35,8 @@ class Entry:
     provider : str
         The plugin that registered it (its distribution or module name).
 
+    Notes
+    -----
     The kinds that declare more subclass it with keyword-only fields (:class:`LearnerEntry`,
     :class:`CorpusEntry`): ``register(..., **fields)`` builds one, so a misspelled keyword is an
     error naming the plugin instead of a value nothing reads.
@@ -90,11 +92,17 @@ class LearnerEntry(Entry):
         takes ``progress(done, total)`` (every subclass of
         :class:`textcw.learners.base.OnlineLinearClassifier` does). ``textcw train`` then shows
         a progress bar, and ``textcw evaluate --plot`` draws its cumulative mistakes.
+    train_defaults : dict
+        Parameter values ``textcw train`` (and :func:`textcw.pipeline.train`) use unless the
+        user gives the parameter: e.g. ``{"eta": "auto"}``, the self-tuned confidence
+        (:mod:`textcw.learners.autotune`), where it beat the class default on data outside
+        the papers' corpora. ``make_learner`` keeps the class defaults.
     """
 
     grid: Grid | None = None
     quick_grid: Grid | None = None
     online: bool = False
+    train_defaults: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

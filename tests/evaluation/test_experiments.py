@@ -70,10 +70,15 @@ def test_missing_learner_is_an_error_naming_it(regs):
 
 
 def test_missing_corpus_is_an_error_and_missing_data_a_skip(regs, monkeypatch):
-    with pytest.raises(TextcwError, match="usps.*textcw-pixels"):
-        check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9"))], available=False)
-    ok, skipped = check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9")), ("toy", TaskSpec("toy:binary"))],
-                              available=True)
+    from textcw.plugins import build_registries, get_plugin_manager, use_registries
+    from toy_corpus import ToyPlugin
+
+    # without the installed plugins, as a user without textcw-pixels has them
+    with use_registries(build_registries(get_plugin_manager(entry_points=False, extra=[ToyPlugin()]))):
+        with pytest.raises(TextcwError, match="usps.*textcw-pixels"):
+            check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9"))], available=False)
+        ok, skipped = check_tasks("demo", [("0 vs 9", TaskSpec("usps:0v9")), ("toy", TaskSpec("toy:binary"))],
+                                  available=True)
     assert [t.corpus for _, t in ok] == ["toy:binary"] and "not registered" in skipped[0]
 
     import textcw.pipeline

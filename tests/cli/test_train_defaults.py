@@ -1,0 +1,42 @@
+"""`textcw train` self-tunes CW's and SCW's confidence unless the user sets it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import textcw
+from textcw.cli import main
+from textcw.plugins import default_registries
+
+
+def run_json(capsys, *argv) -> dict:
+    try:
+        main(list(argv))
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("name, tuned", [("cw-stdev", {"eta"}), ("cw-var", {"eta"}), ("scw1", {"eta", "C"}),
+                                         ("scw2", {"eta", "C"}), ("arow", set()), ("pa1", set())])
+def test_the_registered_train_defaults(name, tuned):
+    entry = default_registries().learners.get(name)
+    assert set(entry.train_defaults) == tuned
+    assert all(value == "auto" for value in entry.train_defaults.values())
+    # make_learner keeps the class defaults
+    assert all(textcw.make_learner(name).get_params()[p] != "auto" for p in tuned)
+
+
+def test_train_tunes_eta_and_reports_the_choice(capsys):
+    result = run_json(capsys, "train", "--corpus", "newsgroups:sci", "--learner", "cw-stdev", "--json",
+                      "--epochs", "1")
+    assert result["params"]["eta"] == "auto"
+    assert set(result["tuned_params"]) == {"eta"} and 0.5 < result["tuned_params"]["eta"] < 1
+
+
+def test_a_given_value_is_kept(capsys):
+    result = run_json(capsys, "train", "--corpus", "newsgroups:sci", "--learner", "cw-stdev", "--json",
+                      "--epochs", "1", "--param", "eta=0.9")
+    assert result["params"]["eta"] == 0.9 and result["tuned_params"] == {}
