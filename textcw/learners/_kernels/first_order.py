@@ -14,6 +14,7 @@ import numpy as np
 from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_dot, row_scores, row_sq_norm, top_competitor
 from textcw.learners._kernels.constants import PA, PA1, PA2, PERCEPTRON, SMALLEST_NORMAL
+from textcw.learners._kernels.prefetch import prefetch_ahead
 
 
 @kernel
@@ -51,6 +52,8 @@ def binary_epoch(indptr, indices, data, y, order, mu, rule, C):
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
+        # fetch the rows a few steps ahead: a shuffled epoch's rows start at random places
+        prefetch_ahead(indptr, indices, data, order, t, w, w)
         i = order[t]
         m = y[i] * row_dot(indptr, indices, data, i, w)
         if m <= 0.0:

@@ -9,20 +9,16 @@ positions ahead in ``order`` (and for its features' means and variances, once it
 cache) lets those loads overlap with the work on the current row. A hint never changes a result:
 it only moves memory into cache, and it cannot fault (an address out of range is ignored).
 
-This module imports numba for the one intrinsic numba does not provide (``llvm.prefetch``); the
-kernels use it through :func:`prefetch_ahead`. With
+The hint itself is :func:`textcw._jit.prefetch` (the one LLVM intrinsic numba does not provide,
+kept with the other numba code); the kernels use it through :func:`prefetch_ahead`. With
 ``NUMBA_DISABLE_JIT=1`` the hint is a Python no-op, so the kernels run unchanged as Python.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
-from textcw._jit import kernel
+from textcw._jit import kernel, prefetch
 from textcw.learners._kernels.common import column
 
 #: Rows ahead in ``order`` whose ``indices`` and ``data`` are fetched; their features' state is
@@ -31,41 +27,6 @@ ROWS_AHEAD = 4
 FEATURES_AHEAD = 2
 _LINE = 64  # bytes per cache line on x86-64 and most ARM cores; a hint per line suffices
 _ONE = np.uint64(1)  # unsigned, as the positions are (numba types unsigned-minus-signed as float)
-
-
-def _prefetch_codegen(context, builder, sig, args):
-    """``llvm.prefetch(&arr[i, k], read, high locality, data cache)`` (``&arr[i]`` if 1-d)."""
-    aryty = sig.args[0]
-    ary = context.make_array(aryty)(context, builder, args[0])
-    inds = [context.cast(builder, value, kind, types.intp)
-            for value, kind in zip(args[1:1 + aryty.ndim], sig.args[1:1 + aryty.ndim])]
-    ptr = cgutils.get_item_pointer2(
-        context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
-        strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-        inds=inds, wraparound=False, boundscheck=False,
-    )
-    byte_ptr = ir.IntType(8).as_pointer()
-    i32 = ir.IntType(32)
-    hint = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0"
-    )
-    builder.call(hint, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                        ir.Constant(i32, 1)])
-    return context.get_dummy_value()
-
-
-if numba.config.DISABLE_JIT:
-    def prefetch(arr, i, k):
-        """No-op without the JIT (the hint only matters to compiled code)."""
-else:
-    @intrinsic
-    def prefetch(typingctx, arr, i, k):
-        """Hint the CPU to bring the cache line of ``arr[i, k]`` in (of ``arr[i]`` if ``arr`` is
-        1-d: ``k`` is then ignored, so one kernel serves vectors and matrices)."""
-        if (isinstance(arr, types.Array) and arr.ndim in (1, 2) and isinstance(i, types.Integer)
-                and isinstance(k, types.Integer)):
-            return types.none(arr, i, k), _prefetch_codegen
-        return None
 
 
 @kernel
