@@ -78,8 +78,12 @@ def setup() -> None:
         # with each plugin's own test extra (textcw-serve's page test drives Chromium via selenium)
         packages += ["-e", f"{plugin}[test]"]
     print("installing textcw and plugins into .venv", flush=True)
-    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet",
-                    "--disable-pip-version-check", *packages], check=True)
+    # uv (the test extra's range; pip only brings it in) resolves and installs in seconds what
+    # took pip minutes, from a cache shared with the installed-package tests' environments
+    subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    "uv>=0.13,<1"], check=True)
+    subprocess.run([str(BIN / "uv"), "pip", "install", "--quiet", "--python", str(BIN / "python"), *packages],
+                   check=True)
     STAMP.write_text(wanted)
 
 
