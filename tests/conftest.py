@@ -2,8 +2,9 @@
 
 No test downloads: ``TEXTCW_OFFLINE=1`` is set for every test (``no_downloads``), so a missing
 archive fails at once with textcw's message naming the file and where to put it, instead of
-fetching it from the network. The corpus cache is a fresh folder per test session
-(``TEXTCW_CACHE``), so no run depends on what an earlier one left, and none fills the user's.
+fetching it from the network. The corpus cache is a fresh folder per test run (``TEXTCW_CACHE``,
+shared by the run's xdist workers), so no run depends on what an earlier one left, and none fills
+the user's.
 """
 
 from __future__ import annotations
@@ -24,9 +25,19 @@ DOWNLOAD_TESTS = {"test_download.py"}
 
 @pytest.fixture(scope="session", autouse=True)
 def fresh_corpus_cache(tmp_path_factory):
-    """A corpus cache of this session's own, also for the ``textcw`` processes tests start."""
+    """A corpus cache of this run's own, also for the ``textcw`` processes tests start.
+
+    Under pytest-xdist the workers of one run share it (the folder beside their own temporary
+    folders, new for every run), so a corpus is parsed and featurized once per run rather than
+    once per worker; cache files are written atomically, so workers never see half of one.
+    """
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.getbasetemp().parent / "corpus-cache"
+        folder.mkdir(exist_ok=True)
+    else:
+        folder = tmp_path_factory.mktemp("corpus-cache")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TEXTCW_CACHE", str(tmp_path_factory.mktemp("corpus-cache")))
+        patch.setenv("TEXTCW_CACHE", str(folder))
         yield
 
 
