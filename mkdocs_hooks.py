@@ -30,23 +30,7 @@ SOURCE_LINKS = {
 
 # (module file, text in griffe's warning): prose placed after a Parameters section, which numpy
 # style reads as parameters; the fix is to move the prose above the section or under ``Notes``.
-KNOWN_DOCSTRING_DEFECTS = [
-    ("textcw/learners/scw.py", "['Multi']"),
-    ("textcw/learners/scw.py", "'Multi'"),
-    ("textcw/learners/averaged_perceptron.py", "['The']"),
-    ("textcw/learners/averaged_perceptron.py", "'The'"),
-    ("textcw/learners/averaged_perceptron.py", "``coef_`` is that average"),
-    ("textcw/learners/sop.py", "['Fitted']"),
-    ("textcw/learners/sop.py", "'Fitted'"),
-    ("textcw/learners/sop.py", "['weights']"),
-    ("textcw/learners/sop.py", "'weights'"),
-    ("textcw/learners/sop.py", ":meth:`decision_function` is SOP's own score"),
-    ("textcw/learners/sop.py", "``(coef . x) / (1 + x' A^{-1} x)``"),
-    ("textcw/learners/sop.py", "``coef . x``) or ``sum_j vsum_j"),
-    ("textcw/persist.py", "['With']"),
-    ("textcw/persist.py", "'With'"),
-    ("textcw/registry.py", "text after the Attributes section of textcw.registry.Entry"),
-]
+KNOWN_DOCSTRING_DEFECTS: list[tuple[str, str]] = []
 
 
 class _KnownDefects(logging.Filter):

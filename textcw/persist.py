@@ -192,6 +192,8 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
         Recorded as the creation time; by default ``SOURCE_DATE_EPOCH`` if set, else none (so
         that saving stays byte-for-byte repeatable).
 
+    Notes
+    -----
     With a signing key configured (:func:`signing_key`) the file is signed.
     """
     path = Path(path)

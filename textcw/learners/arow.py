@@ -34,7 +34,7 @@ LOSS_CODES = {"squared_hinge": AROW_SQUARED_HINGE, "hinge": AROW_HINGE}
 
 
 class AROW(GaussianLinearClassifier):
-    __doc__ = """Adaptive regularization of weight vectors (MLJ 2013).
+    """Adaptive regularization of weight vectors (MLJ 2013).
 
     Parameters
     ----------
@@ -49,7 +49,14 @@ class AROW(GaussianLinearClassifier):
     covariance : {"diag-kl", "diag-l2", "full"}, default "diag-kl"
         ``diag-kl`` keeps the diagonal of the precision (``1/s_j += x_j^2 / r``), ``diag-l2``
         the diagonal of the covariance update, ``full`` the whole matrix (small ``d`` only).
-""" + mc.PARAMETER_DOC + """\
+    multiclass : {"top1", "seq", "par", "exact"}, default "top1"
+        The multi-class update (binary problems ignore it): ``top1``, ``seq`` and ``par`` as for
+        CW (one update against the top competitor; one per competitor in turn; k updates from
+        the same start, averaged); ``exact`` MLJ 2013's full multi-class update (section 3.3,
+        equations 25 to 30), which shrinks every label's variances; squared hinge only.
+    k : int, "all" or None, default None
+        Competitors: the ``k`` highest-scoring other labels, ``1..K-1``, ``"all"`` or ``None``
+        (1 for ``top1``, ``K - 1`` otherwise).
     proba : {"quadrature", "sampling"}, default "quadrature"
         How :meth:`predict_proba` computes label probabilities: exactly (closed form or
         quadrature) or by the papers' seeded sampling estimate.

@@ -25,6 +25,8 @@ class AveragedPerceptron(OnlineLinearClassifier):
         None draws a fresh order each time.
     fit_intercept : bool, default False
 
+    Notes
+    -----
     The average runs over every example of every epoch (and every ``partial_fit`` call);
     ``coef_`` is that average, ``mistakes_`` counts the running perceptron's mistakes.
     """

@@ -13,7 +13,19 @@ from textcw.learners.gaussian import ConfidenceWeighted
 
 
 class CWStdev(ConfidenceWeighted):
-    __doc__ = "Confidence-weighted learning, standard-deviation form (NIPS 2008).\n" + ConfidenceWeighted.__doc__
+    """Confidence-weighted learning, standard-deviation form (NIPS 2008).
+
+    Parameters
+    ----------
+    eta : float in (0.5, 1) or "auto", default 0.99
+        The confidence: after an update the example is classified correctly with probability at
+        least ``eta`` under ``w ~ N(mu, Sigma)``: ``y mu'x >= phi sqrt(x' Sigma x)`` with
+        ``phi = Phi^{-1}(eta)`` (JMLR 2012 equation 19).
+    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`; mistakes do not depend on
+        ``a`` (NIPS 2008, Lemma 3).
+    """
+
     rule = CW_STDEV
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,

@@ -12,7 +12,18 @@ from textcw.learners.gaussian import ConfidenceWeighted
 
 
 class CWVar(ConfidenceWeighted):
-    __doc__ = "Confidence-weighted learning, variance form (ICML 2008).\n" + ConfidenceWeighted.__doc__
+    """Confidence-weighted learning, variance form (ICML 2008).
+
+    Parameters
+    ----------
+    eta : float in (0.5, 1) or "auto", default 0.95
+        The confidence: after an update the margin is at least ``phi = Phi^{-1}(eta)`` times
+        its variance (the linearised form of "correct with probability ``eta``", JMLR 2012
+        equation 10: ``y mu'x >= phi x' Sigma x``).
+    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
+    """
+
     rule = CW_VAR
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,

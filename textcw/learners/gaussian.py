@@ -351,7 +351,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
 
 
 class ConfidenceWeighted(GaussianLinearClassifier):
-    __doc__ = """Common parameters of the two CW variants.
+    """Common parameters of the two CW variants (:class:`~textcw.learners.cw_var.CWVar`,
+    :class:`~textcw.learners.cw_stdev.CWStdev`).
 
     Parameters
     ----------
@@ -366,7 +367,16 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         solves the constraint exactly over diagonal covariances (JMLR 2012, section 6.2) and
         ``full`` keeps the whole matrix (small ``d`` only). In multi-class problems each label
         has its own block. ``exact`` cannot be combined with ``multiclass="exact"``.
-""" + mc.PARAMETER_DOC + """\
+    multiclass : {"top1", "seq", "par", "exact"}, default "top1"
+        The multi-class update (binary problems have one competitor and ignore it): ``top1``
+        one binary update against the highest-scoring other label; ``seq`` one update per
+        competitor, in score order, each from the current parameters; ``par`` the updates
+        from the same start, averaged; ``exact`` all ``k`` constraints solved jointly
+        (EMNLP 2009 section 5; MLJ 2013 section 3.3).
+    k : int, "all" or None, default None
+        Competitors: the ``k`` highest-scoring labels other than the true one, ``1 <= k <= K-1``
+        (checked at fit time, when the number of classes ``K`` is known); ``"all"`` is ``K - 1``;
+        ``None`` is 1 for ``top1`` and ``K - 1`` otherwise.
     proba : {"quadrature", "sampling"}, default "quadrature"
         How :meth:`predict_proba` computes label probabilities: exactly (closed form or
         quadrature) or by the papers' seeded sampling estimate.
@@ -375,6 +385,8 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     shuffle, random_state, fit_intercept
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
 
+    Notes
+    -----
     The default ``eta`` differs by variant because the constraints scale differently (``m >= phi v``
     against ``m >= phi sqrt(v)``); both defaults were chosen on the 20 Newsgroups training split.
     """

@@ -27,19 +27,6 @@ MULTICLASS = Options(tuple(MULTICLASS_CODES))
 K_COMPETITORS = AnyOf((Options((None, "all")), Interval(1, math.inf, closed="left", integer=True)))
 CONSTRAINTS = {"multiclass": MULTICLASS, "k": K_COMPETITORS}
 
-PARAMETER_DOC = """\
-    multiclass : {"top1", "seq", "par", "exact"}, default "top1"
-        The multi-class update (binary problems have one competitor and ignore it): ``top1``
-        one binary update against the highest-scoring other label; ``seq`` one update per
-        competitor, in score order, each from the current parameters; ``par`` the updates
-        from the same start, averaged; ``exact`` all ``k`` constraints solved jointly
-        (EMNLP 2009 section 5; MLJ 2013 section 3.3).
-    k : int, "all" or None, default None
-        Competitors: the ``k`` highest-scoring labels other than the true one, ``1 <= k <= K-1``
-        (checked at fit time, when the number of classes ``K`` is known); ``"all"`` is ``K - 1``;
-        ``None`` is 1 for ``top1`` and ``K - 1`` otherwise.
-"""
-
 # Parameters added after models were first saved: a model unpickled from an older version gets
 # these values, which reproduce what it did then.
 DEFAULTS = {"multiclass": "top1", "k": None}

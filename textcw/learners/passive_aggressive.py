@@ -12,7 +12,6 @@ competitor, with one slack per competitor for PA-I (``+ C sum_j xi_j``) and PA-I
 
 from __future__ import annotations
 
-from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import PA, PA1, PA2
 from textcw.learners.autotune import auto_or
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
@@ -20,11 +19,18 @@ from textcw.learners.params import SCALE
 
 
 class PassiveAggressive(FirstOrderLearner):
-    __doc__ = """PA: the smallest change that attains margin 1 (no aggressiveness parameter).
+    """PA: the smallest change that attains margin 1 (no aggressiveness parameter).
 
     Parameters
     ----------
-""" + mc.PARAMETER_DOC + """\
+    multiclass : {"top1", "seq", "par", "exact"}, default "top1"
+        The multi-class update (binary problems ignore it): ``top1`` the step against the
+        highest-scoring other label; ``seq`` one step per competitor in turn; ``par`` the k
+        steps from the same weights, averaged; ``exact`` the k margin constraints solved jointly
+        (k-best PA: JMLR 2006 equations 2, 4 and 5 with one slack per competitor).
+    k : int, "all" or None, default None
+        Competitors: the ``k`` highest-scoring other labels, ``1..K-1``, ``"all"`` or ``None``
+        (1 for ``top1``, ``K - 1`` otherwise).
     n_epochs, shuffle, random_state, fit_intercept
         As for every online learner.
     """
@@ -53,24 +59,28 @@ class _PassiveAggressiveC(PassiveAggressive):
 
 
 class PassiveAggressiveI(_PassiveAggressiveC):
-    __doc__ = """PA-I: step capped at ``C`` (hinge-loss slack, JMLR 2006 eq. 4).
+    """PA-I: step capped at ``C`` (hinge-loss slack, JMLR 2006 eq. 4).
 
     Parameters
     ----------
     C : float > 0, default 1.0
         Aggressiveness.
-""" + mc.PARAMETER_DOC
+    multiclass, k, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`PassiveAggressive`.
+    """
 
     rule = PA1
 
 
 class PassiveAggressiveII(_PassiveAggressiveC):
-    __doc__ = """PA-II: squared-slack penalty ``C xi^2`` (JMLR 2006 eq. 5).
+    """PA-II: squared-slack penalty ``C xi^2`` (JMLR 2006 eq. 5).
 
     Parameters
     ----------
     C : float > 0, default 1.0
         Aggressiveness.
-""" + mc.PARAMETER_DOC
+    multiclass, k, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`PassiveAggressive`.
+    """
 
     rule = PA2

@@ -48,6 +48,8 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     shuffle, random_state, fit_intercept
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
 
+    Notes
+    -----
     Multi-class problems use the top-1 update.
     """
 
@@ -84,10 +86,28 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
 
 
 class SCW1(SoftConfidenceWeighted):
-    __doc__ = "SCW-I: CW-stdev's step capped at ``C`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
+    """SCW-I: CW-stdev's step capped at ``C`` (ICML 2012).
+
+    Parameters
+    ----------
+    C : float > 0, default 1.0
+        Aggressiveness: the mean step ``alpha`` is capped at ``C``.
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`SoftConfidenceWeighted`.
+    """
+
     rule = constants.SCW1
 
 
 class SCW2(SoftConfidenceWeighted):
-    __doc__ = "SCW-II: squared slack, ``n = v + 1/(2C)`` (ICML 2012).\n\n" + SoftConfidenceWeighted.__doc__
+    """SCW-II: squared slack, ``n = v + 1/(2C)`` (ICML 2012).
+
+    Parameters
+    ----------
+    C : float > 0, default 1.0
+        Aggressiveness: ``1/(2C)`` is added to the margin variance in the step size.
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept
+        As for :class:`SoftConfidenceWeighted`.
+    """
+
     rule = constants.SCW2

@@ -34,6 +34,8 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
     shuffle, random_state, fit_intercept
         As for every online learner.
 
+    Notes
+    -----
     Fitted attributes: ``coef_`` is ``A^{-1} vsum`` (full) or ``vsum / diag(A)`` (diag), the
     weights SOP would use for a new example were it not included in ``A``.
     :meth:`decision_function` is SOP's own score, with the example included:
