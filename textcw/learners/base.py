@@ -19,10 +19,10 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
-from textcw.learners import autotune
+from textcw.learners import autotune, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
-from textcw.learners.protocol import KernelCall, bind_kernel
+from textcw.learners.protocol import KernelCall, bind_kernel, kernel_parameters
 from textcw.learners.state import LearnerState, memory_budget
 
 _PROGRESS_CHUNK = 2048
@@ -162,35 +162,54 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         return self.epoch_call(self._binary).args
 
     # ----------------------------------------------------------------- fitting
-    def fit(self, X, y, *, progress=None):
+    def fit(self, X, y, sample_weight=None, *, progress=None):
         """Train from scratch for ``n_epochs`` passes over ``(X, y)``.
 
+        ``sample_weight`` (one weight >= 0 per document, or None) weights each document's term
+        of the learner's objective (docs/algorithms.md "Weighted examples"); a weight of 0 skips
+        the document. ``class_weight`` (where the learner has it) multiplies in. Learners whose
+        update has no weighted form (plain PA, CW) refuse weights.
         ``progress(done, total)``, if given, is called as documents are processed.
         """
         self.validate_params()
         if autotune.auto_names(self):
+            if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+                raise ParameterError(
+                    f"{type(self).__name__}: sample_weight and class_weight are not supported "
+                    "with 'auto' hyperparameters; give the hyperparameters explicitly")
             return autotune.fit(self, X, y)
         X, y, labels = self._check_training_input(X, y, reset=True)
+        weights = self._example_weights(sample_weight, y, labels, partial=False)
         self.check_classes(len(labels))
         self._setup_labels(labels)
         self._init_model(X.shape[1])
         rng = np.random.RandomState(self.random_state)
         yk = self._encode(y)
         n = X.shape[0]
-        for epoch in range(self.n_epochs):
-            order = rng.permutation(n) if self.shuffle else np.arange(n)
-            on_chunk = None if progress is None else (lambda done, e=epoch: progress(e * n + done, self.n_epochs * n))
-            self._run_epoch(X, yk, order, on_chunk)
+        self.__dict__["_epoch_weights"] = weights
+        try:
+            for epoch in range(self.n_epochs):
+                order = rng.permutation(n) if self.shuffle else np.arange(n)
+                on_chunk = None if progress is None else (lambda done, e=epoch: progress(e * n + done, self.n_epochs * n))
+                self._run_epoch(X, yk, order, on_chunk)
+        finally:
+            self.__dict__.pop("_epoch_weights", None)
         return self
 
-    def partial_fit(self, X, y, classes=None):
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
         """One pass over ``(X, y)`` in the given order, continuing from the current model.
 
         ``classes`` (every label the stream will contain) is required on the first call.
+        ``sample_weight`` as for :meth:`fit`; ``class_weight="balanced"`` needs the whole
+        training set's class counts and is refused here (as in scikit-learn).
         """
         first = not hasattr(self, "classes_")
         self.validate_params()  # every call: set_params may have changed anything since
         if autotune.auto_names(self) and (first or "_tuner" in self.__dict__):
+            if sample_weight is not None or getattr(self, "class_weight", None) is not None:
+                raise ParameterError(
+                    f"{type(self).__name__}: sample_weight and class_weight are not supported "
+                    "with 'auto' hyperparameters; give the hyperparameters explicitly")
             return autotune.partial_fit(self, X, y, classes)
         if not first:
             self._check_state_params("continued by partial_fit")
@@ -222,8 +241,29 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
             )
         if not first:
             self.check_classes(len(self.classes_))  # e.g. k changed by set_params since
-        self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))
+        self.__dict__["_epoch_weights"] = self._example_weights(sample_weight, y, self.classes_, partial=True)
+        try:
+            self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))
+        finally:
+            self.__dict__.pop("_epoch_weights", None)
         return self
+
+    # ----------------------------------------------------------------- example weights
+    def check_weight_support(self, binary: bool) -> None:
+        """Raise :class:`~textcw.errors.ParameterError` unless this learner, as configured, has
+        a weighted update (docs/algorithms.md "Weighted examples"). A learner that supports
+        weights overrides this and passes ``weights`` to its kernel."""
+        raise ParameterError(
+            f"{type(self).__name__} has no weighted update: sample_weight and class_weight are "
+            "not supported; use Perceptron, PA-I, PA-II, SGD, AROW or SCW for weighted examples")
+
+    def _example_weights(self, sample_weight, y, labels, *, partial: bool):
+        """Per-document weights for this call (:func:`textcw.learners.weighting.example_weights`),
+        after checking that the learner has a weighted update; ``None`` when no weights apply."""
+        weights = weighting.example_weights(self, sample_weight, y, labels, partial=partial)
+        if weights is not None:
+            self.check_weight_support(len(labels if not partial else self.classes_) == 2)
+        return weights
 
     # ----------------------------------------------------------------- prediction
     def decision_function(self, X):
@@ -335,6 +375,12 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
         kernel, args = self.epoch_call(self._binary)
         order = order.astype(np.int64)
+        weights = self.__dict__.get("_epoch_weights")
+        if weights is not None:
+            if "weights" not in dict(kernel_parameters(kernel)):
+                raise ParameterError(f"{type(self).__name__}: the kernel {kernel.__name__} takes no "
+                                     "example weights; sample_weight is not supported here")
+            order = order[weights[order] > 0.0]  # a weight of 0 skips the document
         state = self._kernel_state(X, y, order)
         # The kernel updates the state in place, so running it over consecutive slices of the
         # order is the same epoch; slicing only serves to report progress.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels import first_order, first_order_kbest
 from textcw.learners._kernels.constants import MC_TOP1
@@ -56,8 +57,20 @@ class FirstOrderLearner(OnlineLinearClassifier):
             "C": float(self.resolved("C")) if hasattr(self, "C") else 1.0,
             "strategy": strategy,
             "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
+            # one weight per row while fit/partial_fit has example weights (base._run_epoch)
+            "weights": self.__dict__.get("_epoch_weights"),
         }
         return bind_kernel(kernel, self.state_names, values)
+
+    def check_weight_support(self, binary: bool) -> None:
+        """Weights scale the perceptron's step and PA-I/PA-II's ``C`` (docs/algorithms.md
+        "Weighted examples"), in the binary and top-1 updates; the k-competitor strategies
+        would need a weighted joint problem and are refused."""
+        if self.strategy(binary) != MC_TOP1:
+            raise ParameterError(
+                f"{type(self).__name__}: sample_weight and class_weight are supported for binary "
+                f"problems and multiclass='top1', not multiclass={self.multiclass!r}; use "
+                "multiclass='top1' for weighted examples")
 
 
 # The name before the family had a module of its own (kept for one release).

@@ -28,6 +28,8 @@ from scipy.special import ndtr, ndtri
 from textcw.errors import ParameterError, VarianceFloorWarning
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import (
+    AROW_HINGE,
+    AROW_SQUARED_HINGE,
     COUNT_FLOORED,
     COUNT_SOLVER_FALLBACKS,
     COUNT_SOLVER_UNCERTIFIED,
@@ -35,6 +37,8 @@ from textcw.learners._kernels.constants import (
     GAUSSIAN_STEP_PARAMETERS,
     MC_TOP1,
     N_COUNTS,
+    SCW1,
+    SCW2,
     VARIANCE_FLOOR,
 )
 from textcw.learners.autotune import auto_or
@@ -61,6 +65,10 @@ PROBA = Options(("quadrature", "sampling"))
 FLOORED_WARNING_FRACTION = 0.1
 FLOORED_WARNING_MIN = 10
 
+
+# The rules whose objective has a loss term a weight can scale (docs/algorithms.md "Weighted
+# examples"): AROW and SCW; CW's hard constraint has none.
+WEIGHTED_RULES = (AROW_SQUARED_HINGE, AROW_HINGE, SCW1, SCW2)
 
 class GaussianLinearClassifier(OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
@@ -166,6 +174,8 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
             "floor": self.floor,
             # floored updates and joint-solver fallbacks, counted per epoch (see _run_epoch)
             "counts": self.__dict__.get("_epoch_counts"),
+            # one weight per row while fit/partial_fit has example weights (base._run_epoch)
+            "weights": self.__dict__.get("_epoch_weights"),
         }
         values.update(self._checked_step_params(values["rule"]))
         return values
@@ -232,6 +242,25 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
                 "fallback; their updates are approximate. multiclass='seq' avoids the joint solve",
                 RuntimeWarning, stacklevel=4,
             )
+
+    def check_weight_support(self, binary: bool) -> None:
+        """Weighted examples (docs/algorithms.md "Weighted examples"): AROW (``r -> r / s``) and
+        SCW (``C -> s C``) weight their loss terms; CW's update is a hard probabilistic
+        constraint (ICML 2008 eq. 3; JMLR 2012 eqs. 8 and 27), which a weight cannot enter."""
+        name = type(self).__name__
+        if self.rule_code() not in WEIGHTED_RULES:
+            raise ParameterError(
+                f"{name} has no weighted update: CW's margin constraint Pr[y w.x >= 0] >= eta is "
+                "hard (no loss term for a weight to scale), so sample_weight and class_weight are "
+                "refused; use AROW (a weight s acts as r/s) or SCW1/SCW2 (s acts as s*C)")
+        if self.covariance not in ("diag-kl", "diag-l2"):
+            raise ParameterError(
+                f"{name}: sample_weight and class_weight are supported with covariance='diag-kl' "
+                f"or 'diag-l2', not covariance={self.covariance!r}")
+        if self.strategy(binary) != MC_TOP1:
+            raise ParameterError(
+                f"{name}: sample_weight and class_weight are supported for binary problems and "
+                f"multiclass='top1', not multiclass={self.multiclass!r}")
 
     def check_classes(self, n_classes):
         if hasattr(self, "multiclass"):

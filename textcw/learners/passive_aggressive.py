@@ -12,6 +12,7 @@ competitor, with one slack per competitor for PA-I (``+ C sum_j xi_j``) and PA-I
 
 from __future__ import annotations
 
+from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PA, PA1, PA2
 from textcw.learners.autotune import auto_or
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
@@ -36,6 +37,17 @@ class PassiveAggressive(FirstOrderLearner):
     """
 
     rule = PA
+
+    def check_weight_support(self, binary: bool) -> None:
+        """Plain PA has no slack (JMLR 2006 eq. 2: the margin constraint is hard), so a weight
+        has no term to scale: refused. PA-I and PA-II weight their slack (``C -> s C``)."""
+        if self.rule == PA:
+            raise ParameterError(
+                "PassiveAggressive (plain PA) has no weighted update: its margin constraint is "
+                "hard (JMLR 2006 eq. 2) and has no slack term for a weight to scale; use "
+                "PassiveAggressiveI or PassiveAggressiveII (pa1, pa2), where a weight s gives the "
+                "example the aggressiveness s*C")
+        super().check_weight_support(binary)
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False):

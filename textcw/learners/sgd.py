@@ -97,4 +97,11 @@ class SGD(OnlineLinearClassifier):
 
     def kernel_values(self):
         return {"loss": LOSS_CODES[self.loss], "schedule": SCHEDULE_CODES[self.learning_rate],
-                "alpha": float(self.alpha), "eta0": float(self.eta0), "power_t": float(self.power_t)}
+                "alpha": float(self.alpha), "eta0": float(self.eta0), "power_t": float(self.power_t),
+                # one weight per row while fit/partial_fit has example weights (base._run_epoch)
+                "weights": self.__dict__.get("_epoch_weights")}
+
+    def check_weight_support(self, binary: bool) -> None:
+        """A weight ``s`` makes the example's loss ``s loss(m)``, whose gradient is ``s`` times
+        the loss's; the decay (the regulariser's gradient) is unchanged. Defined for every loss,
+        schedule and the top-1 multi-class update."""

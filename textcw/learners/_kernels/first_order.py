@@ -3,6 +3,13 @@
 PA step sizes follow Crammer et al., "Online Passive-Aggressive Algorithms", JMLR 2006, eq. (7)
 (docs/algorithms.md "Passive-Aggressive"): with hinge loss ``l = max(0, 1 - m)`` and
 ``q = ||g||^2``, ``tau = l / q`` (PA), ``min(C, l / q)`` (PA-I), ``l / (q + 1 / (2C))`` (PA-II).
+
+Weighted examples (docs/algorithms.md "Weighted examples"): the binary and top-1 kernels take an
+optional ``weights`` array, one weight ``s > 0`` per row (indexed like ``y``; ``None`` is all
+ones). The perceptron's step becomes ``s`` (``w += s y x``); PA-I and PA-II solve JMLR 2006
+eqs. 4 and 5 with the slack penalty ``s C xi`` (``s C xi^2``), i.e. ``C -> s C`` for that example.
+Plain PA (eq. 2) has no slack to weight; the learner refuses weights for it. A weight of 1
+multiplies exactly, so unit weights give the unweighted model bit for bit.
 """
 
 from __future__ import annotations
@@ -47,7 +54,7 @@ def step_size(rule, m, q, C):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, rule, C):
+def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None):
     w = mu
     mistakes = 0
     updates = 0
@@ -55,15 +62,16 @@ def binary_epoch(indptr, indices, data, y, order, mu, rule, C):
         # fetch the rows a few steps ahead: a shuffled epoch's rows start at random places
         prefetch_ahead(indptr, indices, data, order, t, w, w)
         i = order[t]
+        weight = 1.0 if weights is None else weights[i]
         m = y[i] * row_dot(indptr, indices, data, i, w)
         if m <= 0.0:
             mistakes += 1
         # ||x||^2 only when a PA rule may update: a second pass over the row costs a third of
         # the epoch, and the perceptron never needs it
         if rule == PERCEPTRON:
-            tau = 1.0 if m <= 0.0 else 0.0
+            tau = weight if m <= 0.0 else 0.0
         elif m < 1.0:
-            tau = step_size(rule, m, row_sq_norm(indptr, data, i), C)
+            tau = step_size(rule, m, row_sq_norm(indptr, data, i), weight * C)
         else:
             tau = 0.0
         if tau > 0.0 and indptr[i + 1] > indptr[i]:
@@ -75,10 +83,11 @@ def binary_epoch(indptr, indices, data, y, order, mu, rule, C):
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C):
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None):
     """Single-constraint top-1 update: the true label against its highest-scoring competitor.
 
-    The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``.
+    The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``. ``weights`` as
+    for :func:`binary_epoch`.
     """
     W = mu
     mistakes = 0
@@ -87,15 +96,16 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C):
     for t in range(order.shape[0]):
         i = order[t]
         yi = y[i]
+        weight = 1.0 if weights is None else weights[i]
         row_scores(indptr, indices, data, i, W, scores)
         r = top_competitor(scores, yi)
         m = scores[yi] - scores[r]
         if m <= 0.0:
             mistakes += 1
         if rule == PERCEPTRON:
-            tau = 1.0 if m <= 0.0 else 0.0
+            tau = weight if m <= 0.0 else 0.0
         elif m < 1.0:
-            tau = step_size(rule, m, 2.0 * row_sq_norm(indptr, data, i), C)
+            tau = step_size(rule, m, 2.0 * row_sq_norm(indptr, data, i), weight * C)
         else:
             tau = 0.0
         if tau > 0.0 and indptr[i + 1] > indptr[i]:

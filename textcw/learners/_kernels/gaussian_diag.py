@@ -31,6 +31,13 @@ components of ``Sigma x`` and ``x' Sigma x`` (which is how ``v`` is summed), not
 overflows (``alpha ~ 1/(s_j x_j^2)``, e.g. ``1e20 * 1e300`` for ``a = 1e300``, ``x = 1e-170``)
 although the step itself is moderate. Equal up to rounding; the tests' twins use the plain order.
 
+Weighted examples (docs/algorithms.md "Weighted examples"): the binary and top-1 kernels take an
+optional ``weights`` array (one ``s > 0`` per row, ``None`` all ones). Weighting the example's
+terms of the objective by ``s`` is, for AROW (MLJ 2013 eq. 3, whose loss and variance terms share
+the factor ``1/(2r)``), the update with ``r -> r / s`` (eqs. 12, 15, 16), and for SCW (ICML 2012,
+the slack penalty ``C xi`` or ``C xi^2``) the update with ``C -> s C``. The kernels pass
+``s C`` and ``r / s`` to the rule; CW (a hard constraint) is refused weights by its learner.
+
 Memory: each step first hints the cache lines of the rows a few steps ahead in ``order`` and of
 their features' ``mu`` and ``s`` (:func:`.prefetch.prefetch_ahead`); a shuffled epoch otherwise
 waits on main memory at the start of every row. The hints change no result.
@@ -68,7 +75,7 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
 
 @kernel
 def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
-                 counts=None):
+                 counts=None, weights=None):
     """One epoch of binary updates; returns ``(mistakes, updates)``.
 
     ``counts`` (optional, int64 of length ``N_COUNTS``): ``counts[COUNT_FLOORED]`` is increased by
@@ -91,7 +98,10 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
         m = y[i] * score
         if m <= 0.0:
             mistakes += 1
-        alpha, beta, c = steps(rule, m, v, phi, C, r)
+        if weights is None:
+            alpha, beta, c = steps(rule, m, v, phi, C, r)
+        else:  # C -> s C, r -> r / s (module docstring)
+            alpha, beta, c = steps(rule, m, v, phi, weights[i] * C, r / weights[i])
         if alpha > 0.0:
             updates += 1
             hit = False  # did the floor stand in for a variance of this update?
@@ -126,7 +136,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
 
 @kernel
 def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
-                          counts=None):
+                          counts=None, weights=None):
     """Top-1 multi-class update (EMNLP 2009; MLJ 2013 section 3.3): one binary update on
     ``f(x, y) - f(x, r)``: ``m = mu_y . x - mu_r . x``, ``v = x' Sigma_y x + x' Sigma_r x``;
     both blocks move and both get the binary covariance update with ``x``. ``counts`` as for
@@ -148,7 +158,10 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
         for p in range(column(indptr[i]), column(indptr[i + 1])):
             j = column(indices[p])
             v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
-        alpha, beta, c = steps(rule, m, v, phi, C, r)
+        if weights is None:
+            alpha, beta, c = steps(rule, m, v, phi, C, r)
+        else:  # C -> s C, r -> r / s (module docstring)
+            alpha, beta, c = steps(rule, m, v, phi, weights[i] * C, r / weights[i])
         if alpha > 0.0:
             updates += 1
             hit = False

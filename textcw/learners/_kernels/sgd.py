@@ -20,6 +20,10 @@ the weights when it drops below 1e-9 (so ``u`` cannot overflow) and at the end o
 the state always holds the plain weights. The learner refuses ``eta0 alpha >= 1`` for the
 ``constant`` and ``invscaling`` schedules, where ``1 - eta_t alpha`` would not be positive.
 
+Weighted examples (docs/algorithms.md "Weighted examples"): with an optional ``weights`` array
+(one ``s >= 0`` per row, ``None`` all ones) the example's objective is ``s loss(m) +
+(alpha/2) ||w||^2``, whose gradient step is ``eta_t s g y x`` after the same decay.
+
 Multi-class (top-1): ``m = w_y.x - w_r.x`` for the top competitor ``r``; ``w_y += eta_t g x`` and
 ``w_r -= eta_t g x``; the decay applies to every block.
 """
@@ -93,7 +97,8 @@ def _decayed(w, scale, decay):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alpha, eta0, power_t):
+def binary_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alpha, eta0, power_t,
+                 weights=None):
     w = mu
     mistakes = 0
     updates = 0
@@ -109,7 +114,8 @@ def binary_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alp
         scale = _decayed(w, scale, 1.0 - eta * alpha)
         if g > 0.0 and indptr[i + 1] > indptr[i]:
             updates += 1
-            step_size = eta * g * y[i] / scale
+            weight = 1.0 if weights is None else weights[i]
+            step_size = eta * g * weight * y[i] / scale
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 w[column(indices[p])] += step_size * data[p]
     _fold(w, scale)
@@ -118,7 +124,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alp
 
 @kernel
 def multiclass_top1_epoch(indptr, indices, data, y, order, mu, count, loss, schedule, alpha, eta0,
-                          power_t):
+                          power_t, weights=None):
     W = mu
     mistakes = 0
     updates = 0
@@ -138,7 +144,8 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, count, loss, sche
         scale = _decayed(W, scale, 1.0 - eta * alpha)
         if g > 0.0 and indptr[i + 1] > indptr[i]:
             updates += 1
-            step_size = eta * g / scale
+            weight = 1.0 if weights is None else weights[i]
+            step_size = eta * g * weight / scale
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 j = column(indices[p])
                 W[j, yi] += step_size * data[p]
