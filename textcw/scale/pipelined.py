@@ -5,8 +5,9 @@ A stream's time goes to producing its feature matrices, not to learning from the
 single-core stream and ``partial_fit`` the rest (the kernels process a 10,000-document chunk in
 about 10 ms). Tokenising and hashing run Python code that holds the GIL, so threads would not
 overlap them; :func:`featurized_chunks` therefore reads and featurizes chunks in worker processes
-(joblib's reusable ``loky`` pool), at most ``2 * workers`` chunks ahead of the learner, while
-the calling process trains on the chunks in corpus order. Each worker reads its own range
+(a ``loky`` pool) and in the calling process whenever the chunk it needs is not ready, at most
+``2 * workers`` chunks ahead of the learner, and the calling process trains on the chunks in
+corpus order. Each worker reads its own range
 through the corpus's streaming protocol (:mod:`textcw.scale.source`), so only the sparse
 matrices cross processes, and memory is bounded by the chunks in flight whatever the length of
 the stream.
@@ -87,9 +88,9 @@ def featurized_chunks(source: CorpusSource, featurizer, split: str, start: int, 
     """The chunks of ``[start, stop)``, ``epochs`` times over, featurized, in stream order.
 
     ``workers=1``: each chunk is read and featurized in this process when the learner asks for
-    it. ``workers > 1``: that many worker processes read and featurize chunks while the caller
-    learns, at most ``AHEAD_PER_WORKER * workers`` chunks ahead; a worker that dies fails the
-    stream with a :class:`~textcw.errors.ClusterError`.
+    it. ``workers > 1``: ``workers - 1`` worker processes and this one read and featurize chunks,
+    at most ``AHEAD_PER_WORKER * workers`` chunks ahead of the learner; a worker that dies fails
+    the stream with a :class:`~textcw.errors.ClusterError`.
     """
     if workers <= 1:
         for epoch in range(epochs):
@@ -111,34 +112,66 @@ def _featurized(source: CorpusSource, featurizer, data, start: int, epoch: int) 
 
 
 def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: int):
-    # A pool of its own, shut down with the stream: joblib's reusable pool is configured by
-    # joblib for its Parallel calls (shard training) and must not be shared.
+    """Chunks in order, featurized by ``workers - 1`` pool processes and by this process.
+
+    This process featurizes too, whenever the chunk it needs next is not ready: so it is never
+    idle while a worker starts (1-2 s of imports) and never slower than featurizing alone, and
+    ``workers`` processes featurize in all. A pool of its own, shut down with the stream:
+    joblib's reusable pool is configured by joblib for its Parallel calls (shard training).
+    """
     from joblib.externals.loky import ProcessPoolExecutor
     from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-    executor = ProcessPoolExecutor(max_workers=workers)
-    pending: deque = deque()
-    todo = iter(ranges)
+    pool_size = workers - 1
+    limit = AHEAD_PER_WORKER * workers  # chunks held or queued at any time, in all
+    executor = ProcessPoolExecutor(max_workers=pool_size)
+    # Chunks go to the pool only once a worker has started and unpickled the featurizer: a
+    # chunk handed to a pool still starting would hold up the stream for the start-up time.
+    warm = executor.submit(_started, featurizer)
+    ready: dict[int, object] = {}  # chunk position -> a future of the pool, or a chunk made here
+    submitted = 0  # chunks [0, submitted) are in `ready` or were already taken
+
+    def assign_to_pool(taken: int) -> None:
+        nonlocal submitted
+        if not warm.done():
+            return
+        warm.result()  # a worker that could not start fails here
+        in_pool = sum(1 for item in ready.values() if not isinstance(item, FeaturizedChunk))
+        while submitted < len(ranges) and in_pool < AHEAD_PER_WORKER * pool_size and submitted - taken < limit:
+            epoch, lo, hi = ranges[submitted]
+            ready[submitted] = executor.submit(featurize_range, source, featurizer, split, lo, hi, epoch)
+            submitted += 1
+            in_pool += 1
+
     try:
-        for epoch, lo, hi in todo:
-            pending.append(executor.submit(featurize_range, source, featurizer, split, lo, hi, epoch))
-            if len(pending) >= AHEAD_PER_WORKER * workers:
-                break
-        while pending:
-            chunk = pending.popleft().result()
-            for epoch, lo, hi in todo:  # refill before the caller learns from this chunk
-                pending.append(executor.submit(featurize_range, source, featurizer, split, lo, hi, epoch))
-                break
-            yield chunk
+        for position in range(len(ranges)):
+            assign_to_pool(position)
+            item = ready.pop(position, None)
+            if item is None:  # not handed out: this process makes it
+                epoch, lo, hi = ranges[position]
+                item = featurize_range(source, featurizer, split, lo, hi, epoch)
+                submitted = max(submitted, position + 1)
+            while not isinstance(item, FeaturizedChunk) and not item.done() and submitted < len(ranges) \
+                    and submitted - position < limit:
+                epoch, lo, hi = ranges[submitted]  # while the pool works: the next chunk, here
+                ready[submitted] = featurize_range(source, featurizer, split, lo, hi, epoch)
+                submitted += 1
+            yield item if isinstance(item, FeaturizedChunk) else item.result()
     except TerminatedWorkerError as exc:
         raise ClusterError(
             f"a featurizing worker process died while streaming {source.spec} ({exc}); run again, "
             "or with --workers 1 to featurize in this process"
         ) from None
     finally:
-        for future in pending:  # a stream stopped early leaves no work queued behind it
-            future.cancel()
+        for item in ready.values():  # a stream stopped early leaves no work queued behind it
+            if not isinstance(item, FeaturizedChunk):
+                item.cancel()
         executor.shutdown(wait=True)
+
+
+def _started(featurizer) -> bool:
+    """The pool's first task: the worker is up, its imports done (unpickling ``featurizer``)."""
+    return featurizer is not None
 
 
 def transform(featurizer, data, source: CorpusSource):
