@@ -51,6 +51,23 @@ def default_workers(n_tasks: int) -> int:
     return max(1, min(n_tasks, os.cpu_count() or 1))
 
 
+# A local worker process costs 1-2 s before its first shard (starting Python, importing numpy,
+# scikit-learn and the kernels, reading its documents): about what one core needs to read, hash
+# and learn 50,000 synthetic-text documents (docs/scale.md). Fewer documents per worker than this
+# and the processes cost more than they save.
+DOCUMENTS_PER_WORKER = 50_000
+
+
+def local_workers(n_tasks: int, n_documents: int | None) -> int:
+    """Default processes of the local backend: one per core and shard, and none beyond the first
+    (this process) unless each gets :data:`DOCUMENTS_PER_WORKER` documents (when the count is
+    known without reading the corpus)."""
+    workers = default_workers(n_tasks)
+    if n_documents is not None:
+        workers = max(1, min(workers, n_documents // DOCUMENTS_PER_WORKER))
+    return workers
+
+
 @contextmanager
 def open_backend(backend: str = "local", *, scheduler: str | None = None, n_workers: int | None = None,
                  n_tasks: int = 1, connect_timeout: float = CONNECT_TIMEOUT,
@@ -132,6 +149,26 @@ class LocalBackend:
 
     def close(self) -> None:
         pass
+
+
+def kernel_cache_counts() -> tuple[int, int]:
+    """``(hits, misses)`` of numba's on-disk cache for the textcw kernels loaded in this process.
+
+    A worker process that finds every kernel it uses in the cache (``misses == 0``) skips
+    compiling, which costs 1-4 s a process otherwise; the sharding benchmark reports it.
+    """
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    hits = misses = 0
+    for name, module in list(sys.modules.items()):
+        if name.startswith("textcw") and module is not None:
+            for value in list(vars(module).values()):
+                if isinstance(value, Dispatcher):
+                    hits += sum(value.stats.cache_hits.values())
+                    misses += sum(value.stats.cache_misses.values())
+    return hits, misses
 
 
 def _values(args: Sequence) -> list:

@@ -73,6 +73,44 @@ def fit_featurizer(source: CorpusSource, featurizer):
     return clone(featurizer).fit(data.data, data.labels)
 
 
+@dataclass
+class FeaturizedSplit:
+    """The whole training split as a matrix, from which shard tasks take their rows."""
+
+    X: object
+    labels: np.ndarray
+    classes: np.ndarray
+
+    @property
+    def n_documents(self) -> int:
+        return self.X.shape[0]
+
+
+def fit_and_featurize(source: CorpusSource, featurizer):
+    """``(fitted featurizer, FeaturizedSplit)``: the vocabulary learned and every document featurized
+    in one pass (``fit_transform``), for local shard tasks that then need only their rows.
+
+    Each row of a fitted featurizer's matrix depends on its document alone, so rows
+    ``[start, stop)`` are what the shard would get by featurizing its own documents.
+    """
+    data = source.read("train")
+    fitted = clone(featurizer)
+    X = fitted.fit_transform(data.data, data.labels)
+    return fitted, FeaturizedSplit(X=X, labels=np.asarray(data.labels), classes=class_labels(data))
+
+
+def train_rows(split: FeaturizedSplit, template, task: ShardTask) -> ShardResult:
+    """:func:`train_shard` (``stream=False``) on rows of a split featurized in advance."""
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    start, stop = shard_bounds(split.n_documents, task.index, task.n_shards)
+    model = clone(template)
+    model.set_params(random_state=task.seed)
+    fit_epochs(model, split.X[start:stop], split.labels[start:stop], split.classes)
+    return ShardResult(index=task.index, model=model, start=start, stop=stop,
+                       seconds=time.perf_counter() - t0, featurize_seconds=0.0,
+                       mistakes_per_pass=list(model.mistakes_), cpu_seconds=time.process_time() - cpu0)
+
+
 def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, stream: bool = False,
                 chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None,
                 workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> ShardResult:
@@ -148,12 +186,16 @@ def check_shard_count(n_shards) -> None:
 
 def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: int, *, seed: int | None,
                 stream: bool = False, chunk_size: int = CHUNK_SIZE,
-                on_done: Callable[[int], None] | None = None) -> Iterator[ShardResult]:
+                on_done: Callable[[int], None] | None = None,
+                rows: FeaturizedSplit | None = None) -> Iterator[ShardResult]:
     """Train the ``n_shards`` shard models on ``backend``; yield them in shard order.
 
     ``featurizer`` is a fitted featurizer, a featurizer that needs no fitting, or a handle from
     ``backend.submit(fit_featurizer, ...)`` (on Dask: a future, so the shards receive it from the
-    worker that fitted it).
+    worker that fitted it). With ``rows`` (the split featurized by :func:`fit_and_featurize`),
+    each task takes its rows of that matrix instead of reading and featurizing its documents;
+    the local backend hands the matrix's arrays to its processes memory-mapped, not pickled
+    per task.
     """
     check_shard_count(n_shards)
     if source.streams:
@@ -161,10 +203,14 @@ def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: i
         # starts; other corpora are counted by the workers, which load them anyway.
         shard_bounds(source.n_documents("train"), n_shards - 1, n_shards)
     tasks = [ShardTask(i, n_shards, s) for i, s in enumerate(shard_seeds(seed, n_shards))]
-    fn = _train_shard_task(stream, chunk_size)
+    if rows is not None:
+        shard_bounds(rows.n_documents, n_shards - 1, n_shards)
+        fn, shared = train_rows, (rows, template)
+    else:
+        fn, shared = _train_shard_task(stream, chunk_size), (source, featurizer, template)
     if SHARD_GATE is not None:
         fn = ShardGate(fn, str(SHARD_GATE))
-    yield from backend.run(fn, (source, featurizer, template), tasks, on_done)
+    yield from backend.run(fn, shared, tasks, on_done)
 
 
 # Test hook: a folder (set by a test in the process that submits the shards) at which every shard

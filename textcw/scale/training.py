@@ -21,10 +21,12 @@ from textcw.errors import ParameterError
 from textcw.pipeline import TrainResult, assemble, build_learner, default_featurizer, make_featurizer
 from textcw.plugins import use_registries
 from textcw.registry import Registries
-from textcw.scale.backends import Ready, open_backend
+from textcw.scale.backends import Ready, local_workers, open_backend
 from textcw.scale.combine import Combiner, check_combinable
 from textcw.scale.pipelined import StreamStatus, default_stream_workers
-from textcw.scale.shards import ShardTask, check_shard_count, fit_featurizer, iter_shards, needs_fit, train_shard
+from textcw.scale.shards import (
+    ShardTask, check_shard_count, fit_and_featurize, fit_featurizer, iter_shards, needs_fit, train_shard,
+)
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
 
 STREAM_FEATURIZER = "hashing"
@@ -93,7 +95,9 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         (``HOST:PORT``) or, without an address, a local cluster started for this call.
     workers : int, optional
         Processes of the local backend or of the local Dask cluster (default: one per core, at
-        most one per shard).
+        most one per shard; on the local backend also at most one per
+        :data:`~textcw.scale.backends.DOCUMENTS_PER_WORKER` training documents, since a worker
+        process costs seconds to start: a small corpus is trained in this process).
     stream : bool
         Each shard is read in chunks into ``partial_fit`` (see :func:`train_stream`) instead of
         whole.
@@ -115,15 +119,28 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     sizes, seconds, cpu = [], [], []
     featurize = 0.0
     t0 = time.perf_counter()
+    rows = None
+    if backend == "local" and needs_fit(feat):
+        # The driver reads the split to learn the vocabulary anyway: featurizing it in the same
+        # pass and handing the shards their rows saves every worker reading and featurizing.
+        report("featurizing", 0, 1)
+        t1 = time.perf_counter()
+        fitted_here, rows = fit_and_featurize(source, feat)
+        featurize += time.perf_counter() - t1
+    if backend == "local" and workers is None:
+        workers = local_workers(shards, rows.n_documents if rows is not None else
+                                source.n_documents("train") if source.streams else None)
     with open_backend(backend, scheduler=scheduler, n_workers=workers, n_tasks=shards) as runner:
-        if needs_fit(feat):
+        if rows is not None:
+            handle = Ready(fitted_here)
+        elif needs_fit(feat):
             report("featurizing", 0, 1)
             handle = runner.submit(fit_featurizer, source, feat)
         else:
             handle = Ready(feat)
         report("shards", 0, shards)
         for result in iter_shards(runner, source, handle, template, shards, seed=base_seed,
-                                  stream=stream, chunk_size=chunk_size,
+                                  stream=stream, chunk_size=chunk_size, rows=rows,
                                   on_done=lambda done: report("shards", done, shards)):
             combiner.add(result.model)
             sizes.append(result.n_documents)
