@@ -227,11 +227,15 @@ def train(
     registries: Registries | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     cache: bool = True,
+    probability_metrics: bool = True,
 ) -> TrainResult:
     """Train ``learner`` on the training split of ``corpus`` and score it on the test split.
 
     ``epochs`` and ``seed`` set the learner's ``n_epochs`` and ``random_state`` when it has them.
-    ``progress(stage, done, total)`` is called as work advances.
+    ``progress(stage, done, total)`` is called as work advances. ``probability_metrics=False``
+    skips log-loss, Brier score and calibration error (``None`` in the result), which need
+    ``predict_proba`` on every test document: for the Gaussian learners' exact multi-class
+    probabilities that can take longer than training.
 
     ``cache`` (unless ``TEXTCW_NO_CACHE=1``) reads the parsed corpus, and for a corpus read
     from pinned files the featurized matrices with the fitted featurizer, from the cache of
@@ -242,10 +246,12 @@ def train(
 
     with corpus_cache.disabled(not cache), use_registries(registries):
         return _train(corpus, learner, featurizer=featurizer, params=params,
-                      featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress)
+                      featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress,
+                      probability_metrics=probability_metrics)
 
 
-def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress) -> TrainResult:
+def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress,
+           probability_metrics) -> TrainResult:
     from textcw.corpus import feature_cache
 
     featurizer = featurizer or default_featurizer(corpus)
@@ -301,7 +307,8 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
     accuracy = float(np.mean(predicted == test_labels))
     metrics = score_metrics(est, predicted, test_labels,
-                           lambda: model.predict_proba(test_set.data) if Xte is None else est.predict_proba(Xte))
+                           lambda: model.predict_proba(test_set.data) if Xte is None else est.predict_proba(Xte),
+                           probabilities=probability_metrics)
     report("evaluating", 1, 1)
     return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
                           featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
@@ -309,12 +316,12 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
                           featurize_seconds=featurize_seconds, metrics=metrics)
 
 
-def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray]) -> dict:
+def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray], *, probabilities: bool = True) -> dict:
     """:func:`textcw.metrics.classification_metrics` of the test predictions, with
-    the probabilities ``proba()`` when the learner has ``predict_proba``."""
+    the probabilities ``proba()`` when the learner has ``predict_proba`` (and ``probabilities``)."""
     from textcw.metrics import classification_metrics
 
-    if not hasattr(est, "predict_proba"):
+    if not (probabilities and hasattr(est, "predict_proba")):
         return classification_metrics(labels, predicted)
     return classification_metrics(labels, predicted, proba(), classes=est.classes_)
 

@@ -40,3 +40,14 @@ def test_a_given_value_is_kept(capsys):
     result = run_json(capsys, "train", "--corpus", "newsgroups:sci", "--learner", "cw-stdev", "--json",
                       "--epochs", "1", "--param", "eta=0.9")
     assert result["params"]["eta"] == 0.9 and result["tuned_params"] == {}
+
+
+def test_probability_metrics_are_in_the_json_report_only(capsys):
+    result = run_json(capsys, "train", "--corpus", "newsgroups:sci", "--learner", "arow", "--json", "--epochs", "1")
+    assert 0 < result["log_loss"] and 0 <= result["expected_calibration_error"] <= 1
+    try:
+        main(["train", "--corpus", "newsgroups:sci", "--learner", "arow", "--epochs", "1"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    line = capsys.readouterr().out
+    assert "accuracy" in line and "macro-F1" in line and "log-loss" not in line

@@ -98,7 +98,11 @@ def train(
         else:
             from textcw.pipeline import train as run_train
 
-            result = run_train(corpus, learner, progress=report, **common)
+            # log-loss, Brier and ECE need every test document's probabilities, which for the
+            # Gaussian learners' exact multi-class probabilities can cost more than training:
+            # computed for the JSON report, where they are read
+            result = run_train(corpus, learner, progress=report,
+                               probability_metrics=as_json or json_out is not None, **common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
     summary = result.to_dict()
     if out is not None:
