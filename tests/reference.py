@@ -44,20 +44,28 @@ def pa_tau(rule, m, q, C):
     return tau if np.isfinite(tau) else 0.0
 
 
-def first_order_binary(X, y, order, w, rule, C=1.0):
+def weighted_pa_tau(rule, m, q, C, s):
+    """The step for an example of weight ``s`` (docs/algorithms.md "Weighted examples"): the
+    perceptron's step ``s``; PA-I/PA-II's slack penalty ``s C`` (JMLR 2006 eqs. 4, 5, C -> sC)."""
+    if rule == PERCEPTRON:
+        return s * pa_tau(rule, m, q, C)
+    return pa_tau(rule, m, q, s * C)
+
+
+def first_order_binary(X, y, order, w, rule, C=1.0, weights=None):
     mistakes = updates = 0
     for i in order:
         x = dense_row(X, i)
         m = y[i] * (w @ x)
         mistakes += m <= 0
-        tau = pa_tau(rule, m, x @ x, C)
+        tau = weighted_pa_tau(rule, m, x @ x, C, 1.0 if weights is None else weights[i])
         if tau > 0 and np.any(x):
             updates += 1
             w += tau * y[i] * x
     return mistakes, updates
 
 
-def first_order_multiclass(X, y, order, W, rule, C=1.0):
+def first_order_multiclass(X, y, order, W, rule, C=1.0, weights=None):
     """``W`` is (d, K); top-1 update on the difference vector, ``||g||^2 = 2 ||x||^2``."""
     mistakes = updates = 0
     for i in order:
@@ -66,7 +74,7 @@ def first_order_multiclass(X, y, order, W, rule, C=1.0):
         r = competitor(scores, y[i])
         m = scores[y[i]] - scores[r]
         mistakes += m <= 0
-        tau = pa_tau(rule, m, 2 * (x @ x), C)
+        tau = weighted_pa_tau(rule, m, 2 * (x @ x), C, 1.0 if weights is None else weights[i])
         if tau > 0 and np.any(x):
             updates += 1
             W[:, y[i]] += tau * x
@@ -127,8 +135,9 @@ def sgd_rate(schedule, t, alpha, eta0, power_t):
             "invscaling": eta0 / t**power_t}[schedule]
 
 
-def sgd_binary(X, y, order, w, count, loss, schedule, alpha, eta0, power_t):
-    """Explicit decay of every weight, then the gradient step (with the margin before both)."""
+def sgd_binary(X, y, order, w, count, loss, schedule, alpha, eta0, power_t, weights=None):
+    """Explicit decay of every weight, then the gradient step (with the margin before both); an
+    example of weight ``s`` takes the gradient of ``s loss``: ``s`` times the step."""
     mistakes = updates = 0
     for i in order:
         x = dense_row(X, i)
@@ -140,11 +149,11 @@ def sgd_binary(X, y, order, w, count, loss, schedule, alpha, eta0, power_t):
         w *= 1 - eta * alpha
         if g > 0 and np.any(x):
             updates += 1
-            w += eta * g * y[i] * x
+            w += eta * g * (1.0 if weights is None else weights[i]) * y[i] * x
     return mistakes, updates
 
 
-def sgd_multiclass(X, y, order, W, count, loss, schedule, alpha, eta0, power_t):
+def sgd_multiclass(X, y, order, W, count, loss, schedule, alpha, eta0, power_t, weights=None):
     mistakes = updates = 0
     for i in order:
         x = dense_row(X, i)
@@ -158,6 +167,7 @@ def sgd_multiclass(X, y, order, W, count, loss, schedule, alpha, eta0, power_t):
         W *= 1 - eta * alpha
         if g > 0 and np.any(x):
             updates += 1
+            g *= 1.0 if weights is None else weights[i]
             W[:, y[i]] += eta * g * x
             W[:, r] -= eta * g * x
     return mistakes, updates
@@ -298,7 +308,17 @@ def diag_update(s, x, beta, c, covariance, floor=0.0):
     return out
 
 
-def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0):
+def weighted_gaussian_steps(rule, m, v, phi, C, r, weight):
+    """Steps for an example of weight ``s`` (docs/algorithms.md "Weighted examples"): the
+    example's loss and variance terms scaled by ``s`` are AROW with ``r / s`` (MLJ 2013 eq. 3)
+    and SCW with ``s C`` (ICML 2012)."""
+    if weight == 1.0:
+        return gaussian_steps(rule, m, v, phi, C, r)
+    return gaussian_steps(rule, m, v, phi, weight * C, r / weight)
+
+
+def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0,
+                         weights=None):
     phi = ndtri(eta)
     mistakes = updates = 0
     for i in order:
@@ -306,7 +326,8 @@ def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r
         m = y[i] * (mu @ x)
         v = s @ (x * x)
         mistakes += m <= 0
-        alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
+        alpha, beta, c = weighted_gaussian_steps(rule, m, v, phi, C, r,
+                                                 1.0 if weights is None else weights[i])
         if alpha > 0:
             updates += 1
             mu += alpha * y[i] * s * x
@@ -314,7 +335,8 @@ def gaussian_diag_binary(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r
     return mistakes, updates
 
 
-def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0):
+def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.0, r=1.0, floor=0.0,
+                             weights=None):
     """``mu`` and ``s`` are (d, K); top-1 update on the two blocks y and r."""
     phi = ndtri(eta)
     mistakes = updates = 0
@@ -326,7 +348,8 @@ def gaussian_diag_multiclass(X, y, order, mu, s, rule, covariance, eta=0.9, C=1.
         m = scores[yi] - scores[rc]
         v = (s[:, yi] + s[:, rc]) @ (x * x)
         mistakes += m <= 0
-        alpha, beta, c = gaussian_steps(rule, m, v, phi, C, r)
+        alpha, beta, c = weighted_gaussian_steps(rule, m, v, phi, C, r,
+                                                 1.0 if weights is None else weights[i])
         if alpha > 0:
             updates += 1
             mu[:, yi] += alpha * s[:, yi] * x

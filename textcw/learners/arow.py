@@ -13,7 +13,7 @@ then ``mu += alpha y Sigma x`` and ``Sigma^{-1} += x x' / r`` (eq. 15) for both 
 Multi-class (section 3.3): ``multiclass="top1"`` is the top-1 reduction (Fig. 3, eqs. 31-32);
 ``multiclass="exact"`` is the full multi-class update (Fig. 2): the mean solves eq. 27, the squared
 multi-class hinge of eq. 25 over the top-k competitors with one shared slack (a quadratic program
-solved exactly, :func:`textcw.learners._kernels.hildreth.arow_multipliers`), and the covariance
+solved exactly, :func:`textcw.learners._kernels.shared_qp.arow_multipliers`), and the covariance
 follows eq. 29 with ``f_t = sum_l f(x, l)`` (eq. 30), so every label block shrinks, whatever ``k``;
 ``seq`` and ``par`` apply the binary update to each competitor in turn or from the same start (EMNLP
 2009 section 5.2). The paper defines the full update for the squared hinge only, so ``loss="hinge"``
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
+from textcw.learners import weighting
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
 from textcw.learners.autotune import auto_or
 from textcw.learners.base import OnlineLinearClassifier
@@ -63,6 +64,10 @@ class AROW(GaussianLinearClassifier):
     n_epochs : int, default 5
     shuffle, random_state, fit_intercept
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (a document of weight ``s`` acts as ``r -> r / s``; docs/algorithms.md
+        "Weighted examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over
+        ``fit``'s labels (refused by ``partial_fit``).
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
@@ -75,12 +80,14 @@ class AROW(GaussianLinearClassifier):
         "covariance": Options(covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
+        **weighting.CONSTRAINTS,
     }
-    late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
+    late_defaults = {**mc.DEFAULTS, "proba": "quadrature", **weighting.DEFAULTS}
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
-                 random_state=0, fit_intercept=False):
+                 random_state=0, fit_intercept=False, class_weight=None):
+        self.class_weight = class_weight
         self.r = r
         self.loss = loss
         self.a = a

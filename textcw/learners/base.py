@@ -261,7 +261,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         """Per-document weights for this call (:func:`textcw.learners.weighting.example_weights`),
         after checking that the learner has a weighted update; ``None`` when no weights apply."""
         weights = weighting.example_weights(self, sample_weight, y, labels, partial=partial)
-        if weights is not None:
+        if weights is not None and not np.all((weights == 0.0) | (weights == 1.0)):
+            # weights of 0 (skip) and 1 (as is) are defined for every learner
             self.check_weight_support(len(labels if not partial else self.classes_) == 2)
         return weights
 
@@ -377,10 +378,18 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         order = order.astype(np.int64)
         weights = self.__dict__.get("_epoch_weights")
         if weights is not None:
-            if "weights" not in dict(kernel_parameters(kernel)):
-                raise ParameterError(f"{type(self).__name__}: the kernel {kernel.__name__} takes no "
-                                     "example weights; sample_weight is not supported here")
             order = order[weights[order] > 0.0]  # a weight of 0 skips the document
+            if "weights" not in dict(kernel_parameters(kernel)):
+                if not np.all(weights[order] == 1.0):
+                    raise ParameterError(f"{type(self).__name__}: the kernel {kernel.__name__} takes "
+                                         "no example weights; only weights of 0 and 1 apply here")
+            elif np.all(weights[order] == 1.0):
+                # unit weights: the kernel's unweighted path, which they equal bit for bit
+                self.__dict__["_epoch_weights"] = None
+                try:
+                    kernel, args = self.epoch_call(self._binary)
+                finally:
+                    self.__dict__["_epoch_weights"] = weights
         state = self._kernel_state(X, y, order)
         # The kernel updates the state in place, so running it over consecutive slices of the
         # order is the same epoch; slicing only serves to report progress.

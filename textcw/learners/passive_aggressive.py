@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PA, PA1, PA2
+from textcw.learners import weighting
 from textcw.learners.autotune import auto_or
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
 from textcw.learners.params import SCALE
@@ -45,7 +46,7 @@ class PassiveAggressive(FirstOrderLearner):
             raise ParameterError(
                 "PassiveAggressive (plain PA) has no weighted update: its margin constraint is "
                 "hard (JMLR 2006 eq. 2) and has no slack term for a weight to scale; use "
-                "PassiveAggressiveI or PassiveAggressiveII (pa1, pa2), where a weight s gives the "
+                "PA-I or PA-II (PassiveAggressiveI, PassiveAggressiveII), where a weight s gives the "
                 "example the aggressiveness s*C")
         super().check_weight_support(binary)
 
@@ -60,12 +61,14 @@ class PassiveAggressive(FirstOrderLearner):
 
 
 class _PassiveAggressiveC(PassiveAggressive):
-    constraints = {**PassiveAggressive.constraints, "C": auto_or(SCALE)}
+    constraints = {**PassiveAggressive.constraints, "C": auto_or(SCALE), **weighting.CONSTRAINTS}
+    late_defaults = {**PassiveAggressive.late_defaults, **weighting.DEFAULTS}
     tunable = ("C",)
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
-                 random_state=0, fit_intercept=False):
+                 random_state=0, fit_intercept=False, class_weight=None):
         self.C = C
+        self.class_weight = class_weight
         super().__init__(multiclass=multiclass, k=k, n_epochs=n_epochs, shuffle=shuffle,
                          random_state=random_state, fit_intercept=fit_intercept)
 
@@ -76,9 +79,13 @@ class PassiveAggressiveI(_PassiveAggressiveC):
     Parameters
     ----------
     C : float > 0, default 1.0
-        Aggressiveness.
+        Aggressiveness; a document of weight ``s`` gets ``s C``.
     multiclass, k, n_epochs, shuffle, random_state, fit_intercept
         As for :class:`PassiveAggressive`.
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (docs/algorithms.md "Weighted
+        examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over ``fit``'s
+        labels (refused by ``partial_fit``).
     """
 
     rule = PA1
@@ -90,9 +97,13 @@ class PassiveAggressiveII(_PassiveAggressiveC):
     Parameters
     ----------
     C : float > 0, default 1.0
-        Aggressiveness.
+        Aggressiveness; a document of weight ``s`` gets ``s C``.
     multiclass, k, n_epochs, shuffle, random_state, fit_intercept
         As for :class:`PassiveAggressive`.
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (docs/algorithms.md "Weighted
+        examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over ``fit``'s
+        labels (refused by ``partial_fit``).
     """
 
     rule = PA2

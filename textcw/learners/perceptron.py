@@ -10,6 +10,7 @@ there is no joint k-constraint problem: ``multiclass="exact"`` is refused.
 from __future__ import annotations
 
 from textcw.errors import ParameterError
+from textcw.learners import weighting
 from textcw.learners._kernels.constants import PERCEPTRON
 from textcw.learners.first_order import FirstOrderLearner
 
@@ -34,12 +35,19 @@ class Perceptron(FirstOrderLearner):
         Seed of the shuffling; the default makes every run the same (as `textcw train --seed 0`),
         None draws a fresh order each time.
     fit_intercept : bool, default False
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (docs/algorithms.md "Weighted
+        examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over ``fit``'s
+        labels (refused by ``partial_fit``).
     """
 
     rule = PERCEPTRON
+    constraints = {**FirstOrderLearner.constraints, **weighting.CONSTRAINTS}
+    late_defaults = {**FirstOrderLearner.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False):
+                 fit_intercept=False, class_weight=None):
+        self.class_weight = class_weight
         self.multiclass = multiclass
         self.k = k
         self.n_epochs = n_epochs

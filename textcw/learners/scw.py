@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from scipy.special import ndtri
 
+from textcw.learners import weighting
 from textcw.learners._kernels import constants
 from textcw.learners.autotune import auto_or
 from textcw.learners.base import OnlineLinearClassifier
@@ -47,6 +48,10 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     n_epochs : int, default 5
     shuffle, random_state, fit_intercept
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (a document of weight ``s`` gets ``s C``; docs/algorithms.md
+        "Weighted examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over
+        ``fit``'s labels (refused by ``partial_fit``).
 
     Notes
     -----
@@ -62,10 +67,13 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "a": SCALE,
         "covariance": Options(covariances),
         "proba": PROBA,
+        **weighting.CONSTRAINTS,
     }
+    late_defaults = {**GaussianLinearClassifier.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
-                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None):
+        self.class_weight = class_weight
         self.eta = eta
         self.C = C
         self.a = a

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from textcw.errors import ParameterError
+from textcw.learners import weighting
 from textcw.learners._kernels import sgd
 from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALING, LOG, MODIFIED_HUBER
 from textcw.learners.base import OnlineLinearClassifier
@@ -47,6 +48,10 @@ class SGD(OnlineLinearClassifier):
     n_epochs : int, default 5
     shuffle, random_state, fit_intercept
         As for every online learner (the intercept is decayed like any weight).
+    class_weight : None, "balanced" or dict, default None
+        Multiplies each document's weight by its label's (docs/algorithms.md "Weighted
+        examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over ``fit``'s
+        labels (refused by ``partial_fit``).
     """
 
     state_names = ("mu", "count")
@@ -64,10 +69,13 @@ class SGD(OnlineLinearClassifier):
         # invscaling divides by t**power_t: with t up to 2**53 and power_t <= 10 that is at most
         # 1e160, so eta_t >= eta0 1e-160 stays a normal double (eta0 >= 1e-100) for every t.
         "power_t": Interval(0.0, 10.0, closed="right", natural="> 0"),
+        **weighting.CONSTRAINTS,
     }
+    late_defaults = weighting.DEFAULTS
 
     def __init__(self, *, loss="hinge", alpha=1e-4, learning_rate="decay", eta0=1.0, power_t=0.5,
-                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None):
+        self.class_weight = class_weight
         self.loss = loss
         self.alpha = alpha
         self.learning_rate = learning_rate

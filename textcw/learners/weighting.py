@@ -43,6 +43,13 @@ def example_weights(learner, sample_weight, y, labels, *, partial: bool):
         per_label = class_weight_values(type(learner).__name__, class_weight, y, labels, partial)
         factors = per_label[np.searchsorted(labels, y)]
         weights = factors if weights is None else weights * factors
+    if weights is not None and n:
+        kept = np.unique(np.asarray(y)[weights > 0])
+        if kept.size == 0:
+            raise InputError("every sample weight is zero: give at least one document a positive weight")
+        if kept.size < 2 and not partial:
+            raise InputError(f"the documents with a positive weight all have the class {kept[0]!r}; "
+                             "fit needs positive weights on documents of at least two classes")
     return weights
 
 
@@ -75,3 +82,20 @@ def class_weight_values(name, class_weight, y, labels, partial: bool) -> np.ndar
         return values
     raise ParameterError(f"{name}: class_weight={class_weight!r}; use None, 'balanced' or a dict "
                          "{label: weight}")
+
+
+class _ClassWeight:
+    """The ``class_weight`` constraint: ``None``, ``"balanced"`` or a ``{label: weight}`` dict
+    (its entries are checked against the classes at fit time)."""
+
+    def contains(self, value) -> bool:
+        return value is None or (isinstance(value, str) and value == "balanced") or isinstance(value, dict)
+
+    def describe(self) -> str:
+        return "None, 'balanced' or a dict {label: weight}"
+
+
+CLASS_WEIGHT = _ClassWeight()
+# The class_weight parameter's constraint and its value for models saved before it existed.
+CONSTRAINTS = {"class_weight": CLASS_WEIGHT}
+DEFAULTS = {"class_weight": None}
