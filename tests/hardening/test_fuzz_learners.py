@@ -658,7 +658,7 @@ def test_joint_multiclass_step_is_exact_at_every_scale(scale, m0, offset, data):
     their quadratic programs, also for small feature values: with margins of order ``x^2`` far
     below 1 the step used to be computed from ``1 - m0``, which rounds them away, and AROW then
     made wrong steps or none at all (``x' Sigma x`` 1e-16 of ``r``)."""
-    from textcw.learners._kernels.hildreth import arow_multipliers, pa_multipliers
+    from textcw.learners._kernels.shared_qp import arow_multipliers, pa_multipliers
 
     k = m0.size
     margins = m0 * scale**2 + offset

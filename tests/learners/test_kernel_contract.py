@@ -40,6 +40,7 @@ from textcw.learners._kernels import (
     gaussian_rules,
     hildreth,
     sgd,
+    shared_qp,
 )
 from textcw.learners._kernels import constants as c
 from textcw.learners.base import OnlineLinearClassifier
@@ -51,7 +52,8 @@ from textcw.learners.scw import SCW1
 
 # The modules whose kernels dispatch on variant codes, and the names of those codes' arguments.
 CODE_MODULES = (first_order, first_order_kbest, gaussian_diag, gaussian_diag_kbest, gaussian_exact,
-                gaussian_exact_kbest, gaussian_full, gaussian_full_kbest, gaussian_rules, hildreth, sgd)
+                gaussian_exact_kbest, gaussian_full, gaussian_full_kbest, gaussian_rules, hildreth, sgd,
+                shared_qp)
 CODE_ARGUMENTS = ("rule", "covariance", "strategy", "loss", "schedule")
 UNKNOWN_CODES = (99, -1)
 
@@ -201,7 +203,7 @@ DISPATCH_CASES = [
     (gaussian_exact.solve_margin, "rule", (c.CW_VAR, c.CW_STDEV),
      {"m": 0.0, "v": 1.0, "phi": 1.0, "w": np.array([0.25, 0.75]), "n": 2}),
     (hildreth.cw_coordinate, "rule", (c.CW_VAR, c.CW_STDEV), {"a": 0.0, "q": 1.0, "W": 1.0, "phi": 1.0}),
-    (hildreth.pa_multipliers, "rule", (c.PA, c.PA1, c.PA2),
+    (shared_qp.pa_multipliers, "rule", (c.PA, c.PA1, c.PA2),
      {"m0": np.array([0.0, 0.2]), "xx": 1.0, "k": 2, "C": 0.5, "tau": None}),
     (sgd.negative_slope, "loss", (c.HINGE, c.LOG, c.MODIFIED_HUBER), {"m": 0.0}),
     (sgd.learning_rate, "schedule", (c.DECAY, c.CONSTANT, c.INVSCALING),

@@ -16,7 +16,7 @@ A step ``tau`` on pair ``j`` is ``w_y += tau x``, ``w_rj -= tau x``.
   competitor, with no slack (PA), ``+ C sum_j xi_j`` (PA-I) or ``+ C sum_j xi_j^2`` (PA-II): the
   k-constraint problems of Crammer et al. (JMLR 2006, eqs. 2, 4, 5) with one slack per constraint.
   Hildreth's cyclic projections converge to its solution and their first sweep from zero is ``seq``;
-  :func:`.hildreth.pa_multipliers` finds it exactly from the problem's structure. The perceptron
+  :func:`.shared_qp.pa_multipliers` finds it exactly from the problem's structure. The perceptron
   minimises nothing, so it has no joint problem; the learner refuses ``multiclass="exact"`` for it.
 """
 
@@ -30,7 +30,7 @@ from textcw._jit import kernel
 from textcw.learners._kernels.common import column, row_scores, row_sq_norm, top_competitors
 from textcw.learners._kernels.constants import MC_EXACT, MC_PAR, MC_SEQ, PERCEPTRON, SMALLEST_NORMAL
 from textcw.learners._kernels.first_order import step_size
-from textcw.learners._kernels.hildreth import pa_multipliers
+from textcw.learners._kernels.shared_qp import pa_multipliers
 
 
 @kernel

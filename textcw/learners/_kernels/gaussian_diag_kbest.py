@@ -49,7 +49,8 @@ from textcw.learners._kernels.constants import (
 )
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners._kernels.gaussian_rules import steps
-from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_solve
+from textcw.learners._kernels.hildreth import cw_block_steps, cw_solve
+from textcw.learners._kernels.shared_qp import arow_multipliers
 
 
 @kernel

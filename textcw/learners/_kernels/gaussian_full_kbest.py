@@ -43,7 +43,8 @@ from textcw.learners._kernels.constants import (
 from textcw.learners._kernels.gaussian_diag_kbest import joint_step_defined
 from textcw.learners._kernels.gaussian_full import guarded_increment
 from textcw.learners._kernels.gaussian_rules import steps
-from textcw.learners._kernels.hildreth import arow_multipliers, cw_block_steps, cw_solve
+from textcw.learners._kernels.hildreth import cw_block_steps, cw_solve
+from textcw.learners._kernels.shared_qp import arow_multipliers
 from textcw.learners._kernels.linalg import back_solve, cholesky_update, dot, forward_solve, scatter_row
 
 
