@@ -42,15 +42,16 @@ class TreeRun:
     cpu_seconds: float  # user + system, of the process and the worker processes it started
 
 
-def run_tree(args: list[str]) -> TreeRun:
-    """``textcw train ARGS --json`` in a fresh interpreter, its process tree's memory sampled."""
+def run_tree(args: list[str], env: dict | None = None) -> TreeRun:
+    """``textcw train ARGS --json`` in a fresh interpreter (``env`` added to this environment),
+    its process tree's memory sampled."""
     import psutil
 
     load = os.getloadavg()[0]
     cmd = [sys.executable, "-c", "from textcw.cli import main; main()", "train", *args, "--json"]
     t0 = time.perf_counter()
     err_file = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child cannot block on it
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, env={**os.environ, **(env or {})})
     peak = [0, 0]  # the whole tree, the training process alone
     done = threading.Event()
 

@@ -1,0 +1,103 @@
+"""When sharding pays off: ``textcw train --shards N`` against one process, end to end, as ratios.
+
+Large corpus: ``cw-var``, one pass over ``synthetic-text:N`` (default 10**6 documents, hashing
+2**20 columns). One process (``--stream --workers 1``: this process reads, hashes and learns
+every document on one core) against ``--shards 2`` (two local worker processes, each reading
+and learning half, models combined by ``kl``) and ``--shards 2 --stream`` (each shard streamed
+in chunks, flat memory).
+
+Small corpus: ``amazon:books`` (1,600 training documents, its vocabulary featurizer), one
+process against ``--shards 10`` (default workers: this process, since the corpus is small) and
+``--shards 10 --workers 2`` (two worker processes forced). With ``--before DIR`` (a checkout of
+an earlier textcw, e.g. ``git archive REV textcw | tar -x -C DIR``) the same small-corpus runs
+of that code are measured too, in the same run.
+
+Every configuration runs in a fresh process, ``--repeat`` times (best kept); reported: process
+wall time and the training phase's time (``train_seconds``: reading, featurizing, learning,
+combining), their ratios to one process, CPU seconds of all processes, the cores that made, the
+1-minute load average before the run, and test accuracy.
+
+Run by hand (not a test): ``python benchmarks/bench_shards.py [--documents 1000000]
+[--repeat 2] [--before DIR] [--json out.json]``. Results: docs/scale.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from bench_stream import run_tree
+from scale_common import machine, table
+
+
+def configurations(documents: int, before: str | None) -> list[tuple[str, str, list[str], dict]]:
+    """``(group, label, argv, environment)``; the first of each group is its one-process baseline."""
+    large = ["--corpus", f"synthetic-text:{documents}", "--learner", "cw-var", "--epochs", "1"]
+    small = ["--corpus", "amazon:books", "--learner", "cw-var"]
+    out = [
+        ("large", "one process (--stream --workers 1)", [*large, "--stream", "--workers", "1"], {}),
+        ("large", "--shards 2", [*large, "--shards", "2"], {}),
+        ("large", "--shards 2 --stream", [*large, "--shards", "2", "--stream"], {}),
+        ("small", "one process", small, {}),
+        ("small", "--shards 10 (default workers)", [*small, "--shards", "10"], {}),
+        ("small", "--shards 10 --workers 2", [*small, "--shards", "10", "--workers", "2"], {}),
+    ]
+    if before:
+        env = {"PYTHONPATH": os.path.abspath(before)}
+        out += [
+            ("small-before", "one process, before", small, env),
+            ("small-before", "--shards 10, before (2 workers)", [*small, "--shards", "10"], env),
+        ]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--before", help="directory holding an earlier textcw package to compare with")
+    parser.add_argument("--json", dest="json_out")
+    args = parser.parse_args()
+
+    configs = configurations(args.documents, args.before)
+    for _, _, argv, env in configs:
+        if env:  # the earlier code's kernels compiled once before anything is timed
+            run_tree(argv, env=env)
+    best: dict[str, dict] = {}
+    records = []
+    for _ in range(args.repeat):
+        for group, label, argv, env in configs:
+            run = run_tree(argv, env=env)
+            s = run.summary
+            record = {"group": group, "config": label, "wall_seconds": run.wall_seconds,
+                      "train_seconds": s["train_seconds"], "cpu_seconds": run.cpu_seconds,
+                      "cores_used": run.cpu_seconds / run.wall_seconds, "load_before": run.load_before,
+                      "accuracy": s["accuracy"], "workers": s.get("workers"),
+                      "peak_tree_mb": run.peak_tree_mb}
+            records.append(record)
+            print(json.dumps(record), flush=True)
+            if label not in best or record["wall_seconds"] < best[label]["wall_seconds"]:
+                best[label] = record
+    rows = []
+    baseline: dict[str, dict] = {}
+    for group, label, _, _ in configs:
+        r = best[label]
+        one = baseline.setdefault(group, r)
+        rows.append([group, label, r["workers"], f"{r['wall_seconds']:.1f}",
+                     f"{one['wall_seconds'] / r['wall_seconds']:.2f}x", f"{r['train_seconds']:.2f}",
+                     f"{one['train_seconds'] / r['train_seconds']:.2f}x", f"{r['cpu_seconds']:.1f}",
+                     f"{r['cores_used']:.2f}", f"{r['peak_tree_mb']:.0f}", f"{r['load_before']:.1f}",
+                     f"{r['accuracy']:.4f}"])
+    print(f"\ntextcw train, cw-var; large: synthetic-text:{args.documents}, one pass, hashing 2**20; "
+          f"small: amazon:books; best of {args.repeat}; {machine()}\n")
+    print(table(["corpus", "configuration", "workers", "wall (s)", "speed-up (wall)", "train (s)",
+                 "speed-up (train)", "CPU (s)", "cores used", "peak RSS, all processes (MB)",
+                 "load before", "test accuracy"], rows))
+    if args.json_out:
+        with open(args.json_out, "w") as fh:
+            json.dump(records, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
