@@ -126,6 +126,7 @@ def _epoch_arguments(kernel, codes: dict) -> list:
         "indptr": X.indptr, "indices": X.indices, "data": X.data,
         "y": np.array([1.0, -1.0, 1.0]) if binary else np.array([0, 1, 2], np.int64),
         "order": np.arange(3, dtype=np.int64),
+        "weights": None,  # the optional per-document weights: unweighted
         "mu": np.zeros(shape), "s": np.ones(shape), "count": np.zeros(1),
         "R": np.eye(d) if binary else np.repeat(np.eye(d)[None], K, axis=0),
         "k": K - 1, "phi": 1.0, "C": 0.5, "r": 0.8, "floor": 1e-12,
