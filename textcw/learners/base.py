@@ -9,7 +9,6 @@ conventions and building blocks).
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
-from textcw.learners import autotune, weighting
+from textcw.learners import autotune, legacy, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 from textcw.learners.protocol import KernelCall, bind_kernel, kernel_parameters
@@ -108,7 +107,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        _alias_legacy_names(cls)
+        legacy.alias_legacy_names(cls)
 
     # ----------------------------------------------------------------- subclass interface
     def new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:
@@ -447,65 +446,4 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         return tags
 
 
-# The names of the learner contract before it was public: a subclass that defines an old name
-# gets it under the new one (with a DeprecationWarning), and every class answers to both, so
-# code reading the old names keeps working for one release.
-LEGACY_NAMES = {
-    "_constraints": "constraints",
-    "_state_names": "state_names",
-    "_state_params": "state_params",
-    "_positive_states": "positive_states",
-    "_factor_states": "factor_states",
-    "_late_defaults": "late_defaults",
-    "_binary_kernel": "binary_kernel",
-    "_multiclass_kernel": "multiclass_kernel",
-    "_new_state": "new_state",
-    "_state_shapes": "state_shapes",
-    "_check_classes": "check_classes",
-    "_check_state_values": "check_state_values",
-    "_weight_shape": "weight_shape",
-    "_fitted_state": "fitted_state",
-}
-
-
-def _alias_legacy_names(cls) -> None:
-    own = cls.__dict__
-    for old, new in LEGACY_NAMES.items():
-        if old in own and new not in own:
-            warnings.warn(
-                f"{cls.__name__} defines {old}, the name of textcw's learner contract before it "
-                f"became public; define {new} instead (the old name stops working in the next "
-                "release)", DeprecationWarning, stacklevel=3)
-            setattr(cls, new, own[old])
-        elif new in own and old not in own:
-            setattr(cls, old, own[new])
-    if ("_kernel_args" in own or "_kernel" in own) and "epoch_call" not in own:
-        warnings.warn(
-            f"{cls.__name__} defines _kernel/_kernel_args, textcw's positional kernel contract "
-            "before it became public; define kernel_values() (named arguments) or epoch_call() "
-            "instead (the old names stop working in the next release)",
-            DeprecationWarning, stacklevel=3)
-        cls.epoch_call = _legacy_epoch_call
-
-
-def _legacy_epoch_call(self, binary):
-    cls = type(self)
-    if cls._kernel is not OnlineLinearClassifier._kernel:
-        kernel = self._kernel(binary)
-    else:
-        kernel = cls.binary_kernel if binary else cls.multiclass_kernel
-    args = self._kernel_args() if cls._kernel_args is not OnlineLinearClassifier._kernel_args else ()
-    return KernelCall(kernel, tuple(args))
-
-
-def _alias_base_names() -> None:
-    """The old names on the base class itself (e.g. ``OnlineLinearClassifier._constraints``, which
-    subclasses extend)."""
-    import inspect
-
-    for old, new in LEGACY_NAMES.items():
-        if old not in OnlineLinearClassifier.__dict__:
-            setattr(OnlineLinearClassifier, old, inspect.getattr_static(OnlineLinearClassifier, new))
-
-
-_alias_base_names()
+legacy.install(OnlineLinearClassifier)
