@@ -168,7 +168,7 @@ def stream_progress(console=None):
     whose documents line also shows documents per second and the running online error (from
     ``monitor(StreamStatus)``); off a terminal a silent ``report`` and no monitor (``None``)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
     console = console or Console(stderr=True)
     if not console.is_terminal:
@@ -177,7 +177,7 @@ def stream_progress(console=None):
     with Progress(TextColumn("{task.description:<12}"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("{task.fields[status]}"), TimeElapsedColumn(), console=console,
                   transient=True) as progress:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def report(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

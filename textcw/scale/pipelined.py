@@ -26,6 +26,7 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
     # Chunks go to the pool only once a worker has started and unpickled the featurizer: a
     # chunk handed to a pool still starting would hold up the stream for the start-up time.
     warm = executor.submit(_started, featurizer)
-    ready: dict[int, object] = {}  # chunk position -> a future of the pool, or a chunk made here
+    ready: dict[int, Any] = {}  # chunk position -> a future of the pool, or a chunk made here
     submitted = 0  # chunks [0, submitted) are in `ready` or were already taken
 
     def assign_to_pool(taken: int) -> None:

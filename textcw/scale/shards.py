@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.base import clone
@@ -77,7 +78,7 @@ def fit_featurizer(source: CorpusSource, featurizer):
 class FeaturizedSplit:
     """The whole training split as a matrix, from which shard tasks take their rows."""
 
-    X: object
+    X: Any
     labels: np.ndarray
     classes: np.ndarray
 
@@ -203,6 +204,8 @@ def iter_shards(backend, source: CorpusSource, featurizer, template, n_shards: i
         # starts; other corpora are counted by the workers, which load them anyway.
         shard_bounds(source.n_documents("train"), n_shards - 1, n_shards)
     tasks = [ShardTask(i, n_shards, s) for i, s in enumerate(shard_seeds(seed, n_shards))]
+    fn: Callable
+    shared: tuple
     if rows is not None:
         shard_bounds(rows.n_documents, n_shards - 1, n_shards)
         fn, shared = train_rows, (rows, template)
