@@ -13,6 +13,7 @@ import math
 import os
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -154,7 +155,7 @@ def read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> n
             read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
                 else np.lib.format.read_array_header_2_0
             shape, fortran, dtype = read_header(fh, max_header_size=10000)
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, SyntaxError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, SyntaxError) as exc:
         raise ModelFileError(f"{path} is damaged or not an exported textcw model ({info.filename}: {exc})") from None
     allowed = dtype.str in ARRAY_DTYPES or (dtype.kind == "U" and dtype.byteorder in "<|="
                                              and 1 <= dtype.itemsize // 4 <= _MAX_LABEL_CHARS)
@@ -171,7 +172,7 @@ def read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> n
     try:
         with archive.open(info) as fh:
             array = np.lib.format.read_array(fh, allow_pickle=False, max_header_size=10000)
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
         raise ModelFileError(f"{path} is damaged or not an exported textcw model ({info.filename}: {exc})") from None
     if array.dtype.kind == "U":
         check_printable(array.ravel().tolist(), f"{info.filename}, a list of labels")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import unicodedata
 import zipfile
+import zlib
 from pathlib import Path
 
 from textcw.errors import ModelFileError
@@ -95,7 +96,8 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, lim
     try:
         with archive.open(info) as fh:
             data = fh.read(limit + 1)
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+    # zlib.error: a damaged deflate stream can fail before the CRC check does
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError, NotImplementedError) as exc:
         # CRC errors, cut-off data, unsupported compression
         raise ModelFileError(f"{path} is damaged or was modified after saving ({exc}); refusing to "
                              "read it") from None
