@@ -227,6 +227,7 @@ def test_full_covariance_sigma_is_the_diagonal_without_forming_the_matrix(name, 
     full = model.covariance_
     expected = np.diag(full)[None] if full.ndim == 2 else np.stack([np.diag(b) for b in full])
     monkeypatch.setattr(linalg, "_BLOCK_FLOATS", 8 * d)  # 8 columns of R^{-1} at a time
+    model.sigma_  # once untraced: first-use allocations (lazy imports, caches) depend on test order
     tracemalloc.start()
     try:
         sigma = model.sigma_
