@@ -52,7 +52,10 @@ INSTALL_PROFILES = {
     "plot": ("plot", None),
     "dask": ("dask", None),
     "minimum-versions": ("", ROOT / "tests" / "install" / "minimum-versions.txt"),
+    "serve": ("", None),  # with the textcw-serve plugin, installed from its folder (PROFILE_PLUGINS)
 }
+# Profiles that also install first-party plugins (not editable, as a user does): name -> folders.
+PROFILE_PLUGINS = {"serve": [ROOT / "plugins" / "textcw-serve"]}
 
 
 def plugin_dirs() -> list[Path]:
@@ -286,10 +289,12 @@ def test_installs(stage: Stage) -> None:
         requirement = f"{wheel}[{extras}]" if extras else str(wheel)
         uv = str(BIN / "uv")
         env = environment()
-        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras)
+        plugins = PROFILE_PLUGINS.get(name, [])
+        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras,
+                   TEXTCW_INSTALLED_PLUGINS=",".join(p.name for p in plugins))
         if stage.run([uv, "venv", "--quiet", "--python", str(BIN / "python"), str(target)]) != 0 or stage.run(
                 [uv, "pip", "install", "--quiet", "--python", str(bindir / "python"), requirement,
-                 *(["--constraint", str(constraints)] if constraints else [])]) != 0 or stage.run(
+                 *map(str, plugins), *(["--constraint", str(constraints)] if constraints else [])]) != 0 or stage.run(
                 [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install"],
                 cwd=ROOT, env=env) != 0:
             failed.append(name)

@@ -1,4 +1,4 @@
-"""A Python client of ``textcw serve`` (the service comes with ``pip install textcw[serve]``).
+"""A Python client of ``textcw serve`` (the service comes with the ``textcw-serve`` plugin).
 
     from textcw.client import Client
     client = Client("http://127.0.0.1:8000")
@@ -19,7 +19,7 @@ except ImportError:  # the plugin is not installed
     def __getattr__(name):
         raise PluginError(
             f"textcw.client.{name} comes with the textcw-serve plugin, which is not installed: "
-            "pip install 'textcw[serve]' (or the plugins/textcw-serve folder)"
+            "install it from a textcw checkout with pip install ./plugins/textcw-serve"
         )
 else:
     __all__ = ["Client", "ServiceError", "ServiceUnavailableError"]
