@@ -19,20 +19,16 @@ Covariance forms (``covariance=``):
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import ndtr, ndtri
 
-from textcw.errors import ParameterError, VarianceFloorWarning
+from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels.constants import (
     AROW_HINGE,
     AROW_SQUARED_HINGE,
     COUNT_FLOORED,
     COUNT_SOLVER_FALLBACKS,
-    COUNT_SOLVER_UNCERTIFIED,
     GAUSSIAN_RULE_PARAMETERS,
     GAUSSIAN_STEP_PARAMETERS,
     MC_TOP1,
@@ -53,6 +49,7 @@ from textcw.learners.linalg import (  # noqa: F401  (covariance_from_factor: the
     with_intercept_column,
 )
 from textcw.learners.params import SCALE, Interval, Options
+from textcw.learners.run_warnings import warn_about_counts
 from textcw.learners.probability import (
     binary_probability_sampling,
     label_probabilities_quadrature,
@@ -60,10 +57,6 @@ from textcw.learners.probability import (
 )
 
 PROBA = Options(("quadrature", "sampling"))
-# VarianceFloorWarning when more than this fraction of an epoch's updates were floored, and at
-# least this many (a handful of floored updates on a toy problem says nothing about the model).
-FLOORED_WARNING_FRACTION = 0.1
-FLOORED_WARNING_MIN = 10
 
 
 # The rules whose objective has a loss term a weight can scale (docs/algorithms.md "Weighted
@@ -212,36 +205,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
             self.__dict__["_warned"] = set()  # each warning once per fit (and its partial_fits)
         self.n_variance_floored_.append(int(counts[COUNT_FLOORED]))
         self.n_solver_fallbacks_.append(int(counts[COUNT_SOLVER_FALLBACKS]))
-        self._warn_about_counts(counts)
-
-    def _warn_about_counts(self, counts) -> None:
-        updates = self.n_updates_[-1]
-        floored = int(counts[COUNT_FLOORED])
-        warned = self.__dict__.setdefault("_warned", set())
-        if (floored >= FLOORED_WARNING_MIN and floored > FLOORED_WARNING_FRACTION * updates
-                and "floor" not in warned):
-            warned.add("floor")
-            # The parameter that sets how fast variances shrink: eta for CW and SCW, r for AROW.
-            knob = next((k for k in ("eta", "r") if k in self.get_params(deep=False)), None)
-            advice = ("a lower eta (e.g. 0.7)" if knob == "eta" else "a larger r" if knob == "r"
-                      else "fewer epochs")
-            depends = f" and stops depending on {knob}={getattr(self, knob)!r}" if knob else ""
-            warnings.warn(
-                f"{type(self).__name__}: {floored:,} of {updates:,} updates in this pass left a "
-                f"variance at its floor (a * {VARIANCE_FLOOR:g}); there the model no longer "
-                f"follows the update rule{depends}. Typical of dense, low-dimensional data: try "
-                f"{advice}, or check n_variance_floored_",
-                VarianceFloorWarning, stacklevel=4,
-            )
-        failed = int(counts[COUNT_SOLVER_UNCERTIFIED])
-        if failed and "solver" not in warned:
-            warned.add("solver")
-            warnings.warn(
-                f"{type(self).__name__}: the joint multi-class solver (multiclass='exact') did not "
-                f"reach the KKT conditions on {failed:,} example(s) in this pass, even after its "
-                "fallback; their updates are approximate. multiclass='seq' avoids the joint solve",
-                RuntimeWarning, stacklevel=4,
-            )
+        warn_about_counts(self, counts)
 
     def check_weight_support(self, binary: bool) -> None:
         """Weighted examples (docs/algorithms.md "Weighted examples"): AROW (``r -> r / s``) and
@@ -305,7 +269,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
 
     @property
     def covariance_(self) -> np.ndarray:
-        state = self.fitted_state()
+        self.fitted_state()  # checks the state before anything is formed from it
         if self.__dict__.get("_previewing"):
             raise AttributeError("covariance_ is formed on demand only")  # see _get_fitted_attr_html
         if self.form.diagonal:
