@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated
 
@@ -72,8 +73,39 @@ def print_report(report, *, spread: bool = False) -> None:
         print_table(*tuning_table(report), title="chosen on the tuning run")
 
 
-def write_figures(report, directory: Path) -> list[Path]:
-    """The suite's figures plus one cumulative-mistakes plot per task (tuned settings)."""
+def parse_plot_formats(values: list[str] | None) -> list[str]:
+    """``--plot-format``'s values (repeated, or comma-separated), checked against the formats a
+    figure can be written in; ``[]`` when the option is not given."""
+    from textcw.evaluation.plot import FORMATS
+
+    chosen: list[str] = []
+    for value in values or []:
+        for item in value.split(","):
+            fmt = item.strip().lower()
+            if fmt not in FORMATS:
+                raise typer.BadParameter(f"{item.strip()!r} is not one of " + ", ".join(map(repr, FORMATS))
+                                         + " (repeat the option or separate formats with commas: png,svg)")
+            if fmt not in chosen:
+                chosen.append(fmt)
+    return chosen
+
+
+PlotFormats = Annotated[list[str] | None, typer.Option(
+    "--plot-format", metavar="png|svg", callback=parse_plot_formats,
+    help="Format of the --plot figures, png or svg; repeat it or give png,svg for both (default: png)")]
+
+
+def figure_formats(plot: Path | None, formats: list[str] | None) -> list[str]:
+    """The formats to draw the ``--plot`` figures in (PNG unless ``--plot-format`` says otherwise);
+    ``--plot-format`` without ``--plot`` is refused rather than ignored."""
+    if formats and plot is None:
+        raise ParameterError("--plot-format sets the format of the --plot figures; give --plot DIR too")
+    return formats or ["png"]
+
+
+def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
+    """The suite's figures plus one cumulative-mistakes plot per task (tuned settings), in every
+    format of ``formats``."""
     from textcw.evaluation.online import online
     from textcw.evaluation.plot import suite_figures
     from textcw.plugins import current_registries
@@ -87,7 +119,7 @@ def write_figures(report, directory: Path) -> list[Path]:
         run = online(seed=report.seed)
         online_reports = [run(task, online_learners, settings) for task in report.tasks
                           if task.label in finished]
-    return suite_figures(report, directory, online_reports=online_reports)
+    return suite_figures(report, directory, online_reports=online_reports, formats=formats)
 
 
 def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
@@ -147,7 +179,8 @@ def evaluate(
     spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", metavar="DIR", help="Write figures (PNG, or --plot-format) into this folder")] = None,
+    plot_format: PlotFormats = None,
 ) -> None:
     """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
     from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
@@ -157,6 +190,7 @@ def evaluate(
     learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
     if quick and not tune:
         raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
+    formats = figure_formats(plot, plot_format)
     check_outputs(json_out=json_out, plot=plot)
     on_task = task_lines()
     with progress_bar() as report_progress:
@@ -174,7 +208,8 @@ def evaluate(
         raise TextcwError(message)
     if not as_json:
         print_report(report, spread=spread)
-    finish_run(report, as_json=as_json, json_out=json_out, plot=plot, figures=write_figures,
+    finish_run(report, as_json=as_json, json_out=json_out, plot=plot,
+               figures=functools.partial(write_figures, formats=formats),
                interrupted="the table shows the runs that finished")
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from textcw.cli.evaluate import PlotFormats
 from textcw.cli.output import JsonFlag, JsonOut, print_table, progress_bar
 
 
@@ -30,20 +32,22 @@ def reproduce(
     available: Annotated[bool, typer.Option("--available", help="Leave out learners and corpora that are not registered")] = False,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write PNG figures into this folder")] = None,
+    plot: Annotated[Path | None, typer.Option("--plot", metavar="DIR", help="Write figures (PNG, or --plot-format) into this folder")] = None,
+    plot_format: PlotFormats = None,
 ) -> None:
     """Reproduce a table of the papers on the data that is here, beside the published numbers.
 
     Exits with 1 when one of the experiment's checks against the paper fails (the output
     says which), as a test would.
     """
-    from textcw.cli.evaluate import check_outputs, finish_run, task_lines
+    from textcw.cli.evaluate import check_outputs, figure_formats, finish_run, task_lines
     from textcw.evaluation import experiments
 
     if name is None:
         print_table(["experiment", "what"], [[n, s] for n, (_, s) in experiments.EXPERIMENTS.items()])
         return
     experiment = experiments.get(name)
+    formats = figure_formats(plot, plot_format)
     check_outputs(json_out=json_out, plot=plot)
     with progress_bar() as report:
         result = experiment.run(quick=quick, available=available, figures=plot is not None, progress=report,
@@ -52,7 +56,8 @@ def reproduce(
         print_result(result)
     from textcw.evaluation.experiments.figures import experiment_figures
 
-    finish_run(result, as_json=as_json, json_out=json_out, plot=plot, figures=experiment_figures,
+    finish_run(result, as_json=as_json, json_out=json_out, plot=plot,
+               figures=functools.partial(experiment_figures, formats=formats),
                interrupted="the tables show the runs that finished")
 
 
