@@ -127,6 +127,7 @@ def _epoch_arguments(kernel, codes: dict) -> list:
         "y": np.array([1.0, -1.0, 1.0]) if binary else np.array([0, 1, 2], np.int64),
         "order": np.arange(3, dtype=np.int64),
         "weights": None,  # the optional per-document weights: unweighted
+        "u": None,  # the optional running-average accumulator: no averaging
         "mu": np.zeros(shape), "s": np.ones(shape), "count": np.zeros(1),
         "R": np.eye(d) if binary else np.repeat(np.eye(d)[None], K, axis=0),
         "k": K - 1, "phi": 1.0, "C": 0.5, "r": 0.8, "floor": 1e-12,
@@ -286,6 +287,17 @@ def test_bind_kernel_names_a_missing_argument():
     # a default followed by a value that is given cannot be skipped: the position would shift
     with pytest.raises(ParameterError, match=r"needs the argument 'C'"):
         bind_kernel(recording_kernel, ("mu", "s"), {"rule": c.CW_VAR, "phi": 1.0, "counts": "x"})
+
+
+def averaging_kernel(indptr, indices, data, y, order, mu, rule, weights=None, u=None, count=None):
+    return {"weights": weights, "u": u, "count": count}
+
+
+def test_bind_kernel_passes_none_for_an_optional_array_before_one_that_is_given():
+    call = bind_kernel(averaging_kernel, ("mu",), {"rule": 0, "weights": None, "u": "u!", "count": "c!"})
+    assert call.args == (0, None, "u!", "c!")
+    assert call.kernel(*range(6), *call.args) == {"weights": None, "u": "u!", "count": "c!"}
+    assert bind_kernel(averaging_kernel, ("mu",), {"rule": 0, "u": None, "count": None}).args == (0,)
 
 
 def test_bind_kernel_refuses_a_kernel_whose_first_parameters_disagree():

@@ -30,7 +30,9 @@ from textcw.plugins import BUILTIN_PROVIDER, default_registries
 # learner must be listed as not changing the training (checked below), so that a new variant
 # parameter cannot be left out of the matrix.
 VARIANT_PARAMETERS = ("loss", "learning_rate", "covariance", "multiclass")
-NOT_VARIANTS = {"shuffle", "fit_intercept", "proba"}
+# ("average" changes what the model predicts with, not its training: the averaged rows below
+# check that the running state is the same.)
+NOT_VARIANTS = {"shuffle", "fit_intercept", "proba", "average"}
 
 # Hyperparameters away from their defaults, so that a value that does not reach the kernel shows.
 A, C_PA, C_SCW, R_AROW, ETA = 0.7, 0.3, 0.6, 0.8, 0.9
@@ -236,6 +238,13 @@ def test_one_epoch_matches_the_reference(name, variant, problem):
     if name == "averaged-perceptron":
         # u is the sum of t * (update at example t), from which mu is recovered: w - u / count
         close(got["w"] - got["u"] / got["count"][0], want["mu"])
+    if "average" in model.get_params() and model.average_refusal(problem == "binary") is None:
+        # averaging (docs/algorithms.md "Averaging") leaves the training as it is, bit for bit
+        averaged = make_learner(name, **params, average=True).fit(X, y)
+        assert averaged.mistakes_ == model.mistakes_
+        for array, value in model.fitted_state().items():
+            np.testing.assert_array_equal(averaged.fitted_state()[array], value)
+        assert averaged.fitted_state()["count"][0] == X.shape[0]
 
 
 def test_the_matrix_covers_every_builtin_online_learner_and_variant():

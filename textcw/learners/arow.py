@@ -27,6 +27,7 @@ from textcw.learners import multiclass as mc
 from textcw.learners import weighting
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
 from textcw.learners.autotune import auto_or
+from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Options
@@ -68,6 +69,9 @@ class AROW(GaussianLinearClassifier):
         Multiplies each document's weight by its label's (a document of weight ``s`` acts as ``r -> r / s``; docs/algorithms.md
         "Weighted examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over
         ``fit``'s labels (refused by ``partial_fit``).
+    average : bool, default False
+        Predict with the average of the means after every example seen (docs/algorithms.md
+        "Averaging"); training and the variances are unchanged. Binary and ``top1`` only.
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
@@ -81,12 +85,14 @@ class AROW(GaussianLinearClassifier):
         **mc.CONSTRAINTS,
         "proba": PROBA,
         **weighting.CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
     }
     late_defaults = {**mc.DEFAULTS, "proba": "quadrature", **weighting.DEFAULTS}
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
-                 random_state=0, fit_intercept=False, class_weight=None):
+                 random_state=0, fit_intercept=False, class_weight=None, average=False):
+        self.average = average
         self.class_weight = class_weight
         self.r = r
         self.loss = loss

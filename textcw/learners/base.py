@@ -129,7 +129,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                 f"{cls.__name__} sets no {'binary' if binary else 'multiclass'}_kernel and does not "
                 "override epoch_call()"
             )
-        return bind_kernel(kernel, self.state_names, self.kernel_values())
+        return bind_kernel(kernel, self.kernel_state_names, self.kernel_values())
 
     def validate_params(self) -> None:
         """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
@@ -428,7 +428,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
             if not (array.flags.c_contiguous and array.flags.writeable):
                 # e.g. a model loaded read-only (memory-mapped): the kernels write in place
                 self._state[name] = np.array(array, order="C", copy=True)
-        return [self._state[name] for name in self.state_names]
+        return [self._state[name] for name in self.kernel_state_names]
 
     def _get_fitted_attr_html(self, doc_link=""):
         """scikit-learn's notebook view evaluates every public attribute ending in ``_`` to show

@@ -3,7 +3,8 @@
 They keep only weights (``mu``) and differ by one rule code (``PERCEPTRON``, ``PA``, ``PA1``,
 ``PA2`` in :mod:`textcw.learners._kernels.constants`); in multi-class problems they share the
 strategies of :mod:`textcw.learners.multiclass` (top-1, or the top-k competitors updated in
-sequence, in parallel or jointly; docs/algorithms.md "Multi-class").
+sequence, in parallel or jointly; docs/algorithms.md "Multi-class"). The PA learners can predict
+with their averaged weights (``average=True``, :mod:`textcw.learners.averaging`).
 """
 
 from __future__ import annotations
@@ -14,23 +15,33 @@ from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners._kernels import first_order, first_order_kbest
 from textcw.learners._kernels.constants import MC_TOP1
+from textcw.learners.averaging import AVERAGE_COMBINE, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
 
 
-class FirstOrderLearner(OnlineLinearClassifier):
-    """Weights ``mu``, one rule code (``rule``), and the multi-class strategies."""
+class FirstOrderLearner(AveragedMean, OnlineLinearClassifier):
+    """Weights ``mu``, one rule code (``rule``), and the multi-class strategies; with
+    ``average=True`` (where a subclass has the parameter) also the averaging arrays, for every
+    strategy."""
 
     rule: int
-    state_names = ("mu",)
+    kernel_state_names = ("mu",)
+    state_names = AveragedMean.state_names
     constraints = {**OnlineLinearClassifier.constraints, **mc.CONSTRAINTS}
     late_defaults = mc.DEFAULTS
 
+    @property
+    def state_combine(self):
+        return {"mu": "mean", **(AVERAGE_COMBINE if self.averaged else {})}
+
     def state_shapes(self, n_rows, n_labels):
-        return {"mu": self.weight_shape(n_rows, n_labels)}
+        shape = self.weight_shape(n_rows, n_labels)
+        return {"mu": shape, **self.average_shapes(shape)}
 
     def new_state(self, n_rows, n_labels):
-        return {"mu": np.zeros(self.weight_shape(n_rows, n_labels))}
+        shape = self.weight_shape(n_rows, n_labels)
+        return {"mu": np.zeros(shape), **self.average_state(shape)}
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -38,6 +49,7 @@ class FirstOrderLearner(OnlineLinearClassifier):
 
     def check_classes(self, n_classes):
         mc.competitors(self, n_classes)
+        self.check_average_support(n_classes)
 
     def strategy(self, binary: bool) -> int:
         """The multi-class update (a ``MC_*`` code); top-1 for binary problems."""
@@ -59,8 +71,9 @@ class FirstOrderLearner(OnlineLinearClassifier):
             "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
             # one weight per row while fit/partial_fit has example weights (base._run_epoch)
             "weights": self.__dict__.get("_epoch_weights"),
+            **self.average_values(),
         }
-        return bind_kernel(kernel, self.state_names, values)
+        return bind_kernel(kernel, self.kernel_state_names, values)
 
     def check_weight_support(self, binary: bool) -> None:
         """Weights scale the perceptron's step and PA-I/PA-II's ``C`` (docs/algorithms.md

@@ -38,6 +38,7 @@ from textcw.learners._kernels.constants import (
     VARIANCE_FLOOR,
 )
 from textcw.learners.autotune import auto_or
+from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
 from textcw.learners.covariance import FORMS
@@ -63,7 +64,7 @@ PROBA = Options(("quadrature", "sampling"))
 # examples"): AROW and SCW; CW's hard constraint has none.
 WEIGHTED_RULES = (AROW_SQUARED_HINGE, AROW_HINGE, SCW1, SCW2)
 
-class GaussianLinearClassifier(OnlineLinearClassifier):
+class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
 
     Subclasses set ``rule`` (or override :meth:`rule_code`), ``covariances`` (the forms of
@@ -111,11 +112,11 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     rule: int  # the update rule's code (textcw.learners._kernels.constants)
     covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")  # the forms in FORMS it accepts
     diagonal_suggestion = "diag-kl"  # named when a full covariance does not fit in memory
-    state_params = ("fit_intercept", "covariance")
+    state_params = ("fit_intercept", "covariance", "average")
     positive_states = ("s",)  # checked when a state is loaded
     factor_states = ("R",)
     late_defaults = {"proba": "quadrature"}
-    state_combine = {"mu": "gaussian", "s": "gaussian", "R": "gaussian"}
+    state_names = AveragedMean.state_names
     run_counters = ("n_variance_floored", "n_solver_fallbacks")
 
     # ----------------------------------------------------------------- subclass interface
@@ -137,8 +138,25 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         return FORMS[self.covariance]
 
     @property
-    def state_names(self):
+    def kernel_state_names(self):
         return self.form.state_names
+
+    @property
+    def state_combine(self):
+        """Mean and covariance combine as a Gaussian. With ``average=True`` the models combine
+        by parameter averaging (``method="uniform"``: the means, the variances and the
+        averages averaged, the example counts summed); the precision-weighted ``kl`` method is
+        for models without averaging."""
+        if not self.averaged:
+            return {"mu": "gaussian", "s": "gaussian", "R": "gaussian"}
+        # a full covariance's factor R has no parameter-averaging rule: such models do not combine
+        return {"mu": "mean", "s": "mean", "R": "gaussian", **AVERAGE_COMBINE}
+
+    def average_refusal(self, binary: bool) -> str | None:
+        if self.strategy(binary) != MC_TOP1:
+            return (f"with multiclass={self.multiclass!r} (the k-competitor updates); it is "
+                    "supported for binary problems and multiclass='top1', with every covariance")
+        return None
 
     @property
     def floor(self) -> float:
@@ -169,6 +187,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
             "counts": self.__dict__.get("_epoch_counts"),
             # one weight per row while fit/partial_fit has example weights (base._run_epoch)
             "weights": self.__dict__.get("_epoch_weights"),
+            **self.average_values(),
         }
         values.update(self._checked_step_params(values["rule"]))
         return values
@@ -188,7 +207,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
         return {**dict.fromkeys(GAUSSIAN_STEP_PARAMETERS, 0.0), **params}
 
     def epoch_call(self, binary):
-        return bind_kernel(self.epoch_kernel(binary), self.state_names, self.kernel_values())
+        return bind_kernel(self.epoch_kernel(binary), self.kernel_state_names, self.kernel_values())
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
         # The kernels add to ``counts`` (the last kernel argument, see _kernel_args): floored
@@ -229,6 +248,7 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
     def check_classes(self, n_classes):
         if hasattr(self, "multiclass"):
             mc.competitors(self, n_classes)
+        self.check_average_support(n_classes)
 
     def validate_params(self) -> None:
         super().validate_params()
@@ -247,10 +267,12 @@ class GaussianLinearClassifier(OnlineLinearClassifier):
             )
 
     def state_shapes(self, n_rows, n_labels):
-        return self.form.state_shapes(n_rows, n_labels)
+        return {**self.form.state_shapes(n_rows, n_labels),
+                **self.average_shapes(self.weight_shape(n_rows, n_labels))}
 
     def new_state(self, n_rows, n_labels):
-        return self.form.new_state(self, n_rows, n_labels, self.a)
+        return {**self.form.new_state(self, n_rows, n_labels, self.a),
+                **self.average_state(self.weight_shape(n_rows, n_labels))}
 
     # ----------------------------------------------------------------- model views
     def _blocks(self):
@@ -377,6 +399,9 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         Passes over the training data.
     shuffle, random_state, fit_intercept
         As for every online learner; ``random_state`` also seeds ``proba="sampling"``.
+    average : bool, default False
+        Predict with the average of the means after every example seen (docs/algorithms.md
+        "Averaging"); training and the variances are unchanged. Binary and ``top1`` only.
 
     Notes
     -----
@@ -394,12 +419,14 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         "covariance": Options(covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
+        **AVERAGE_CONSTRAINTS,
     }
     late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False):
+                 fit_intercept=False, average=False):
+        self.average = average
         self.eta = eta
         self.a = a
         self.covariance = covariance

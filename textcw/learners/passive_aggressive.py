@@ -16,6 +16,7 @@ from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PA, PA1, PA2
 from textcw.learners import weighting
 from textcw.learners.autotune import auto_or
+from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
 from textcw.learners.params import SCALE
 
@@ -35,9 +36,16 @@ class PassiveAggressive(FirstOrderLearner):
         (1 for ``top1``, ``K - 1`` otherwise).
     n_epochs, shuffle, random_state, fit_intercept
         As for every online learner.
+    average : bool, default False
+        Predict with the average of the weights after every example seen (over all epochs and
+        ``partial_fit`` calls), as the averaged perceptron does, instead of the last weights;
+        training and ``mistakes_`` are unchanged. Kept lazily in O(nnz) per update
+        (docs/algorithms.md "Averaging").
     """
 
     rule = PA
+    constraints = {**FirstOrderLearner.constraints, **AVERAGE_CONSTRAINTS}
+    state_params = ("fit_intercept", "average")
 
     def check_weight_support(self, binary: bool) -> None:
         """Plain PA has no slack (JMLR 2006 eq. 2: the margin constraint is hard), so a weight
@@ -51,7 +59,8 @@ class PassiveAggressive(FirstOrderLearner):
         super().check_weight_support(binary)
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False):
+                 fit_intercept=False, average=False):
+        self.average = average
         self.multiclass = multiclass
         self.k = k
         self.n_epochs = n_epochs
@@ -66,11 +75,11 @@ class _PassiveAggressiveC(PassiveAggressive):
     tunable = ("C",)
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
-                 random_state=0, fit_intercept=False, class_weight=None):
+                 random_state=0, fit_intercept=False, class_weight=None, average=False):
         self.C = C
         self.class_weight = class_weight
         super().__init__(multiclass=multiclass, k=k, n_epochs=n_epochs, shuffle=shuffle,
-                         random_state=random_state, fit_intercept=fit_intercept)
+                         random_state=random_state, fit_intercept=fit_intercept, average=average)
 
 
 class PassiveAggressiveI(_PassiveAggressiveC):
@@ -80,7 +89,7 @@ class PassiveAggressiveI(_PassiveAggressiveC):
     ----------
     C : float > 0, default 1.0
         Aggressiveness; a document of weight ``s`` gets ``s C``.
-    multiclass, k, n_epochs, shuffle, random_state, fit_intercept
+    multiclass, k, n_epochs, shuffle, random_state, fit_intercept, average
         As for :class:`PassiveAggressive`.
     class_weight : None, "balanced" or dict, default None
         Multiplies each document's weight by its label's (docs/algorithms.md "Weighted
@@ -98,7 +107,7 @@ class PassiveAggressiveII(_PassiveAggressiveC):
     ----------
     C : float > 0, default 1.0
         Aggressiveness; a document of weight ``s`` gets ``s C``.
-    multiclass, k, n_epochs, shuffle, random_state, fit_intercept
+    multiclass, k, n_epochs, shuffle, random_state, fit_intercept, average
         As for :class:`PassiveAggressive`.
     class_weight : None, "balanced" or dict, default None
         Multiplies each document's weight by its label's (docs/algorithms.md "Weighted

@@ -5,7 +5,9 @@ public names:
 
 - ``constraints``: ``{parameter: constraint}`` (:mod:`textcw.learners.params`), checked on
   every ``fit``/``partial_fit``;
-- ``state_names``: the state arrays, in the order the kernel takes them;
+- ``state_names``: the state arrays, in the order the kernel takes them (a learner whose kernels
+  take some arrays by name, e.g. the averaging arrays of :mod:`textcw.learners.averaging`, lists
+  the positional ones in ``kernel_state_names`` and passes the others in ``epoch_call``);
 - ``state_params``: the parameters that decide what the state *is* (fixed once fitted);
 - ``weights``: the state array that holds the weights (``coef_`` reads it; ``"mu"``);
 - ``state_combine``: how :func:`textcw.combine` merges each state array of models trained on
@@ -75,12 +77,20 @@ def kernel_parameters(kernel) -> tuple[tuple[str, bool], ...]:
                  for p in inspect.signature(function).parameters.values())
 
 
+@functools.lru_cache(maxsize=None)
+def optional_parameters(kernel) -> frozenset[str]:
+    """The parameters of ``kernel`` whose default is ``None`` (optional arrays)."""
+    function = getattr(kernel, "py_func", kernel)
+    return frozenset(p.name for p in inspect.signature(function).parameters.values() if p.default is None)
+
+
 def bind_kernel(kernel, state_names, values: Mapping[str, Any]) -> KernelCall:
     """The :class:`KernelCall` that passes ``values`` to ``kernel`` by parameter name.
 
     ``kernel``'s signature must start with :data:`DATA_ARGUMENTS` and then ``state_names`` in
     order; every later parameter is taken from ``values`` by name. A parameter with a default
-    may be left out of ``values`` (so may all after it); a value the kernel does not name is
+    may be left out of ``values`` (so may all after it; one whose default is ``None``, an
+    optional array, is passed as ``None`` when a later one is given); a value the kernel does not name is
     ignored, so a learner family can offer one set of values to kernels that use different
     subsets of them. Anything else is a :class:`~textcw.errors.ParameterError` naming the kernel
     and the argument: the signature and the learner disagree.
@@ -103,6 +113,9 @@ def bind_kernel(kernel, state_names, values: Mapping[str, Any]) -> KernelCall:
         later = params[len(expected) + position:]
         if has_default and not any(p in values and values[p] is not None for p, _ in later):
             break  # this and the rest keep their defaults
+        if param in optional_parameters(kernel):
+            args.append(None)  # an optional array left out, before one that is given
+            continue
         raise ParameterError(
             f"kernel {name} needs the argument {param!r}, which the learner does not provide "
             f"(it provides {sorted(k for k, v in values.items() if v is not None)})"

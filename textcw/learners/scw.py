@@ -22,6 +22,7 @@ from scipy.special import ndtri
 from textcw.learners import weighting
 from textcw.learners._kernels import constants
 from textcw.learners.autotune import auto_or
+from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Interval, Options
@@ -52,6 +53,9 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         Multiplies each document's weight by its label's (a document of weight ``s`` gets ``s C``; docs/algorithms.md
         "Weighted examples"); ``"balanced"`` is ``n_samples / (n_classes * count(label))`` over
         ``fit``'s labels (refused by ``partial_fit``).
+    average : bool, default False
+        Predict with the average of the means after every example seen (docs/algorithms.md
+        "Averaging"); training and the variances are unchanged.
 
     Notes
     -----
@@ -68,11 +72,14 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "covariance": Options(covariances),
         "proba": PROBA,
         **weighting.CONSTRAINTS,
+        **AVERAGE_CONSTRAINTS,
     }
     late_defaults = {**GaussianLinearClassifier.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
-                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None):
+                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None,
+                 average=False):
+        self.average = average
         self.class_weight = class_weight
         self.eta = eta
         self.C = C
@@ -100,7 +107,7 @@ class SCW1(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: the mean step ``alpha`` is capped at ``C``.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average
         As for :class:`SoftConfidenceWeighted`.
     """
 
@@ -114,7 +121,7 @@ class SCW2(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: ``1/(2C)`` is added to the margin variance in the step size.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average
         As for :class:`SoftConfidenceWeighted`.
     """
 

@@ -33,6 +33,13 @@ class LearnerState:
     # underscore) that state_dict carries, so that exported and combined models keep them.
     run_counters: tuple[str, ...] = ()
 
+    @property
+    def kernel_state_names(self) -> tuple[str, ...]:
+        """The state arrays the epoch kernel takes by position, in that order: all of
+        ``state_names``, unless the learner keeps arrays that its kernels take by name (the
+        averaging arrays, :mod:`textcw.learners.averaging`)."""
+        return tuple(self.state_names)
+
     def _shaping_values(self) -> dict:
         return {name: getattr(self, name) for name in self.state_params}
 

@@ -111,3 +111,38 @@ def row_variances(indptr, indices, data, i, S, out):
         x2 = data[p] * data[p]
         for k in range(S.shape[1]):
             out[k] += S[j, k] * x2
+
+
+# ---------------------------------------------------------------- lazy averaging of the mean
+# Averaged learners (docs/algorithms.md "Averaging") predict with the mean of the weights after
+# every example seen. The kernels that support it take two optional arrays after their other
+# arguments: ``u`` (the shape of ``mu``) and ``count`` (one value, the examples seen before
+# this call). Every change of the weights goes through :func:`move_mean`, which also adds
+# ``lag * delta`` to ``u``, ``lag`` being the 0-based index of the example among all those seen;
+# the average after ``T`` examples is then ``mu - u / T`` (Daume's trick, as in
+# :mod:`.averaged`). With ``u=None`` (no averaging) numba prunes the branch: the update is the
+# plain ``mu[at] += delta``, bit for bit.
+
+
+@kernel
+def move_mean(mu, u, at, delta, lag):
+    """``mu[at] += delta``; when averaging, ``u[at] += lag * delta`` too (``at``: an index or a
+    ``(row, label)`` pair)."""
+    mu[at] += delta
+    if u is not None:
+        u[at] += lag * delta
+
+
+@kernel
+def examples_seen(count):
+    """The examples seen before this kernel call: ``count[0]``, 0 without averaging."""
+    if count is None:
+        return 0.0
+    return count[0]
+
+
+@kernel
+def add_examples(count, seen, n):
+    """Record that this call saw ``n`` more examples after the ``seen`` before it."""
+    if count is not None:
+        count[0] = seen + n

@@ -19,7 +19,16 @@ import math
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, row_dot, row_scores, row_sq_norm, top_competitor
+from textcw.learners._kernels.common import (
+    add_examples,
+    column,
+    examples_seen,
+    move_mean,
+    row_dot,
+    row_scores,
+    row_sq_norm,
+    top_competitor,
+)
 from textcw.learners._kernels.constants import PA, PA1, PA2, PERCEPTRON, SMALLEST_NORMAL
 from textcw.learners._kernels.prefetch import prefetch_ahead
 
@@ -54,8 +63,11 @@ def step_size(rule, m, q, C):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None):
+def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None, u=None, count=None):
+    """One epoch of binary updates; ``u`` and ``count`` (optional) keep the running average
+    (:func:`.common.move_mean`)."""
     w = mu
+    seen = examples_seen(count)
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
@@ -78,18 +90,21 @@ def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None):
             updates += 1
             step = tau * y[i]
             for p in range(column(indptr[i]), column(indptr[i + 1])):
-                w[column(indices[p])] += step * data[p]
+                move_mean(w, u, column(indices[p]), step * data[p], seen + t)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None):
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None, u=None,
+                          count=None):
     """Single-constraint top-1 update: the true label against its highest-scoring competitor.
 
-    The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``. ``weights`` as
-    for :func:`binary_epoch`.
+    The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``. ``weights``,
+    ``u`` and ``count`` as for :func:`binary_epoch`.
     """
     W = mu
+    seen = examples_seen(count)
     mistakes = 0
     updates = 0
     scores = np.empty(W.shape[1])
@@ -112,6 +127,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C, weights=
             updates += 1
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 j = column(indices[p])
-                W[j, yi] += tau * data[p]
-                W[j, r] -= tau * data[p]
+                move_mean(W, u, (j, yi), tau * data[p], seen + t)
+                move_mean(W, u, (j, r), -(tau * data[p]), seen + t)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates

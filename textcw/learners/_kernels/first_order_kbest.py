@@ -27,7 +27,15 @@ import math
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, row_scores, row_sq_norm, top_competitors
+from textcw.learners._kernels.common import (
+    add_examples,
+    column,
+    examples_seen,
+    move_mean,
+    row_scores,
+    row_sq_norm,
+    top_competitors,
+)
 from textcw.learners._kernels.constants import MC_EXACT, MC_PAR, MC_SEQ, PERCEPTRON, SMALLEST_NORMAL
 from textcw.learners._kernels.first_order import step_size
 from textcw.learners._kernels.shared_qp import pa_multipliers
@@ -44,14 +52,16 @@ def _tau(rule, m, xx, C):
 
 
 @kernel
-def _move(indptr, indices, data, i, W, label, step):
+def _move(indptr, indices, data, i, W, label, step, u, lag):
     for p in range(column(indptr[i]), column(indptr[i + 1])):
-        W[column(indices[p]), label] += step * data[p]
+        move_mean(W, u, (column(indices[p]), label), step * data[p], lag)
 
 
 @kernel
-def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C):
-    """One epoch of ``seq``, ``par`` or ``exact`` updates with ``k`` competitors (module docstring)."""
+def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C, u=None, count=None):
+    """One epoch of ``seq``, ``par`` or ``exact`` updates with ``k`` competitors (module docstring);
+    ``u`` and ``count`` (optional) keep the running average (:func:`.common.move_mean`)."""
+    seen = examples_seen(count)
     if strategy != MC_SEQ and strategy != MC_PAR and strategy != MC_EXACT:
         raise ValueError("unknown multi-class strategy code")
     if strategy == MC_EXACT and rule == PERCEPTRON:
@@ -91,8 +101,8 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C):
                     changed = True
                     for p in range(column(indptr[i]), column(indptr[i + 1])):
                         j = column(indices[p])
-                        W[j, yi] += t * data[p]
-                        W[j, rc] -= t * data[p]
+                        move_mean(W, u, (j, yi), t * data[p], seen + step)
+                        move_mean(W, u, (j, rc), -(t * data[p]), seen + step)
         else:
             if strategy == MC_PAR:
                 for q in range(k):
@@ -114,10 +124,11 @@ def multiclass_epoch(indptr, indices, data, y, order, mu, rule, strategy, k, C):
             # tiny ||x||^2) would write inf/NaN into the weights: no update
             if total > 0.0 and math.isfinite(total):
                 changed = True
-                _move(indptr, indices, data, i, W, yi, total)
+                _move(indptr, indices, data, i, W, yi, total, u, seen + step)
                 for q in range(k):
                     if tau[q] > 0.0:
-                        _move(indptr, indices, data, i, W, comp[q], -tau[q])
+                        _move(indptr, indices, data, i, W, comp[q], -tau[q], u, seen + step)
         if changed:
             updates += 1
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates

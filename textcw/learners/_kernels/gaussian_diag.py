@@ -48,7 +48,14 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, row_scores, top_competitor
+from textcw.learners._kernels.common import (
+    add_examples,
+    column,
+    examples_seen,
+    move_mean,
+    row_scores,
+    top_competitor,
+)
 from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL, DIAG_L2
 from textcw.learners._kernels.gaussian_rules import steps
 from textcw.learners._kernels.prefetch import prefetch_ahead
@@ -75,12 +82,14 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
 
 @kernel
 def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
-                 counts=None, weights=None):
+                 counts=None, weights=None, u=None, count=None):
     """One epoch of binary updates; returns ``(mistakes, updates)``.
 
     ``counts`` (optional, int64 of length ``N_COUNTS``): ``counts[COUNT_FLOORED]`` is increased by
-    the updates after which a variance they changed sat at the floor.
+    the updates after which a variance they changed sat at the floor. ``u`` and ``count``
+    (optional) keep the running average of the mean (:func:`.common.move_mean`).
     """
+    seen = examples_seen(count)
     mistakes = 0
     updates = 0
     for t in range(order.shape[0]):
@@ -113,7 +122,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
-                    mu[j] += ay * (sj * xj)
+                    move_mean(mu, u, j, ay * (sj * xj), seen + t)
                     new = sj / (1.0 + c * (sj * xj * xj))
                     hit = hit or new <= floor
                     s[j] = new if new > floor else floor
@@ -122,7 +131,7 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                     j = column(indices[p])
                     xj = data[p]
                     sj = s[j]
-                    mu[j] += ay * (sj * xj)
+                    move_mean(mu, u, j, ay * (sj * xj), seen + t)
                     sx = sj * xj
                     new = sj - beta * sx * sx
                     hit = hit or new <= floor
@@ -131,17 +140,19 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
                 raise ValueError(UNKNOWN_FORM)
             if hit and counts is not None:
                 counts[COUNT_FLOORED] += 1
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates
 
 
 @kernel
 def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
-                          counts=None, weights=None):
+                          counts=None, weights=None, u=None, count=None):
     """Top-1 multi-class update (EMNLP 2009; MLJ 2013 section 3.3): one binary update on
     ``f(x, y) - f(x, r)``: ``m = mu_y . x - mu_r . x``, ``v = x' Sigma_y x + x' Sigma_r x``;
-    both blocks move and both get the binary covariance update with ``x``. ``counts`` as for
-    :func:`binary_epoch`.
+    both blocks move and both get the binary covariance update with ``x``. ``counts``, ``u`` and
+    ``count`` as for :func:`binary_epoch`.
     """
+    seen = examples_seen(count)
     mistakes = 0
     updates = 0
     scores = np.empty(mu.shape[1])
@@ -168,11 +179,12 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
             for p in range(column(indptr[i]), column(indptr[i + 1])):
                 j = column(indices[p])
                 xj = data[p]
-                mu[j, yi] += alpha * (s[j, yi] * xj)
-                mu[j, rc] -= alpha * (s[j, rc] * xj)
+                move_mean(mu, u, (j, yi), alpha * (s[j, yi] * xj), seen + t)
+                move_mean(mu, u, (j, rc), -(alpha * (s[j, rc] * xj)), seen + t)
                 s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
                 s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
                 hit = hit or s[j, yi] <= floor or s[j, rc] <= floor
             if hit and counts is not None:
                 counts[COUNT_FLOORED] += 1
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates

@@ -33,7 +33,14 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, row_scores, top_competitor
+from textcw.learners._kernels.common import (
+    add_examples,
+    column,
+    examples_seen,
+    move_mean,
+    row_scores,
+    top_competitor,
+)
 from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, SMALLEST_NORMAL
 
 _MAX_ITER = 200
@@ -136,7 +143,10 @@ def new_variance(rule, s_j, wv, k, t, phi, floor):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor):
+def binary_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor, u=None, count=None):
+    """One epoch of binary updates; ``u`` and ``count`` (optional) keep the running average of
+    the mean (:func:`.common.move_mean`)."""
+    seen = examples_seen(count)
     w = np.empty(widest_row(indptr))  # w_j = s_j x_j^2 of the current row
     mistakes = 0
     updates = 0
@@ -164,14 +174,18 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor):
         ky = k * y[i] / v  # alpha y
         for p in range(start, start + n):
             j = column(indices[p])
-            mu[j] += ky * (s[j] * data[p])
+            move_mean(mu, u, j, ky * (s[j] * data[p]), seen + step)
             s[j] = new_variance(rule, s[j], w[p - start] / v, k, t, phi, floor)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor):
-    """Top-1: the constraint on ``g = f(x, y) - f(x, r)`` sums over both blocks' variances."""
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, phi, floor, u=None,
+                          count=None):
+    """Top-1: the constraint on ``g = f(x, y) - f(x, r)`` sums over both blocks' variances;
+    ``u`` and ``count`` as for :func:`binary_epoch`."""
+    seen = examples_seen(count)
     w = np.empty(2 * widest_row(indptr))  # both blocks' w_j, interleaved
     scores = np.empty(mu.shape[1])
     mistakes = 0
@@ -203,8 +217,9 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, phi, flo
         a = k / v  # alpha
         for p in range(start, start + n):
             j = column(indices[p])
-            mu[j, yi] += a * (s[j, yi] * data[p])
-            mu[j, rc] -= a * (s[j, rc] * data[p])
+            move_mean(mu, u, (j, yi), a * (s[j, yi] * data[p]), seen + step)
+            move_mean(mu, u, (j, rc), -(a * (s[j, rc] * data[p])), seen + step)
             s[j, yi] = new_variance(rule, s[j, yi], w[2 * (p - start)] / v, k, t, phi, floor)
             s[j, rc] = new_variance(rule, s[j, rc], w[2 * (p - start) + 1] / v, k, t, phi, floor)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates

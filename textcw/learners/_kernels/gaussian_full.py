@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, top_competitor
+from textcw.learners._kernels.common import add_examples, column, examples_seen, move_mean, top_competitor
 from textcw.learners._kernels.gaussian_rules import steps
 from textcw.learners._kernels.linalg import back_solve, cholesky_update, dot, forward_solve, scatter_row
 
@@ -41,7 +41,10 @@ def guarded_increment(c, v, gg, floor):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor):
+def binary_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor, u=None, count=None):
+    """One epoch of binary updates; ``u`` and ``count`` (optional) keep the running average of
+    the mean (:func:`.common.move_mean`; the mean step is dense here, ``O(d)`` like the update)."""
+    seen = examples_seen(count)
     d = mu.shape[0]
     x = np.empty(d)
     z = np.empty(d)
@@ -64,18 +67,20 @@ def binary_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor)
             back_solve(R, z, sx)  # Sigma x, with Sigma before the update
             ay = alpha * y[i]
             for k in range(d):
-                mu[k] += ay * sx[k]
+                move_mean(mu, u, k, ay * sx[k], seen + t)
             c = guarded_increment(c, v, xx, floor)
             if c > 0.0:
                 root = math.sqrt(c)
                 for k in range(d):
                     x[k] *= root
                 cholesky_update(R, x)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates
 
 
 @kernel
-def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor):
+def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, r, floor, u=None,
+                          count=None):
     """Top-1 update on ``g = f(x, y) - f(x, r)``: ``v = v_y + v_r`` with ``v_k = x' Sigma_k x``.
 
     docs/algorithms.md "Multi-class" gives each block the binary covariance update with ``x``
@@ -83,8 +88,9 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, 
     (Sherman-Morrison)
     that is ``Sigma_k^{-1} += beta / (1 - beta v_k) x x'``, and with ``beta = c / (1 + c v)``,
     ``beta / (1 - beta v_y) = c / (1 + c v_r)`` (and symmetrically for ``r``): positive and free
-    of cancellation.
+    of cancellation. ``u`` and ``count`` as for :func:`binary_epoch`.
     """
+    seen = examples_seen(count)
     d, K = mu.shape
     x = np.empty(d)
     w = np.empty(d)
@@ -120,10 +126,10 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, 
             updates += 1
             back_solve(R[yi], zy, sx)
             for k in range(d):
-                mu[k, yi] += alpha * sx[k]
+                move_mean(mu, u, (k, yi), alpha * sx[k], seen + t)
             back_solve(R[rc], zr, sx)
             for k in range(d):
-                mu[k, rc] -= alpha * sx[k]
+                move_mean(mu, u, (k, rc), -(alpha * sx[k]), seen + t)
             c = guarded_increment(c, v, 2.0 * xx, floor)
             if c > 0.0:
                 root = math.sqrt(c / (1.0 + c * vr))
@@ -134,4 +140,5 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, R, rule, phi, C, 
                 for k in range(d):
                     w[k] = root * x[k]
                 cholesky_update(R[rc], w)
+    add_examples(count, seen, order.shape[0])
     return mistakes, updates
