@@ -19,12 +19,14 @@ from textcw._sklearn_compat import has_declared_constraints, validate_declared_p
 from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError
 from textcw.features.text import NotTextError
+from textcw.learners.calibrated_pipeline import PROBABILITIES, probability_facts
 from textcw.plugins import current_registries, resolve_corpus, use_registries
 from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
 
-__all__ = ["DEFAULT_FEATURIZER", "TrainResult", "assemble", "build_learner", "check_labels",
+__all__ = ["DEFAULT_FEATURIZER", "PROBABILITIES", "TrainResult", "assemble", "build_learner", "check_labels",
            "default_featurizer", "jsonable_params", "load_corpus", "make_featurizer", "make_learner",
-           "make_pipeline", "score_metrics", "train"]
+           "make_pipeline", "resolve_probability", "score_metrics", "train"]
+
 
 
 def _registries(registries: Registries | None) -> Registries:
@@ -121,6 +123,9 @@ class TrainResult:
     mistakes: list = field(default_factory=list)
     metrics: dict = field(default_factory=dict)  # textcw.metrics.classification_metrics
     tuned_params: dict = field(default_factory=dict)  # the values chosen for "auto" parameters
+    probability: str = "raw"  # what the model's predict_proba is (PROBABILITIES)
+    calibration: dict | None = None  # TemperatureScaling.to_dict() of a calibrated model
+    mistake_curve: dict | None = None  # textcw.learners.online_curve.first_pass_curve
 
     @classmethod
     def of(cls, model: Pipeline, *, corpus: str, learner: str, featurizer: str, featurizer_params: dict | None,
@@ -137,7 +142,7 @@ class TrainResult:
             n_test=int(n_test), n_features=int(est.n_features_in_ if n_features is None else n_features),
             accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
             mistakes=list(getattr(est, "mistakes_", []) if mistakes is None else mistakes), metrics=metrics,
-            tuned_params=dict(getattr(est, "tuned_params_", {})), **more)
+            tuned_params=dict(getattr(est, "tuned_params_", {})), **probability_facts(model), **more)
 
     def to_dict(self) -> dict:
         return {
@@ -155,7 +160,11 @@ class TrainResult:
             "train_seconds": self.train_seconds,
             "featurize_seconds": self.featurize_seconds,
             "mistakes": self.mistakes,
+            "online_mistake_curve": self.mistake_curve,
+            "probability": self.probability,
+            "calibration": self.calibration,
         }
+
 
 
 def _component(kind: str, name: str, params: dict) -> dict:
@@ -185,21 +194,38 @@ def build_learner(name: str, params: dict | None = None, *, epochs: int | None =
 
 
 def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
-             featurizer_params: dict | None, corpus: str, **facts) -> Pipeline:
-    """The fitted ``Pipeline(featurizer, learner)`` with the registry facts :func:`save` records."""
-    model = Pipeline([("featurizer", featurizer), ("learner", learner_model)])
+             featurizer_params: dict | None, corpus: str, calibration=None, **facts) -> Pipeline:
+    """The fitted ``Pipeline(featurizer, learner)`` with the registry facts :func:`save` records;
+    with a ``calibration`` (:class:`~textcw.learners.temperature.TemperatureScaling`) a
+    :class:`~textcw.learners.calibrated_pipeline.CalibratedPipeline` whose ``predict_proba``
+    applies it."""
+    from textcw.learners.calibrated_pipeline import CalibratedPipeline
+
+    steps = [("featurizer", featurizer), ("learner", learner_model)]
+    model = Pipeline(steps) if calibration is None else CalibratedPipeline(steps)
+    if calibration is not None:
+        model.probability_calibration_ = calibration
     model.textcw_components_ = {
         "learner": _component("learners", learner, learner_model.get_params(deep=False)),
         "featurizer": _component("featurizers", featurizer_name, dict(featurizer_params or {})),
         "corpus": corpus,
         **facts,
     }
+    if calibration is not None:  # plain data, so that an export can carry it
+        model.textcw_components_["probability"] = calibration.to_dict()
     return model
 
 
 def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict | None = None,
-                  registries: Registries | None = None, **learner_params) -> Pipeline:
+                  registries: Registries | None = None, probability: str | None = None,
+                  **learner_params) -> Pipeline:
     """An unfitted ``Pipeline(featurizer, learner)`` of registered components by name.
+
+    ``probability`` (:func:`resolve_probability`): ``"calibrated"``, the default for online
+    learners, gives a :class:`~textcw.learners.calibrated_pipeline.CalibratedPipeline`, whose
+    ``fit`` also fits a temperature to honest scores of the learner (with several epochs by
+    2-fold cross-fitting: about twice the training time); ``"raw"`` a plain ``Pipeline`` whose
+    probabilities are the learner's own.
 
     Unlike scikit-learn's ``make_pipeline`` of the same objects, it records which registered
     featurizer and learner each step is, so that once fitted it can be saved, exported
@@ -208,11 +234,24 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
         model = textcw.make_pipeline("binary-bow", "cw-stdev", eta=0.9).fit(docs, labels)
         textcw.save(model, "m.joblib"); textcw.export_model(model, "m.textcw")
     """
+    from textcw.learners.calibrated_pipeline import calibrate_on_fit
+
     featurizer_params = dict(featurizer_params or {})
     with use_registries(registries):
-        return assemble(make_featurizer(featurizer, **featurizer_params), make_learner(learner, **learner_params),
-                        learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
-                        corpus=None)
+        est = make_learner(learner, **learner_params)
+        calibrated = resolve_probability(probability, learner, est) == "calibrated"
+        model = assemble(make_featurizer(featurizer, **featurizer_params), est,
+                         learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
+                         corpus=None)
+    return calibrate_on_fit(model) if calibrated else model
+
+
+def resolve_probability(probability: str | None, learner: str, est) -> str:
+    """``"calibrated"`` or ``"raw"`` (:func:`textcw.learners.calibrated_pipeline.resolve_probability`;
+    by default calibrated for the learners the registry declares online)."""
+    from textcw.learners.calibrated_pipeline import resolve_probability as resolve
+
+    return resolve(probability, learner, est, online=current_registries().learners.get(learner).online)
 
 
 def train(
@@ -228,6 +267,8 @@ def train(
     progress: Callable[[str, int, int], None] | None = None,
     cache: bool = True,
     probability_metrics: bool = True,
+    probability: str | None = None,
+    mistake_curve: bool = True,
 ) -> TrainResult:
     """Train ``learner`` on the training split of ``corpus`` and score it on the test split.
 
@@ -236,6 +277,13 @@ def train(
     skips log-loss, Brier score and calibration error (``None`` in the result), which need
     ``predict_proba`` on every test document: for the Gaussian learners' exact multi-class
     probabilities that can take longer than training.
+
+    ``probability`` (:func:`resolve_probability`): ``"calibrated"`` (the default for online
+    learners) fits a temperature to honest scores of the learner: progressive validation for
+    one epoch, else 2-fold cross-fitting, about twice the training time; the learner itself is
+    fitted exactly as with ``"raw"``, so ``predict`` and the accuracy are the same.
+    ``mistake_curve`` adds the cumulative online mistakes of the first pass
+    (:func:`textcw.learners.online_curve.first_pass_curve`; one more pass of one model).
 
     ``cache`` (unless ``TEXTCW_NO_CACHE=1``) reads the parsed corpus, and for a corpus read
     from pinned files the featurized matrices with the fitted featurizer, from the cache of
@@ -247,17 +295,19 @@ def train(
     with corpus_cache.disabled(not cache), use_registries(registries):
         return _train(corpus, learner, featurizer=featurizer, params=params,
                       featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress,
-                      probability_metrics=probability_metrics)
+                      probability_metrics=probability_metrics, probability=probability,
+                      mistake_curve=mistake_curve)
 
 
 def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress,
-           probability_metrics) -> TrainResult:
+           probability_metrics, probability, mistake_curve) -> TrainResult:
     from textcw.corpus import feature_cache
 
     featurizer = featurizer or default_featurizer(corpus)
     params = {**current_registries().learners.get(learner).train_defaults, **(params or {})}
     featurizer_params = dict(featurizer_params or {})
     est = build_learner(learner, params, epochs=epochs, seed=seed)
+    calibrated = resolve_probability(probability, learner, est) == "calibrated"
     feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
@@ -289,8 +339,15 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     fit_kwargs = {}
     if progress is not None and current_registries().learners.get(learner).online:  # declared: fit takes progress
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
+    configured, calibration = est, None
     try:
-        est.fit(Xtr, train_labels, **fit_kwargs)
+        if calibrated:
+            from textcw.learners.calibrated import Calibrated
+
+            fitted = Calibrated(est).fit(Xtr, train_labels, progress=fit_kwargs.get("progress"))
+            est, calibration = fitted.estimator_, fitted.scaling_
+        else:
+            est.fit(Xtr, train_labels, **fit_kwargs)
     except MemoryError:
         # The learners keep dense state per feature: an svmlight file with one huge index, or a
         # hashing featurizer with too many columns, asks for more memory than there is.
@@ -300,25 +357,30 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
         ) from None
     train_seconds = time.perf_counter() - t0
 
+    if mistake_curve:
+        from textcw.learners.online_curve import first_pass_curve
+
+        mistake_curve = first_pass_curve(configured, est, Xtr, train_labels)
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
-                     featurizer_params=featurizer_params, corpus=corpus)
+                     featurizer_params=featurizer_params, corpus=corpus, calibration=calibration)
     report("evaluating", 0, 1)
     # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
     predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
     accuracy = float(np.mean(predicted == test_labels))
-    metrics = score_metrics(est, predicted, test_labels,
-                           lambda: model.predict_proba(test_set.data) if Xte is None else est.predict_proba(Xte),
-                           probabilities=probability_metrics)
+    proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
+        (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))
+    metrics = score_metrics(model, predicted, test_labels, proba, probabilities=probability_metrics)
     report("evaluating", 1, 1)
     return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
                           featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
                           n_features=Xtr.shape[1], accuracy=accuracy, train_seconds=train_seconds,
-                          featurize_seconds=featurize_seconds, metrics=metrics)
+                          featurize_seconds=featurize_seconds, metrics=metrics, mistake_curve=mistake_curve or None)
 
 
 def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray], *, probabilities: bool = True) -> dict:
-    """:func:`textcw.metrics.classification_metrics` of the test predictions, with
-    the probabilities ``proba()`` when the learner has ``predict_proba`` (and ``probabilities``)."""
+    """:func:`textcw.metrics.classification_metrics` of the test predictions, with the
+    probabilities ``proba()`` when ``est`` (learner or pipeline) has ``predict_proba`` (and
+    ``probabilities``)."""
     from textcw.metrics import classification_metrics
 
     if not (probabilities and hasattr(est, "predict_proba")):

@@ -163,8 +163,10 @@ def test_bad_input_is_a_clear_error():
         Calibrated(textcw.make_learner("arow"), record="middle").fit(X, y)
     with pytest.raises(ParameterError, match="probability='raw' needs a learner with its own"):
         Calibrated(textcw.make_learner("pa1"), probability="raw").fit(X, y).predict_proba(X)
-    with pytest.raises(ParameterError, match="online learner with partial_fit"):
+    with pytest.raises(ParameterError, match="classifier with decision_function"):
         Calibrated("arow").fit(X, y)
+    with pytest.raises(ParameterError, match="online learner with partial_fit"):
+        Calibrated("arow", record="first").fit(X, y)
     with pytest.raises(InputError):
         Calibrated(textcw.make_learner("arow")).fit(X, y[:10])
     with pytest.raises(InputError, match="expecting 8 features"):

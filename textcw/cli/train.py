@@ -58,6 +58,7 @@ def train(
     workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
+    probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs) or raw (the learner's own probabilities) [default: calibrated for online learners; raw with --shards or --stream]")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
     out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
     as_json: JsonFlag = False,
@@ -74,6 +75,7 @@ def train(
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
                         workers=workers, chunk_size=chunk_size, stream=stream)
+    check_probability_option(probability, scaled=shards is not None or stream)
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                   epochs=epochs, seed=seed)
@@ -101,8 +103,10 @@ def train(
             # log-loss, Brier and ECE need every test document's probabilities, which for the
             # Gaussian learners' exact multi-class probabilities can cost more than training:
             # computed for the JSON report, where they are read
-            result = run_train(corpus, learner, progress=report,
-                               probability_metrics=as_json or json_out is not None, **common)
+            # the online mistake curve replays the first pass: also only for the JSON report
+            result = run_train(corpus, learner, progress=report, probability=probability,
+                               probability_metrics=as_json or json_out is not None,
+                               mistake_curve=as_json or json_out is not None, **common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
     summary = result.to_dict()
     if out is not None:
@@ -126,6 +130,19 @@ def train(
     )
     if shards is not None or stream:
         typer.echo(scale_line(result))
+
+
+def check_probability_option(probability: str | None, *, scaled: bool) -> None:
+    """``--probability`` is calibrated or raw; shard and stream training keep the learner's own
+    probabilities (calibrating them would need another pass over the data)."""
+    from textcw.pipeline import PROBABILITIES
+
+    if probability is not None and probability not in PROBABILITIES:
+        raise ParameterError(f"--probability {probability!r} is invalid; give calibrated (the default) or raw "
+                             "(the learner's own probabilities)")
+    if probability == "calibrated" and scaled:
+        raise ParameterError("--probability calibrated applies to ordinary training; models trained with "
+                             "--shards or --stream keep the learner's own probabilities: drop --probability")
 
 
 @contextmanager

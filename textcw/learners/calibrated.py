@@ -1,152 +1,142 @@
-"""Calibrated label probabilities from the learner's own progressive-validation scores.
+"""Calibrated label probabilities: a temperature fitted to scores of documents the scoring model
+did not learn from.
 
-An online learner can score each chunk of training documents before it learns from them: those
-scores are as honest as scores on held-out data, with no data set aside (progressive
-validation, Blum, Kalai and Langford, COLT 1999). :class:`Calibrated` records them during one
-pass of training and fits a single temperature ``T`` to them by maximum likelihood
-(temperature scaling: Guo, Pleiss, Sun and Weinberger, "On calibration of modern neural
-networks", ICML 2017, section 4.2):
+:class:`Calibrated` trains the learner and fits one temperature ``T`` by maximum likelihood to
+honest scores of its training documents (temperature scaling, :mod:`textcw.learners.temperature`):
+``P(k | x) = softmax_k(z_k / T)``, binary ``P(classes_[1] | x) = 1 / (1 + exp(-z / T))``, where
+``z`` is the decision score or, for the Gaussian learners, the score over its standard deviation.
 
-- multi-class: ``P(k | x) = softmax_k(z_k / T)``;
-- binary: ``P(classes_[1] | x) = 1 / (1 + exp(-z / T))``, the logistic of the margin (Platt
-  scaling without its offset; the same formula as the softmax of ``(0, z)``).
+Where the honest scores come from (``record=``):
 
-``z`` is the learner's decision score (``margin="raw"``) or, for the Gaussian learners, the
-score in units of its standard deviation under ``N(mu, Sigma)`` (``margin="standardized"``):
-binary ``z = m / sqrt(x' Sigma x)``, the argument of the learners' own probability
-``Phi(m / sqrt(v))`` (docs/algorithms.md "Label probabilities"); multi-class
-``z_k = m_k / sqrt(mean_j v_j)``, one scale per document so that the order of the labels, and
-so the prediction, is kept. ``margin="auto"`` fits both and keeps the one with the lower
-log-loss on the recorded scores.
+- ``"first"``: progressive validation (Blum, Kalai and Langford, COLT 1999). The first pass is
+  learned in chunks; each chunk is scored by the model before it learns the chunk, so every
+  score is on an unseen document and no data is set aside. Free, and exact for one epoch,
+  where the scoring model is the final one; with several epochs the final model is more
+  confident than the young model that was scored, and its probabilities come out
+  over-confident (docs/quality.md "Which pass to calibrate on").
+- ``"last"``: the same on the last pass, by a nearly final model that has already learned every
+  document ``n_epochs - 1`` times: over-confident on high-dimensional text.
+- ``"cross-fit"``: as scikit-learn's ``CalibratedClassifierCV(ensemble=False)``: the final model
+  is the learner's own ``fit`` on all the data; two clones with the same settings are fitted
+  on the two halves of a stratified split and each scores the other half. The scoring models
+  were trained as the final one was (same passes, half the data), on documents they never saw.
+  Costs two half-size fits: about twice the training time.
+- ``"auto"`` (default): ``"first"`` for an online learner with one epoch and no ``"auto"``
+  hyperparameters (free and honest), else ``"cross-fit"`` (``"first"`` when a label has a
+  single document, which a two-fold split cannot place on both sides).
 
 Why one temperature and no offset: ``z / T`` with ``T > 0`` keeps the order of the scores, so
-the most probable label is exactly the label ``predict`` returns (binary: the probability of
-``classes_[1]`` exceeds 1/2 exactly when the margin is positive, and a zero margin gives 1/2
-and ``classes_[0]``, as ``predict`` does). An offset or per-class temperatures could fit the
-scores more closely but would break that agreement. The one exception: when the recorded
-scores carry no information (the log-loss is lowest at ``1/T = 0``), every probability is
-``1/K`` and the argmax is the first class.
-
-Which pass is recorded (``record=``): the documents of the *first* pass are unseen by the model
-that scores them, as test documents are unseen by the final model, but that model is younger
-than the final one; in the *last* pass the model is nearly final but has seen every document
-``n_epochs - 1`` times before. With one epoch both are the same pass.
+the most probable label is exactly the label ``predict`` returns. An offset or per-class
+temperatures could fit the scores more closely but would break that agreement. The one
+exception: when the recorded scores carry no information (the log-loss is lowest at
+``1/T = 0``), every probability is ``1/K`` and the argmax is the first class.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
-import scipy.optimize
-from scipy.special import logsumexp, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
+from textcw.learners.autotune import auto_names
 from textcw.learners.params import Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders, learner_has
+from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names this module had)
+    BETA_MAX,
+    TemperatureScaling,
+    as_logits,
+    fit_inverse_temperature,
+    fit_temperature,
+    standardized_scores,
+    temperature_log_loss,
+)
 
 MARGINS = ("auto", "raw", "standardized")
-# The inverse temperature is searched in [0, BETA_MAX / scale of the scores]: past that the
-# probabilities of recorded scores that are all on the right side are 0 and 1 in float64 anyway.
-BETA_MAX = 1e6
+RECORDS = ("auto", "first", "last", "cross-fit")
+CROSS_FIT_FOLDS = 2
 
 
-def standardized_scores(scores: np.ndarray, variances: np.ndarray) -> np.ndarray:
-    """Scores over their standard deviation: per label of a binary margin, per document (the
-    root mean variance of its labels) for multi-class scores. A zero variance leaves a zero."""
-    scale = variances if scores.ndim == 1 else variances.mean(axis=1, keepdims=True)
-    out = np.zeros_like(scores, dtype=float)
-    np.divide(scores, np.sqrt(np.maximum(scale, 0.0)), out=out, where=np.broadcast_to(scale > 0, scores.shape))
-    return out
+def resolve_record(record: str, learner, y: np.ndarray, labels: np.ndarray) -> str:
+    """``"first"``, ``"last"`` or ``"cross-fit"``: what ``record`` means for this learner and
+    data (module docstring)."""
+    params = learner.get_params(deep=False)
+    online = hasattr(learner, "partial_fit") and "n_epochs" in params
+    splittable = _every_label_twice(y, labels)
+    if record == "cross-fit" and not splittable:
+        raise ParameterError(
+            f"Calibrated: record='cross-fit' splits the training data in {CROSS_FIT_FOLDS} stratified "
+            f"halves, so every label needs at least {CROSS_FIT_FOLDS} documents; add documents or use "
+            "record='first'"
+        )
+    if record != "auto":
+        return record
+    if online and params["n_epochs"] == 1 and not auto_names(learner):
+        return "first"
+    if splittable:
+        return "cross-fit"
+    if online:
+        return "first"
+    raise ParameterError(
+        f"Calibrated: {type(learner).__name__} learns in one batch, so its scores can only be "
+        f"calibrated by cross-fitting, which needs at least {CROSS_FIT_FOLDS} documents of every "
+        "label; add documents or use the learner's own probabilities"
+    )
 
 
-def as_logits(z: np.ndarray) -> np.ndarray:
-    """``(n, K)`` scores: a binary margin ``z`` becomes ``(0, z)``, whose softmax is the logistic."""
-    return np.column_stack([np.zeros_like(z), z]) if z.ndim == 1 else z
-
-
-def temperature_log_loss(beta: float, logits: np.ndarray, target: np.ndarray) -> float:
-    """Mean ``-log softmax(beta * logits)[target]``."""
-    scaled = beta * logits
-    return float(np.mean(logsumexp(scaled, axis=1) - scaled[np.arange(len(target)), target]))
-
-
-def _gradient(beta, logits, target) -> float:
-    """``d/d beta`` of :func:`temperature_log_loss`: ``mean(E_p[z] - z_target)``; increasing in
-    ``beta`` (its derivative is the mean variance of ``z`` under ``p``), as the loss is convex."""
-    p = softmax(beta * logits, axis=1)
-    return float(np.mean((p * logits).sum(axis=1) - logits[np.arange(len(target)), target]))
-
-
-def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray) -> float:
-    """The ``beta = 1/T >= 0`` that minimises the log-loss of ``softmax(beta * logits)``.
-
-    The loss is convex in ``beta`` (a log-sum-exp of linear functions minus a linear one), so the
-    minimum is where its derivative changes sign: 0 when the derivative at 0 is already >= 0
-    (scores no better than chance), else the root found by Brent's method on a bracket doubled
-    until the derivative is no longer negative. When every recorded document is on the right
-    side the loss falls towards 0 without a minimum: the search stops where the derivative
-    underflows to 0 (the probabilities are then 0 and 1 in float64), or at the cap
-    ``BETA_MAX / max|z|``.
-    """
-    logits = np.asarray(logits, dtype=float)
-    spread = float(np.max(np.abs(logits))) if logits.size else 0.0
-    if spread == 0.0 or _gradient(0.0, logits, target) >= 0.0:
-        return 0.0
-    cap = BETA_MAX / spread
-    high = 1.0 / spread
-    while _gradient(high, logits, target) < 0.0:
-        if high >= cap:
-            return cap
-        high = min(2.0 * high, cap)
-    return float(scipy.optimize.brentq(_gradient, 0.0, high, args=(logits, target), xtol=1e-14 / spread,
-                                       rtol=1e-12, maxiter=500))
+def _every_label_twice(y, labels) -> bool:
+    counts = np.bincount(np.searchsorted(labels, y), minlength=len(labels))
+    return bool(counts.min() >= CROSS_FIT_FOLDS)
 
 
 class Calibrated(ClassifierMixin, BaseEstimator):
-    """A learner whose ``predict_proba`` is temperature-scaled on its own pre-update scores.
+    """A learner whose ``predict_proba`` is temperature-scaled on honest scores of its own.
 
     Parameters
     ----------
-    learner : online learner
-        Trained as its own ``fit`` would: the same seeded orders, the same model (bit for bit,
-        except SGD, whose scaled weights are folded back at the end of every ``partial_fit``
-        call, so that learning the recorded pass in chunks changes the last bits).
+    learner : learner
+        An online textcw learner (``partial_fit``, ``n_epochs``, ``shuffle``, ``random_state``);
+        with ``record="cross-fit"`` any classifier with ``decision_function``.
     margin : {"auto", "raw", "standardized"}, default "auto"
-        What is scaled (module docstring); ``standardized`` needs a Gaussian learner
-        (``margin_variance``); ``auto`` uses it when there is one and it fits better.
-    record : {"first", "last"}, default "first"
-        The pass whose pre-update scores are recorded (module docstring).
+        What is scaled; ``standardized`` needs a Gaussian learner (``margin_variance``);
+        ``auto`` uses it when there is one and it fits the recorded scores better.
+    record : {"auto", "first", "last", "cross-fit"}, default "auto"
+        Where the scores the temperature is fitted to come from (module docstring).
     chunk_size : int in [1, 1000000], default 256
-        The recorded pass is learned this many documents at a time; each chunk is scored by the
-        model before the chunk (the scores of one chunk come from one model).
+        With ``first``/``last``: the recorded pass is learned this many documents at a time;
+        each chunk is scored by the model before the chunk.
     probability : {"calibrated", "raw"}, default "calibrated"
         ``raw`` returns the learner's own ``predict_proba`` (the Gaussian probability).
 
     Fitted attributes
     -----------------
-    estimator_ : the fitted learner (its ``mistakes_`` has one entry per chunk of the recorded
-        pass; ``mistakes_`` here has one per pass).
-    temperature_ : float
-        ``T`` (``inf`` when the recorded scores carried no information).
-    margin_ : str
-        ``"raw"`` or ``"standardized"``: what was scaled.
-    recorded_log_loss_ : dict
-        Log-loss on the recorded scores per margin tried, at its fitted temperature.
+    estimator_ : the fitted learner. With ``cross-fit`` it is the learner's own ``fit`` on all
+        the data, bit for bit. With ``first``/``last`` it is trained as its own ``fit`` would:
+        the same seeded orders, the same model (bit for bit, except SGD, whose scaled weights
+        are folded back at the end of every ``partial_fit`` call, which changes the last bits),
+        with one entry per pass in its ``mistakes_`` and ``n_updates_``.
+    scaling_ : TemperatureScaling
+        The fitted temperature and what it scales.
+    record_ : str
+        ``"first"``, ``"last"`` or ``"cross-fit"``: what ``record`` resolved to.
+    temperature_, inverse_temperature_, margin_, recorded_log_loss_
+        As in ``scaling_`` (``temperature_`` is ``inf`` when the scores carried no information).
     mistakes_ : list of int
-        Online mistakes per pass.
+        Online mistakes per pass of the final model (none for a learner that does not count them).
     classes_, n_features_in_
     """
 
     _constraints = {
         "margin": Options(MARGINS),
-        "record": Options(("first", "last")),
+        "record": Options(RECORDS),
         "chunk_size": Interval(1, 1_000_000, closed="both", integer=True),
         "probability": Options(("calibrated", "raw")),
     }
 
-    def __init__(self, learner, *, margin="auto", record="first", chunk_size=256,
+    def __init__(self, learner, *, margin="auto", record="auto", chunk_size=256,
                  probability="calibrated"):
         self.learner = learner
         self.margin = margin
@@ -154,9 +144,17 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.probability = probability
 
-    def fit(self, X, y):
+    def fit(self, X, y, progress=None):
+        """Fit the learner and the temperature. ``progress(done, total)``, if given, is called
+        as documents are learned (by every fit the calibration needs, counted together)."""
         check_params(self, self._constraints)
-        params = check_online_learner(self.learner, "Calibrated")
+        if self.record in ("first", "last"):
+            check_online_learner(self.learner, "Calibrated")
+        elif not (hasattr(self.learner, "decision_function") and hasattr(self.learner, "get_params")):
+            raise ParameterError(
+                f"Calibrated: learner must be a classifier with decision_function and get_params (e.g. "
+                f"textcw.make_learner('cw-stdev')); got {type(self.learner).__name__}"
+            )
         gaussian = hasattr(self.learner, "margin_variance")
         if self.margin == "standardized" and not gaussian:
             raise ParameterError(
@@ -165,9 +163,65 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                 "use margin='raw' or 'auto'"
             )
         X, y, labels = check_training_data(X, y, "Calibrated")
+        record = resolve_record(self.record, self.learner, y, labels)
+        if record != "cross-fit":
+            check_online_learner(self.learner, "Calibrated")
+        fit = self._cross_fit if record == "cross-fit" else self._pass_fit
+        model, scores, variances = fit(X, y, labels, gaussian, record, progress)
+        self.estimator_ = model
+        self.classes_ = model.classes_
+        self.n_features_in_ = model.n_features_in_
+        self.record_ = record
+        target = np.searchsorted(labels, y)
+        self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
+                                        margin=self.margin, record=record)
+        self.margin_ = self.scaling_.margin
+        self.recorded_log_loss_ = dict(self.scaling_.recorded_log_loss)
+        self.inverse_temperature_ = self.scaling_.inverse_temperature
+        self.temperature_ = self.scaling_.temperature
+        return self
+
+    # ----------------------------------------------------------------- cross-fitting
+    def _cross_fit(self, X, y, labels, gaussian, record, progress):
+        """The learner's own fit on everything, then out-of-fold scores of two half-size clones."""
+        from sklearn.model_selection import StratifiedKFold
+
+        params = self.learner.get_params(deep=False)
+        n = X.shape[0]
+        scale = params.get("n_epochs", 1)  # progress counts documents times passes, as fit does
+        done = [0]
+
+        def fit_one(estimator, Xs, ys):
+            kwargs = {}
+            if progress is not None:
+                offset = done[0]
+                kwargs["progress"] = lambda k, _total: progress(offset + k, CROSS_FIT_FOLDS * scale * n)
+            estimator.fit(Xs, ys, **kwargs)
+            done[0] += scale * Xs.shape[0]
+            return estimator
+
+        model = fit_one(clone(self.learner), X, y)  # first: a shared RandomState is drawn as fit alone would
+        self.mistakes_ = list(getattr(model, "mistakes_", []))
+        shape = (n,) if len(labels) == 2 else (n, len(labels))
+        scores, variances = np.zeros(shape), np.zeros(shape)
+        folds = StratifiedKFold(CROSS_FIT_FOLDS, shuffle=True, random_state=params.get("random_state", 0))
+        for fitted_on, scored in folds.split(np.zeros((n, 1)), np.searchsorted(labels, y)):
+            with warnings.catch_warnings():
+                # the final model's fit has reported the pass warnings; its halves would repeat them
+                warnings.simplefilter("ignore")
+                half = fit_one(clone(self.learner), X[fitted_on], y[fitted_on])
+            scores[scored] = half.decision_function(X[scored])
+            if gaussian:
+                variances[scored] = half.margin_variance(X[scored])
+        return model, scores, variances
+
+    # ----------------------------------------------------------------- progressive validation
+    def _pass_fit(self, X, y, labels, gaussian, record, progress):
+        """Train as the learner's fit would, recording the pre-update scores of one pass."""
+        params = self.learner.get_params(deep=False)
         model = clone(self.learner)
         n_epochs = params["n_epochs"]
-        recorded = 0 if self.record == "first" else n_epochs - 1
+        recorded = 0 if record == "first" else n_epochs - 1
         self.mistakes_ = []
         for epoch, order in enumerate(epoch_orders(X.shape[0], n_epochs, params["shuffle"],
                                                    params["random_state"])):
@@ -175,29 +229,19 @@ class Calibrated(ClassifierMixin, BaseEstimator):
             if epoch != recorded:
                 model.partial_fit(Xe, ye, classes=labels)
                 self.mistakes_.append(int(model.mistakes_[-1]))
-                continue
-            scores, variances = self._recorded_pass(model, Xe, ye, labels, gaussian)
-            target = np.searchsorted(labels, ye)
-            self.mistakes_.append(int(sum(model.mistakes_[-self._n_chunks(Xe.shape[0]):])))
-        self.estimator_ = model
-        self.classes_ = model.classes_
-        self.n_features_in_ = model.n_features_in_
-        tried = {"raw": scores}
-        if gaussian and self.margin != "raw":
-            tried["standardized"] = standardized_scores(scores, variances)
-            if self.margin == "standardized":
-                del tried["raw"]
-        fits = {}
-        for name, z in tried.items():
-            logits = as_logits(z)
-            beta = fit_inverse_temperature(logits, target)
-            fits[name] = (temperature_log_loss(beta, logits, target), beta)
-        self.margin_ = min(fits, key=lambda name: fits[name][0])  # raw first: kept on a tie
-        self.recorded_log_loss_ = {name: loss for name, (loss, _) in fits.items()}
-        beta = fits[self.margin_][1]
-        self.inverse_temperature_ = beta
-        self.temperature_ = np.inf if beta == 0.0 else 1.0 / beta
-        return self
+            else:
+                in_order = self._recorded_pass(model, Xe, ye, labels, gaussian)
+                self.mistakes_.append(int(sum(model.mistakes_[-self._n_chunks(Xe.shape[0]):])))
+                scores, variances = (np.empty_like(a) for a in in_order)
+                scores[order], variances[order] = in_order  # back to the rows of X, as y is
+            if progress is not None:
+                progress((epoch + 1) * X.shape[0], n_epochs * X.shape[0])
+        # the recorded pass added one count per chunk: one per pass, as the learner's fit keeps
+        model.mistakes_ = list(self.mistakes_)
+        if len(getattr(model, "n_updates_", ())) == len(model.mistakes_) + self._n_chunks(X.shape[0]) - 1:
+            chunks = slice(recorded, recorded + self._n_chunks(X.shape[0]))
+            model.n_updates_[chunks] = [int(sum(model.n_updates_[chunks]))]
+        return model, scores, variances
 
     def _n_chunks(self, n: int) -> int:
         return max(1, -(-n // self.chunk_size))
@@ -229,12 +273,14 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
+    def _scaling(self) -> TemperatureScaling:
+        # a Calibrated pickled before scaling_ existed holds margin_ and inverse_temperature_
+        return getattr(self, "scaling_", None) or TemperatureScaling(self.margin_, self.inverse_temperature_, "first")
+
     def calibrated_scores(self, X) -> np.ndarray:
         """The scores the temperature scales (``margin_``), shape (n,) or (n, K)."""
-        scores = self.decision_function(X)
-        if self.margin_ == "standardized":
-            return standardized_scores(scores, self.estimator_.margin_variance(X))
-        return scores
+        check_is_fitted(self, "estimator_")
+        return self._scaling().scores(self.estimator_, X)
 
     def predict_proba(self, X):
         """``softmax(z / T)`` (binary: the logistic of ``z / T``); ``probability="raw"``: the
@@ -248,7 +294,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                     f"{type(self.estimator_).__name__} has none: use probability='calibrated'"
                 )
             return self.estimator_.predict_proba(X)
-        return softmax(self.inverse_temperature_ * as_logits(self.calibrated_scores(X)), axis=1)
+        return self._scaling().predict_proba(self.estimator_, X)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):

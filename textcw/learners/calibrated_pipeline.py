@@ -1,0 +1,133 @@
+"""``Pipeline(featurizer, learner)`` whose ``predict_proba`` is calibrated.
+
+The learner stays the pipeline's last step, so everything that reads or updates it (its
+parameters, ``state_dict``, ``partial_fit`` in a running service, the model file's description)
+sees the learner itself; the pipeline adds a fitted temperature
+(:class:`textcw.learners.temperature.TemperatureScaling`, attribute
+``probability_calibration_``) that its ``predict_proba`` applies to the learner's scores.
+``predict`` is the learner's, and the most probable label is always ``predict``'s label.
+The learner's own probabilities stay available as ``pipeline[-1].predict_proba(X_features)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from textcw.errors import ParameterError
+from textcw.learners.calibrated import RECORDS, Calibrated
+
+# What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
+# the learner (the default for online learners), or "raw", the learner's own probabilities (the
+# Gaussian learners'; none for the first-order ones).
+PROBABILITIES = ("calibrated", "raw")
+
+
+def resolve_probability(probability: str | None, learner: str, est, *, online: bool) -> str:
+    """``"calibrated"`` or ``"raw"``: ``probability`` checked, or by default ``"calibrated"`` for
+    an ``online`` learner with ``decision_function`` and ``"raw"`` for the others (the batch
+    baselines keep their own probabilities). ``learner`` is its name, for the messages."""
+    if probability is None:
+        return "calibrated" if online and hasattr(est, "decision_function") else "raw"
+    if probability not in PROBABILITIES:
+        raise ParameterError(
+            f"probability {probability!r} is invalid; give 'calibrated' (a temperature fitted to "
+            "honest scores of the learner) or 'raw' (the learner's own probabilities)"
+        )
+    if probability == "calibrated" and not hasattr(est, "decision_function"):
+        raise ParameterError(f"learner {learner!r} has no decision_function, so its probabilities cannot "
+                             "be calibrated; use probability 'raw'")
+    return probability
+
+
+def calibrate_on_fit(model: Pipeline) -> CalibratedPipeline:
+    """The unfitted ``model`` as a :class:`CalibratedPipeline` (same steps and registry facts)."""
+    calibrated = CalibratedPipeline(model.steps)
+    if hasattr(model, "textcw_components_"):
+        calibrated.textcw_components_ = model.textcw_components_
+    return calibrated
+
+
+def probability_facts(model) -> dict:
+    """``{"probability": "calibrated" | "raw", "calibration": plain data or None}`` of a fitted
+    pipeline, for reports."""
+    scaling = getattr(model, "probability_calibration_", None)
+    if scaling is None:
+        return {"probability": "raw", "calibration": None}
+    return {"probability": "calibrated", "calibration": scaling.to_dict()}
+
+
+def _scores_available(pipeline) -> bool:
+    return hasattr(pipeline.steps[-1][1], "decision_function")
+
+
+class CalibratedPipeline(Pipeline):
+    """A scikit-learn ``Pipeline`` whose probabilities are temperature-scaled learner scores.
+
+    Parameters
+    ----------
+    steps : list of (name, estimator)
+        As for ``Pipeline``: transformers, then a learner with ``decision_function``.
+    record : {"auto", "first", "last", "cross-fit"}, default "auto"
+        Where the scores the temperature is fitted to come from
+        (:class:`textcw.learners.calibrated.Calibrated`); ``auto``: progressive validation for a
+        one-pass online learner, else 2-fold cross-fitting (about twice the training time).
+
+    Fitted attributes
+    -----------------
+    probability_calibration_ : TemperatureScaling
+        The temperature, the margin it scales and the scores it was fitted to.
+    """
+
+    def __init__(self, steps, *, record="auto", transform_input=None, memory=None, verbose=False):
+        super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
+        self.record = record
+
+    def fit(self, X, y=None, progress=None, **params):
+        """Fit the transformers, then the learner and its temperature on the transformed
+        ``X``. The fitted learner replaces the last step (a fitted copy of it: the calibration
+        fits copies of the learner too). ``progress(done, total)`` as for the learner's fit."""
+        if params:
+            raise ParameterError(
+                f"a calibrated pipeline takes no fit parameters (got {', '.join(sorted(params))}); "
+                "sample weights are not part of the calibration: use probability='raw'"
+            )
+        if self.record not in RECORDS:
+            raise ParameterError(f"record={self.record!r} is invalid; record must be one of "
+                                 f"{', '.join(repr(r) for r in RECORDS)}")
+        Xt = X
+        for _, step in self.steps[:-1]:
+            if step is not None and step != "passthrough":
+                Xt = step.fit_transform(Xt, y)
+        self.fit_calibrated(Xt, y, progress=progress)
+        return self
+
+    def fit_calibrated(self, Xt, y, *, progress=None):
+        """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""
+        name, learner = self.steps[-1]
+        calibrated = Calibrated(learner, record=self.record).fit(Xt, y, progress=progress)
+        self.steps = [*self.steps[:-1], (name, calibrated.estimator_)]
+        self.probability_calibration_ = calibrated.scaling_
+        components = getattr(self, "textcw_components_", None)
+        if isinstance(components, dict):  # the registry facts of textcw.make_pipeline
+            components["probability"] = calibrated.scaling_.to_dict()
+        return self
+
+    def _features(self, X):
+        for _, step in self.steps[:-1]:
+            if step is not None and step != "passthrough":
+                X = step.transform(X)
+        return X
+
+    @available_if(_scores_available)
+    def predict_proba(self, X, **params):
+        """Temperature-scaled probabilities; columns follow ``classes_``."""
+        check_is_fitted(self, "probability_calibration_")
+        return self.probability_calibration_.predict_proba(self.steps[-1][1], self._features(X))
+
+    @available_if(_scores_available)
+    def predict_log_proba(self, X, **params):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
