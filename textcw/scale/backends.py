@@ -5,9 +5,11 @@ Both backends take the same calls: :meth:`submit` runs one task whose result oth
 order while reporting each completion, so a caller can fold results in as they arrive with a
 deterministic order of summation.
 
-- ``local``: joblib's ``loky`` process pool (``n_workers=1`` runs in this process). If a worker
-  process dies, joblib fails the whole batch; the shards that had not returned are run again in
-  a fresh pool (up to :data:`LOCAL_RETRIES` times).
+- ``local``: processes forked from this one where that is safe (:mod:`textcw.scale.forked`:
+  they start in milliseconds with everything imported and inherit the shards' shared
+  arguments), else joblib's ``loky`` process pool; ``n_workers=1`` runs in this process. If a
+  worker process dies, the pool fails the whole batch; the shards that had not returned are run
+  again in a fresh pool (up to :data:`LOCAL_RETRIES` times).
 - ``dask``: the Dask API directly (``dask.distributed``), because it gives what shard training
   needs beyond joblib's Dask backend: a task graph in which the featurizer is fitted *on a worker*
   and handed to the shard tasks worker-to-worker, shard tasks whose arguments are a few bytes
@@ -101,12 +103,19 @@ def open_backend(backend: str = "local", *, scheduler: str | None = None, n_work
 
 
 class LocalBackend:
-    """Shard tasks in joblib's process pool on this machine."""
+    """Shard tasks in processes on this machine: forked from this one where that is safe
+    (:mod:`textcw.scale.forked`), else in joblib's ``loky`` pool; ``n_workers=1`` runs them here.
+
+    ``start`` chooses explicitly: ``"fork"``, ``"loky"``, or ``None`` (fork when available).
+    """
 
     name = "local"
 
-    def __init__(self, n_workers: int):
+    def __init__(self, n_workers: int, start: str | None = None):
+        if start not in (None, "fork", "loky"):
+            raise ParameterError(f"start={start!r} is invalid; give 'fork', 'loky' or None")
         self.n_workers = n_workers
+        self.start = start
 
     def submit(self, fn: Callable, *args) -> Ready:
         return Ready(fn(*args))
@@ -114,8 +123,9 @@ class LocalBackend:
     def run(self, fn: Callable, shared: Sequence, tasks: Sequence, on_done: Callable[[int], None] | None = None,
             ) -> Iterator:
         """``fn(*shared, task)`` for every task (each with an ``index``), yielded in task order."""
-        from joblib import Parallel, delayed
         from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+        from textcw.scale.forked import BrokenProcessPool
 
         args = _values(shared)
         pending = {task.index: task for task in tasks}
@@ -125,10 +135,8 @@ class LocalBackend:
         attempts = 0
         while pending:
             batch = [pending[i] for i in order if i in pending]
-            parallel = Parallel(n_jobs=self.n_workers, return_as="generator_unordered",
-                                batch_size=1, prefer="processes")
             try:
-                for index, result in parallel(delayed(_indexed)(fn, args, task) for task in batch):
+                for index, result in self._unordered(fn, args, batch):
                     pending.pop(index)
                     held[index] = result
                     done += 1
@@ -137,7 +145,7 @@ class LocalBackend:
                     while position < len(order) and order[position] in held:
                         yield held.pop(order[position])
                         position += 1
-            except TerminatedWorkerError as exc:
+            except (TerminatedWorkerError, BrokenProcessPool) as exc:
                 attempts += 1
                 if attempts > LOCAL_RETRIES:
                     raise ClusterError(
@@ -146,6 +154,20 @@ class LocalBackend:
                     ) from None
                 # The pool is broken; the shards that had not returned run again in a new one.
                 continue
+
+    def _unordered(self, fn: Callable, args: list, batch: list) -> Iterator[tuple[int, object]]:
+        """``(task.index, result)`` of every task of ``batch``, in the order they finish."""
+        if self.n_workers == 1:
+            return (_indexed(fn, args, task) for task in batch)
+        from textcw.scale.forked import fork_available, forked_unordered
+
+        if self.start == "fork" or (self.start is None and fork_available()):
+            return forked_unordered(fn, args, batch, self.n_workers)
+        from joblib import Parallel, delayed
+
+        parallel = Parallel(n_jobs=self.n_workers, return_as="generator_unordered", batch_size=1,
+                            prefer="processes")
+        return parallel(delayed(_indexed)(fn, args, task) for task in batch)
 
     def close(self) -> None:
         pass

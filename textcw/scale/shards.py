@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils import get_tags
 
-from textcw.errors import ParameterError
-from textcw.scale.pipelined import featurized_chunks, transform
+from textcw.errors import InputError, ParameterError
+from textcw.scale.pipelined import featurized_chunks
 from textcw.scale.source import CHUNK_SIZE, CorpusSource, class_labels, shard_bounds
 
 
@@ -117,7 +118,8 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
                 workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> ShardResult:
     """Train a copy of ``template`` on shard ``task.index`` of ``source``'s training split.
 
-    ``stream=False``: the shard is read and featurized whole and trained for ``n_epochs`` passes,
+    ``stream=False``: the shard is featurized whole (:func:`featurize_rows`, chunk by chunk) and
+    trained for ``n_epochs`` passes,
     shuffled with the shard's seed; the result is exactly ``fit`` on the shard's documents, except
     that every model knows every label of the task, so shard models always share one label set.
     ``stream=True``: chunks of ``chunk_size`` documents go through ``featurizer.transform`` into
@@ -149,15 +151,64 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
             if on_chunk is not None:
                 on_chunk(done, mistakes)
     else:
-        data = source.read("train", start, stop)
-        t1 = time.perf_counter()
-        X = transform(featurizer, data, source)
-        featurize = time.perf_counter() - t1
-        fit_epochs(model, X, data.labels, class_labels(data))
+        X, labels, classes, featurize = featurize_rows(source, featurizer, start, stop, chunk_size)
+        fit_epochs(model, X, labels, classes)
         passes = list(model.mistakes_)
     return ShardResult(index=task.index, model=model, start=start, stop=stop,
                        seconds=time.perf_counter() - t0, featurize_seconds=featurize,
                        mistakes_per_pass=passes, cpu_seconds=time.process_time() - cpu0)
+
+
+def featurize_rows(source: CorpusSource, featurizer, start: int, stop: int, chunk_size: int = CHUNK_SIZE):
+    """``(X, labels, classes, featurize_seconds)`` of training documents ``[start, stop)``.
+
+    Read and featurized ``chunk_size`` documents at a time and stacked (:func:`stack_rows`): the
+    same rows as featurizing the range at once, since a featurizer that learns nothing or was
+    fitted beforehand maps each document alone, but without holding every document's text and
+    the featurizer's intermediate arrays for all of them at the same time (for ``hashing``
+    about 2.5 times the final matrix).
+    """
+    parts, labels, classes, seconds = [], [], None, 0.0
+    for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size):
+        parts.append(chunk.X)
+        labels.append(chunk.labels)
+        classes, seconds = chunk.classes, seconds + chunk.featurize_seconds
+    return stack_rows(parts), np.concatenate(labels), classes, seconds
+
+
+def stack_rows(parts: list):
+    """The matrices of ``parts`` one below the other (emptying ``parts``).
+
+    CSR parts are copied into arrays allocated once and released part by part as they are copied,
+    so the peak memory is about the result plus one part, not twice the result as with
+    ``scipy.sparse.vstack``. Dense parts give a dense array; a mix of the two a CSR matrix.
+    """
+    if len(parts) == 1:
+        return parts.pop()
+    if not all(sp.issparse(p) for p in parts):
+        stacked = sp.vstack(parts, format="csr") if any(sp.issparse(p) for p in parts) else np.vstack(parts)
+        parts.clear()
+        return stacked
+    widths = {p.shape[1] for p in parts}
+    if len(widths) != 1:
+        raise InputError(f"the featurizer gave chunks of different widths {sorted(widths)}; it must map "
+                         "every document to the same columns")
+    n_rows, nnz = sum(p.shape[0] for p in parts), sum(p.nnz for p in parts)
+    index = np.int32 if max(nnz, *widths) < np.iinfo(np.int32).max else np.int64
+    data = np.empty(nnz, dtype=np.result_type(*(p.dtype for p in parts)))
+    indices = np.empty(nnz, dtype=index)
+    indptr = np.empty(n_rows + 1, dtype=index)
+    indptr[0] = at = row = 0
+    parts.reverse()
+    while parts:
+        part = parts.pop().tocsr()  # the list holds no reference any more: freed once copied
+        n = part.shape[0]
+        data[at:at + part.nnz] = part.data
+        indices[at:at + part.nnz] = part.indices
+        indptr[row + 1:row + n + 1] = part.indptr[1:] + at
+        at, row = at + part.nnz, row + n
+        del part
+    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, widths.pop()), copy=False)
 
 
 def fit_epochs(model, X, y, classes) -> None:

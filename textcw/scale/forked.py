@@ -1,0 +1,93 @@
+"""Shard tasks in processes forked from this one: workers that start in milliseconds.
+
+A worker of joblib's ``loky`` pool is a fresh interpreter: before its first shard it imports
+numpy, scipy, scikit-learn, numba and textcw, about a second of one core, and all shards wait
+for it at once, so the start-up lies on the critical path of every sharded job. A process forked
+from this one starts with all of that in memory. The arguments every shard shares (the corpus
+source, the featurizer, the learner template and, when this process featurized the split, its
+matrix) reach the forked workers by inheritance instead of being pickled or memory-mapped per
+task: only the few bytes of each :class:`~textcw.scale.shards.ShardTask` and the trained models
+cross processes.
+
+Forking is used where it is safe (:func:`fork_available`): on Linux, and on Python 3.12 or later
+only while this process runs a single thread (those versions deprecate forking a multi-threaded
+process, since a lock held by another thread at the fork stays held in the child forever).
+Elsewhere the local backend keeps ``loky``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+__all__ = ["BrokenProcessPool", "fork_available", "forked_unordered"]
+
+# What the workers of the current pool run: set in each worker by ``_install`` from the arguments
+# it inherited at the fork (never in the process that starts the pool).
+_installed: tuple[Callable, list] | None = None
+
+
+def fork_available() -> bool:
+    """Whether shard workers may be forked from this process (see the module docstring)."""
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    return sys.version_info < (3, 12) or threading.active_count() == 1
+
+
+def forked_unordered(fn: Callable, args: Sequence, tasks: Sequence, n_workers: int) -> Iterator[tuple[int, object]]:
+    """``(task.index, fn(*args, task))`` for every task, computed in up to ``n_workers`` forked
+    processes, in the order they finish.
+
+    A worker that dies (killed, out of memory) fails the whole batch with
+    :class:`~concurrent.futures.process.BrokenProcessPool`, as joblib does with its
+    ``TerminatedWorkerError``; an exception raised by ``fn`` reaches the caller as it is.
+    Leaving early (an exception, or the generator closed) stops the workers at once instead of
+    letting them finish shards that nobody will collect.
+    """
+    context = multiprocessing.get_context("fork")
+    # Process arguments are inherited, not pickled, with the fork start method: `args` may hold
+    # the whole featurized split at no cost.
+    executor = ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(tasks))), mp_context=context,
+                                   initializer=_install, initargs=(fn, list(args)))
+    finished = False
+    try:
+        running = {executor.submit(_run_installed, task): task.index for task in tasks}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                yield index, future.result()
+        finished = True
+    finally:
+        if not finished:
+            _stop_workers(executor)
+        executor.shutdown(wait=finished, cancel_futures=not finished)
+
+
+def _install(fn: Callable, args: list) -> None:
+    """Runs first in every worker. The signal handlers inherited from the command line (SIGINT
+    and SIGTERM raise KeyboardInterrupt there) are dropped: Ctrl-C reaches the whole process
+    group, and the process that started the pool decides what happens to its workers; SIGTERM,
+    which the pool sends to end a worker, then ends it."""
+    global _installed
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _installed = (fn, args)
+
+
+def _run_installed(task):
+    fn, args = _installed
+    return fn(*args, task)
+
+
+def _stop_workers(executor: ProcessPoolExecutor) -> None:
+    # The executor has no public way to end running tasks: shutdown(cancel_futures=True) only
+    # drops queued ones and waits for the running shards, which can take minutes.
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
