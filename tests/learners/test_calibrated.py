@@ -171,3 +171,89 @@ def test_bad_input_is_a_clear_error():
         Calibrated(textcw.make_learner("arow")).fit(X, y[:10])
     with pytest.raises(InputError, match="expecting 8 features"):
         Calibrated(textcw.make_learner("arow")).fit(X, y).predict_proba(X[:, :3])
+
+
+@pytest.mark.parametrize("name, n_classes", [("cw-stdev", 4), ("arow", 2), ("pa1", 3)])
+def test_cross_fit_temperature_is_the_maximum_likelihood_on_out_of_fold_scores(name, n_classes):
+    """The final model is the learner's own fit; the temperature is fitted to the scores each
+    half-size clone gives the half it did not learn (a stratified, shuffled 2-fold split)."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X = random_sparse(500, 30, 0.25, seed=7)
+    y = _labels(X, n_classes, seed=8)
+    learner = textcw.make_learner(name, n_epochs=3, random_state=5)
+    model = Calibrated(learner, margin="raw").fit(X, y)
+    assert model.record_ == "cross-fit" and model.scaling_.record == "cross-fit"
+    reference = clone(learner).fit(X, y)
+    np.testing.assert_array_equal(model.estimator_.coef_, reference.coef_)
+    assert model.mistakes_ == reference.mistakes_
+    labels = np.unique(y)
+    z = np.zeros((len(y),) if n_classes == 2 else (len(y), n_classes))
+    for fitted_on, scored in StratifiedKFold(2, shuffle=True, random_state=5).split(X, y):
+        z[scored] = clone(learner).fit(X[fitted_on], y[fitted_on]).decision_function(X[scored])
+    logits = np.column_stack([np.zeros_like(z), z]) if z.ndim == 1 else z
+    target = np.searchsorted(labels, y)
+
+    def log_loss(log_t):
+        p = softmax(logits / np.exp(log_t), axis=1)
+        return -np.mean(np.log(p[np.arange(len(y)), target]))
+
+    best = scipy.optimize.minimize_scalar(log_loss, bounds=(-12, 12), method="bounded", options={"xatol": 1e-10})
+    assert model.temperature_ == pytest.approx(np.exp(best.x), rel=1e-6)
+    assert model.recorded_log_loss_["raw"] == pytest.approx(best.fun, rel=1e-9)
+    proba = model.predict_proba(X)
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], reference.predict(X))
+
+
+def test_auto_record_is_progressive_validation_for_one_plain_epoch_else_cross_fit():
+    X = random_sparse(300, 20, 0.3, seed=9)
+    y = _labels(X, 3, seed=10)
+    one = Calibrated(textcw.make_learner("arow", n_epochs=1)).fit(X, y)
+    assert one.record_ == "first"
+    reference = textcw.make_learner("arow", n_epochs=1).fit(X, y)
+    # the recorded pass counts per chunk; the model keeps one count per pass, as fit's does
+    assert one.estimator_.mistakes_ == reference.mistakes_ and one.estimator_.n_updates_ == reference.n_updates_
+    assert Calibrated(textcw.make_learner("arow", n_epochs=2)).fit(X, y).record_ == "cross-fit"
+    tuned = Calibrated(textcw.make_learner("cw-stdev", n_epochs=1, eta="auto")).fit(X, y)
+    assert tuned.record_ == "cross-fit"  # "auto" values: fit's own choice, not a chunked re-tuning
+    np.testing.assert_array_equal(tuned.estimator_.coef_,
+                                  textcw.make_learner("cw-stdev", n_epochs=1, eta="auto").fit(X, y).coef_)
+    single = y.copy()
+    single[0] = 7  # a label with one document cannot be on both sides of a 2-fold split
+    assert Calibrated(textcw.make_learner("arow")).fit(X, single).record_ == "first"
+    with pytest.raises(ParameterError, match="every label needs at least 2 documents"):
+        Calibrated(textcw.make_learner("arow"), record="cross-fit").fit(X, single)
+    with pytest.raises(ParameterError, match="learns in one batch"):
+        Calibrated(textcw.make_learner("maxent")).fit(X, single)
+
+
+@pytest.mark.parametrize("name", ["cw-stdev", "pa1"])
+def test_first_pass_curve_counts_every_document_of_fits_first_pass(name):
+    from textcw.learners.online_curve import first_pass_curve
+
+    X = random_sparse(237, 15, 0.3, seed=11)
+    y = _labels(X, 3, seed=12)
+    learner = textcw.make_learner(name, n_epochs=3, random_state=4, **({"eta": "auto"} if name == "cw-stdev" else {}))
+    fitted = clone(learner).fit(X, y)
+    curve = first_pass_curve(learner, fitted, X, y, points=10)
+    assert curve["documents"] == np.linspace(0, 237, 11).round().astype(int)[1:].tolist()
+    assert curve["mistakes"][-1] == fitted.mistakes_[0]
+    # document by document, in fit's first order, with the chosen values: the running count
+    order = np.random.RandomState(4).permutation(237)
+    one = textcw.make_learner(name, n_epochs=1, **dict(getattr(fitted, "tuned_params_", {})))
+    running = np.cumsum([one.partial_fit(X[[i]], y[[i]], classes=np.unique(y)).mistakes_[-1] for i in order])
+    assert curve["mistakes"] == running[np.asarray(curve["documents"]) - 1].tolist()
+    assert first_pass_curve(textcw.make_learner("maxent"), textcw.make_learner("maxent").fit(X, y), X, y) is None
+
+
+def test_temperature_scaling_round_trips_as_plain_data():
+    from textcw.learners.temperature import TemperatureScaling
+
+    scaling = TemperatureScaling("standardized", 0.0, "cross-fit", {"raw": 1.0, "standardized": 0.9})
+    data = scaling.to_dict()
+    assert data["temperature"] is None and data["inverse_temperature"] == 0.0  # JSON has no inf
+    assert TemperatureScaling.from_dict(data) == scaling
+    with pytest.raises(ParameterError, match="inverse_temperature must be a finite number"):
+        TemperatureScaling.from_dict({**data, "inverse_temperature": -1.0})
+    with pytest.raises(ParameterError, match="margin must be one of"):
+        TemperatureScaling.from_dict({**data, "margin": "sideways"})
