@@ -51,3 +51,16 @@ def shard_gate(tmp_path, monkeypatch):
     gate = Gate(folder)
     yield gate
     gate.open()  # never leave a worker waiting
+
+
+@pytest.fixture(params=["fork", "loky"])
+def local_start(request, monkeypatch):
+    """Each way the local backend starts its workers: forked from this process (where
+    available) or joblib's loky processes."""
+    from textcw.scale import forked
+
+    if request.param == "fork" and not forked.fork_available():
+        pytest.skip("workers are forked only on Linux")
+    if request.param == "loky":
+        monkeypatch.setattr(forked, "fork_available", lambda: False)
+    return request.param

@@ -195,7 +195,7 @@ def test_sharded_stream_on_the_local_backend():
     assert result.to_dict()["mode"] == "shards"
 
 
-def test_a_killed_local_worker_process_does_not_lose_the_job(shard_gate):
+def test_a_killed_local_worker_process_does_not_lose_the_job(shard_gate, local_start):
     kwargs = dict(corpus="synthetic-text:4000", learner="cw-var", shards=4, workers=2, epochs=2, seed=21,
                   featurizer_params=SMALL_HASH)
     thread, box = run_in_thread(train_sharded, **kwargs)
@@ -215,7 +215,7 @@ def test_a_killed_local_worker_process_does_not_lose_the_job(shard_gate):
     assert box["result"].accuracy == undisturbed.accuracy
 
 
-def test_a_local_worker_that_keeps_dying_is_a_cluster_error(shard_gate, monkeypatch):
+def test_a_local_worker_that_keeps_dying_is_a_cluster_error(shard_gate, monkeypatch, local_start):
     from textcw.scale import backends
 
     monkeypatch.setattr(backends, "LOCAL_RETRIES", 1)
