@@ -76,10 +76,12 @@ def print_report(report, *, spread: bool = False) -> None:
 def parse_plot_formats(values: list[str] | None) -> list[str]:
     """``--plot-format``'s values (repeated, or comma-separated), checked against the formats a
     figure can be written in; ``[]`` when the option is not given."""
+    if not values:
+        return []
     from textcw.evaluation.plot import FORMATS
 
     chosen: list[str] = []
-    for value in values or []:
+    for value in values:
         for item in value.split(","):
             fmt = item.strip().lower()
             if fmt not in FORMATS:
