@@ -40,6 +40,9 @@ class TreeRun:
     peak_tree_mb: float
     load_before: float
     cpu_seconds: float  # user + system, of the process and the worker processes it started
+    # The tree's proportional set size: pages shared by several processes (forked workers share
+    # the driver's until written) counted once in all, where the RSS sum counts them per process.
+    peak_tree_pss_mb: float = 0.0
 
 
 def run_tree(args: list[str], env: dict | None = None) -> TreeRun:
@@ -52,16 +55,18 @@ def run_tree(args: list[str], env: dict | None = None) -> TreeRun:
     t0 = time.perf_counter()
     err_file = tempfile.TemporaryFile()  # a file, not a pipe: a chatty child cannot block on it
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_file, env={**os.environ, **(env or {})})
-    peak = [0, 0]  # the whole tree, the training process alone
+    peak = [0, 0, 0]  # the whole tree, the training process alone, the tree's PSS
     done = threading.Event()
 
     def sample() -> None:
         root = psutil.Process(proc.pid)
         while not done.is_set():
             try:
-                own = root.memory_info().rss
-                rest = sum(p.memory_info().rss for p in root.children(recursive=True))
-                peak[0], peak[1] = max(peak[0], own + rest), max(peak[1], own)
+                own = root.memory_full_info()
+                rest = [p.memory_full_info() for p in root.children(recursive=True)]
+                tree = own.rss + sum(m.rss for m in rest)
+                peak[0], peak[1] = max(peak[0], tree), max(peak[1], own.rss)
+                peak[2] = max(peak[2], own.pss + sum(m.pss for m in rest))
             except psutil.Error:
                 pass
             time.sleep(0.05)
@@ -80,7 +85,8 @@ def run_tree(args: list[str], env: dict | None = None) -> TreeRun:
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(args)} failed ({proc.returncode}): {err.decode()[-2000:]}")
     summary = json.loads(out)
-    return TreeRun(summary, wall, peak[1] / 2**20, peak[0] / 2**20, load, usage.ru_utime + usage.ru_stime)
+    return TreeRun(summary, wall, peak[1] / 2**20, peak[0] / 2**20, load, usage.ru_utime + usage.ru_stime,
+                   peak[2] / 2**20)
 
 
 def main() -> None:
