@@ -8,9 +8,9 @@ Training is unchanged: the kernels update ``mu`` (and the covariance) as without
 ``mu`` made at the example of 0-based index ``g`` (over all epochs and ``partial_fit`` calls)
 also adds ``g * delta`` to ``u``, and after ``T`` examples the average of ``mu_1 .. mu_T`` is
 ``mu - u / T`` (Daume, "A Course in Machine Learning", the averaged perceptron). The learner
-writes it into the state array ``mu_avg`` after every kernel call (``O(d)`` per epoch, never per
-example); ``coef_``, ``intercept_``, ``decision_function``, ``predict`` and the mean of
-``predict_proba`` read it.
+writes it into the state array ``mu_avg`` when the fitted state is next read after training
+(``O(d)`` per read, never per example); ``coef_``, ``intercept_``, ``decision_function``,
+``predict``, the mean of ``predict_proba`` and ``state_dict`` read it.
 
 Examples, not weights, are counted: an example of weight ``s > 0`` counts once in ``T`` (its
 weight scales its step, hence ``delta``); a weight of 0 skips the example, which then does not
@@ -102,6 +102,20 @@ class AveragedMean:
                 if not (self._state[name].flags.c_contiguous and self._state[name].flags.writeable):
                     self._state[name] = np.array(self._state[name], order="C", copy=True)
         super()._run_epoch(X, y, order, on_chunk)
-        if self.averaged and self._state["count"][0] > 0:
-            state = self._state
-            np.subtract(state["mu"], state["u"] / state["count"][0], out=state["mu_avg"])
+        if self.averaged:
+            # mu_avg is brought up to date when it is read (fitted_state): a model trained by
+            # many partial_fit calls, or a self-tuning candidate that is never read, pays O(d)
+            # per read, not per call
+            self.__dict__["_average_stale"] = True
+
+    def load_state_dict(self, state: dict):
+        super().load_state_dict(state)
+        self.__dict__.pop("_average_stale", None)  # the loaded mu_avg is the average
+        return self
+
+    def fitted_state(self):
+        state = super().fitted_state()
+        if self.__dict__.pop("_average_stale", False) and self.averaged and state["count"][0] > 0:
+            np.divide(state["u"], state["count"][0], out=state["mu_avg"])
+            np.subtract(state["mu"], state["mu_avg"], out=state["mu_avg"])
+        return state

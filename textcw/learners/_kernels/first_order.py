@@ -73,6 +73,8 @@ def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None, u=N
     for t in range(order.shape[0]):
         # fetch the rows a few steps ahead: a shuffled epoch's rows start at random places
         prefetch_ahead(indptr, indices, data, order, t, w, w)
+        if u is not None:  # the running average's accumulator, written with w
+            prefetch_ahead(indptr, indices, data, order, t, u, u)
         i = order[t]
         weight = 1.0 if weights is None else weights[i]
         m = y[i] * row_dot(indptr, indices, data, i, w)

@@ -94,6 +94,8 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
     updates = 0
     for t in range(order.shape[0]):
         prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        if u is not None:  # the running average's accumulator, written with mu
+            prefetch_ahead(indptr, indices, data, order, t, u, u)
         i = order[t]
         start = column(indptr[i])
         stop = column(indptr[i + 1])
@@ -158,6 +160,8 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
     scores = np.empty(mu.shape[1])
     for t in range(order.shape[0]):
         prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        if u is not None:  # the running average's accumulator, written with mu
+            prefetch_ahead(indptr, indices, data, order, t, u, u)
         i = order[t]
         yi = y[i]
         row_scores(indptr, indices, data, i, mu, scores)
