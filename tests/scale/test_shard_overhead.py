@@ -4,6 +4,7 @@ small corpora kept in this process, kernels loaded from numba's cache in worker 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from textcw.pipeline import make_featurizer
 from textcw.scale import train_stream
@@ -56,18 +57,27 @@ def test_small_corpora_are_sharded_in_this_process_by_default():
     assert result.workers == 1
 
 
-def test_worker_processes_load_the_kernels_from_numbas_cache():
-    from textcw.scale.backends import LocalBackend, kernel_cache_counts
+@pytest.mark.parametrize("start", ["loky", "fork"])
+def test_worker_processes_compile_no_kernel(start):
+    """A loky worker (a fresh interpreter) loads every kernel from numba's on-disk cache; a forked
+    worker has them in memory already. Neither compiles one."""
+    from textcw.scale.backends import LocalBackend
+    from textcw.scale.forked import fork_available
     from textcw.scale.shards import ShardTask
 
+    if start == "fork" and not fork_available():
+        pytest.skip("workers are forked only on Linux")
     train_stream("synthetic-text:1000", "cw-var", workers=1, featurizer_params=SMALL_HASH)  # fills the cache
-    results = list(LocalBackend(2).run(_train_and_count, (), [ShardTask(i, 2, i) for i in range(2)]))
-    for hits, misses in results:
-        assert misses == 0 and hits > 0, (hits, misses)
+    results = list(LocalBackend(2, start=start).run(_train_and_count, (), [ShardTask(i, 2, i) for i in range(2)]))
+    for (hits_before, misses_before), (hits, misses) in results:
+        assert misses == misses_before, (start, misses_before, misses)
+        if start == "loky":  # a fresh worker loads the kernels; a reused one loaded them before
+            assert hits > 0, (hits, misses)
 
 
 def _train_and_count(task):
     from textcw.scale.backends import kernel_cache_counts
 
+    before = kernel_cache_counts()  # a forked worker inherits the counts of the process it came from
     train_stream("synthetic-text:1000", "cw-var", workers=1, featurizer_params=SMALL_HASH)
-    return kernel_cache_counts()
+    return before, kernel_cache_counts()

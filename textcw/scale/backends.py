@@ -53,10 +53,12 @@ def default_workers(n_tasks: int) -> int:
     return max(1, min(n_tasks, os.cpu_count() or 1))
 
 
-# A local worker process costs 1-2 s before its first shard (starting Python, importing numpy,
-# scikit-learn and the kernels, reading its documents): about what one core needs to read, hash
-# and learn 50,000 synthetic-text documents (docs/scale.md). Fewer documents per worker than this
-# and the processes cost more than they save.
+# A loky worker process costs 1-2 s before its first shard (starting Python, importing numpy,
+# scikit-learn and the kernels): about what one core needs to read, hash and learn 50,000
+# synthetic-text documents (docs/scale.md). A forked worker starts in milliseconds but still
+# loads the kernels and touches its own pages (0.1-0.3 s), and shards that take rows of a split
+# featurized by the driver only learn, at over a million documents per second: below this many
+# documents per worker the processes save less than half a second, or cost more than they save.
 DOCUMENTS_PER_WORKER = 50_000
 
 
