@@ -33,14 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.learners._kernels.common import (
-    add_examples,
-    column,
-    examples_seen,
-    move_mean,
-    row_scores,
-    top_competitor,
-)
+from textcw.learners._kernels.common import add_examples, column, examples_seen, move_mean
+from textcw.learners._kernels.common import row_scores, top_competitor
 from textcw.learners._kernels.constants import CW_STDEV, CW_VAR, SMALLEST_NORMAL
 
 _MAX_ITER = 200
