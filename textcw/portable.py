@@ -47,7 +47,7 @@ from pathlib import Path
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 from sklearn.pipeline import Pipeline
 
-from textcw.errors import ModelFileError, TextcwError, UnknownNameError
+from textcw.errors import ModelFileError, ParameterError, TextcwError, UnknownNameError
 from textcw.model_card import export_card
 from textcw.portable_export import export_model
 from textcw.portable_format import (
@@ -152,8 +152,20 @@ def _build(document: dict, arrays: dict) -> Pipeline:
         built.append((step["step"], obj))
     check_widths(built)
     check_scores(built[1][1])
-    model = Pipeline(built)
     components = decode(document.get("components", {"__dict__": {}}), arrays, TAGS_COMPONENTS)
     check_printable(components, "its component names")
-    model.textcw_components_ = components if isinstance(components, dict) else {}
+    components = components if isinstance(components, dict) else {}
+    calibration = components.get("probability")
+    if calibration is None:
+        model = Pipeline(built)
+    else:  # a calibrated model: its temperature travels as plain data in the components
+        from textcw.learners.calibrated_pipeline import CalibratedPipeline
+        from textcw.learners.temperature import TemperatureScaling
+
+        model = CalibratedPipeline(built)
+        try:
+            model.probability_calibration_ = TemperatureScaling.from_dict(calibration)
+        except ParameterError as exc:
+            raise ModelFileError(f"its probability calibration is damaged: {exc}") from None
+    model.textcw_components_ = components
     return model

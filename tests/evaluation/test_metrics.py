@@ -145,7 +145,9 @@ def test_train_result_carries_the_metrics(regs):
     assert set(out["per_class"]) == {"a", "b", "c"}  # the dataset names its labels
 
     first_order = train("toy:multi", "perceptron", registries=regs, cache=False).to_dict()
-    assert first_order["macro_f1"] > 0 and first_order["log_loss"] is None
+    assert first_order["macro_f1"] > 0
+    # calibrated by default: a first-order learner gets probabilities from its temperature
+    assert first_order["log_loss"] is not None and first_order["probability"] == "calibrated"
 
 
 def _write_folder(root, seed):
@@ -185,16 +187,13 @@ def test_train_json_against_sklearn_on_the_saved_model(capsys, tmp_path, learner
     assert [result["per_class"][str(c)]["precision"] for c in model.classes_] == pytest.approx(p)
     assert [result["per_class"][str(c)]["recall"] for c in model.classes_] == pytest.approx(r)
     assert [result["per_class"][str(c)]["support"] for c in model.classes_] == s.tolist() == [12, 12, 12]
-    if learner == "arow":
-        proba = model.predict_proba(test.data)
-        assert result["log_loss"] == pytest.approx(log_loss(test.labels, proba, labels=model.classes_))
-        assert result["brier_score"] == pytest.approx(brier_score_loss(test.labels, proba, labels=model.classes_))
-        confidence = proba[np.arange(len(predicted)), np.searchsorted(model.classes_, predicted)]
-        assert result["expected_calibration_error"] == pytest.approx(
-            expected_calibration_error(confidence, predicted == test.labels))
-    else:  # first-order: no probabilities
-        assert result["log_loss"] is None and result["brier_score"] is None
-        assert result["expected_calibration_error"] is None
+    # calibrated by default, so the first-order learner has probabilities too
+    proba = model.predict_proba(test.data)
+    assert result["log_loss"] == pytest.approx(log_loss(test.labels, proba, labels=model.classes_))
+    assert result["brier_score"] == pytest.approx(brier_score_loss(test.labels, proba, labels=model.classes_))
+    confidence = proba[np.arange(len(predicted)), np.searchsorted(model.classes_, predicted)]
+    assert result["expected_calibration_error"] == pytest.approx(
+        expected_calibration_error(confidence, predicted == test.labels))
 
     code, out, _ = run(capsys, "train", "--corpus", corpus, "--learner", learner, "--no-cache")
     assert code == 0 and len(out.splitlines()) == 1

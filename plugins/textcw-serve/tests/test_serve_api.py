@@ -28,7 +28,8 @@ def test_predict_answers_what_the_model_computes(model_path):
     assert reply["classes"] == ["medicine", "space"]
     rows = reply["predictions"]
     assert [r["label"] for r in rows] == model.predict(docs).tolist()
-    proba, scores = learner.predict_proba(X), learner.decision_function(X)
+    # the model's own probabilities: calibrated when the model was saved calibrated (the default)
+    proba, scores = model.predict_proba(docs), learner.decision_function(X)
     for row, p, s in zip(rows, proba, scores):
         # JSON keeps every float exactly (shortest repr round trip)
         assert row["probabilities"] == {"medicine": p[0], "space": p[1]}

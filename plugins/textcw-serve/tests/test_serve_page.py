@@ -74,7 +74,7 @@ def test_predict_see_the_bars_correct_the_label_and_see_the_status(browser, tmp_
     document = "the doctor saw the patient in the clinic"
     learner, X = model.steps[-1][1], model.steps[0][1].transform([document])
     label = model.predict([document])[0]
-    proba = dict(zip(learner.classes_.tolist(), learner.predict_proba(X)[0]))
+    proba = dict(zip(learner.classes_.tolist(), model.predict_proba([document])[0]))  # calibrated
 
     with thread_server(model_path) as server:
         browser.get(server.url + "/")

@@ -113,7 +113,9 @@ def predictions(model: Pipeline, X, labels: LabelMap) -> list[dict]:
     learner = learner_of(model)
     predicted = learner.predict(X)
     scores = np.asarray(learner.decision_function(X), dtype=float) if hasattr(learner, "decision_function") else None
-    proba = np.asarray(learner.predict_proba(X), dtype=float) if hasattr(learner, "predict_proba") else None
+    scaling = getattr(model, "probability_calibration_", None)  # textcw train's calibrated default
+    proba = (np.asarray(scaling.predict_proba(learner, X), dtype=float) if scaling is not None
+             else np.asarray(learner.predict_proba(X), dtype=float) if hasattr(learner, "predict_proba") else None)
     out = []
     for i, label in enumerate(predicted):
         row: dict = {"label": jsonable_label(label), "probabilities": None, "decision": None, "margin": None}
