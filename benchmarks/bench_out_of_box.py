@@ -57,6 +57,7 @@ from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.selftune import SelfTuning
 from textcw.pipeline import load_corpus
+from textcw.plugins import default_registries
 
 LEARNERS = ("cw-var", "cw-stdev", "arow", "scw1", "pa1")
 
@@ -79,7 +80,18 @@ TEXTCW_VARIANTS = (
     Variant("self-tuned + calibrated",
             lambda name, fitted: Calibrated(textcw.make_learner(name, **fitted["self-tuned"].best_params_)),
             adds_time_of="self-tuned"),
+    # what `textcw train --learner NAME` fits: the registry's train defaults ("auto" values) and
+    # calibrated probabilities (cross-fitted with several epochs), with and without averaging
+    Variant("textcw train", lambda name, fitted: Calibrated(train_default_learner(name))),
+    Variant("textcw train, averaged",
+            lambda name, fitted: Calibrated(train_default_learner(name, average=True))),
 )
+
+
+def train_default_learner(name: str, **params):
+    """The learner ``textcw train --learner NAME`` builds (its entry's ``train_defaults``)."""
+    defaults = default_registries().learners.get(name).train_defaults
+    return textcw.make_learner(name, **{**defaults, **params})
 
 # label -> (unfitted model, grid of its parameters or None for its defaults)
 SKLEARN_BASELINES = {
