@@ -267,7 +267,8 @@ def test_uniform_combination_averages_the_averages_and_continues_them(name):
 def test_kl_combination_of_averaged_models_is_refused_with_a_way_out():
     X, y = problem("binary")
     models = [textcw.make_learner("arow", average=True, random_state=k).fit(X, y) for k in range(2)]
-    with pytest.raises(ParameterError, match="method='uniform'"):
+    with pytest.raises(ParameterError, match=r"an averaged AROW \(average=True\) predicts with the average "
+                       r".*use method='uniform'.*or train with average=False"):
         textcw.combine(models, method="kl")
 
 

@@ -396,6 +396,13 @@ def _layout(learner, method: str) -> str:
             f"({', '.join(unknown)}) that its state_combine does not declare as averaged, summed "
             "or derived"
         )
+    if method == "kl" and getattr(learner, "average", False) and isinstance(learner, GaussianLinearClassifier):
+        raise ParameterError(
+            f"method='kl' weights each model by its covariance, but an averaged {kind} "
+            "(average=True) predicts with the average of its means, which is not the mean of its "
+            "Gaussian; use method='uniform' (on the command line: --combine uniform), or train "
+            "with average=False to combine by KL"
+        )
     if method == "kl":
         raise ParameterError(
             f"method='kl' weights each model by its covariance and {kind} keeps none; use "
