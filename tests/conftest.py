@@ -10,6 +10,7 @@ the user's.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,35 @@ def no_downloads(request, monkeypatch):
     """``TEXTCW_OFFLINE=1`` for every test except the download tests themselves."""
     if request.node.path.name not in DOWNLOAD_TESTS:
         monkeypatch.setenv("TEXTCW_OFFLINE", "1")
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Skips and expected failures counted by reason, one line per reason.
+
+    ``-rfEX`` (pyproject.toml) names every failure, error and unexpected pass; the hundreds of
+    skips and strict expected failures are known and explained where they are declared, so here
+    they are only counted, which still shows at once a new reason or many more of an old one.
+    """
+    width = terminalreporter.config.get_terminal_writer().fullwidth  # a longer reason is cut
+    for outcome, reason_of in (("skipped", _skip_reason), ("xfailed", _xfail_reason)):
+        reports = terminalreporter.stats.get(outcome, [])
+        if not reports:
+            continue
+        reasons = Counter(reason_of(report) for report in reports)
+        terminalreporter.write_line(f"{len(reports)} {outcome}, by reason:")
+        for reason, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+            line = f"{count:6d}  {' '.join(reason.split())}"
+            terminalreporter.write_line(line if len(line) <= width else line[:width - 3] + "...")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+def _xfail_reason(report) -> str:
+    return getattr(report, "wasxfail", "") or "(no reason given)"
 
 
 @pytest.fixture(scope="session")
