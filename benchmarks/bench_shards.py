@@ -9,8 +9,8 @@ in chunks, flat memory).
 Small corpus: ``amazon:books`` (1,600 training documents, its vocabulary featurizer), one
 process against ``--shards 10`` (default workers: this process, since the corpus is small) and
 ``--shards 10 --workers 2`` (two worker processes forced). With ``--before DIR`` (a checkout of
-an earlier textcw, e.g. ``git archive REV textcw | tar -x -C DIR``) the same small-corpus runs
-of that code are measured too, in the same run.
+an earlier textcw, e.g. ``git archive REV textcw | tar -x -C DIR``) the same runs of that code
+are measured too, in the same run, so that both see the same machine.
 
 Every configuration runs in a fresh process, ``--repeat`` times (best kept); reported: process
 wall time and the training phase's time (``train_seconds``: reading, featurizing, learning,
@@ -51,10 +51,18 @@ def configurations(documents: int, before: str | None) -> list[tuple[str, str, l
     if before:
         env = {"PYTHONPATH": os.path.abspath(before)}
         out += [
+            ("large-before", "one process (--stream --workers 1), before", [*large, "--stream", "--workers", "1"], env),
+            ("large-before", "--shards 2, before", [*large, "--shards", "2"], env),
+            ("large-before", "--shards 2 --stream, before", [*large, "--shards", "2", "--stream"], env),
             ("small-before", "one process, before", small, env),
             ("small-before", "--shards 10, before (2 workers)", [*small, "--shards", "10"], env),
         ]
     return out
+
+
+def warm_up(argv: list[str], documents: int) -> list[str]:
+    """``argv`` on a small synthetic corpus: enough to compile the earlier code's kernels."""
+    return [a.replace(f"synthetic-text:{documents}", "synthetic-text:20000") for a in argv]
 
 
 def critical_path(cpu_seconds: float, summary: dict) -> float:
@@ -76,8 +84,8 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--before", help="directory holding an earlier textcw package to compare with")
-    parser.add_argument("--groups", default="large,small,small-before",
-                        help="comma-separated groups to run (large, small, small-before)")
+    parser.add_argument("--groups", default="large,small,large-before,small-before",
+                        help="comma-separated groups to run (large, small, large-before, small-before)")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
 
@@ -85,7 +93,7 @@ def main() -> None:
     configs = [c for c in configurations(args.documents, args.before) if c[0] in groups]
     for _, _, argv, env in configs:
         if env:  # the earlier code's kernels compiled once before anything is timed
-            run_tree(argv, env=env)
+            run_tree(warm_up(argv, args.documents), env=env)
     best: dict[str, dict] = {}
     records = []
     for _ in range(args.repeat):
