@@ -27,6 +27,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -116,18 +117,75 @@ CHILD = textwrap.dedent('''
 ''')
 
 
-def _run_child(code, *args, timeout=600):
-    env = dict(os.environ, PYTHONFAULTHANDLER="1")
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=timeout, env=env)
+# One child process serves the programs above, one request after another: starting Python with
+# numpy, scikit-learn, numba and the learners' cached kernels costs about a second of CPU, several
+# times what one program does. A child that crashes (or raises) ends; the test that asked sees its
+# exit code and error output, and the next request starts a new child.
+SERVER = textwrap.dedent('''
+    import json, sys
+    for request in sys.stdin:
+        code, args = json.loads(request)
+        sys.argv = ["-c", *args]
+        exec(compile(code, "<child program>", "exec"), {"__name__": "__main__"})
+        sys.stdout.flush()
+''')
+
+
+class Child:
+    """The serving child process of this test session (started on first use)."""
+
+    def __init__(self, tmp_path_factory):
+        self.folder, self.proc, self.stderr = tmp_path_factory.mktemp("child"), None, None
+
+    def run(self, code, *args, timeout=600) -> subprocess.CompletedProcess:
+        """``python -c code *args`` in the child; its output up to the program's ``DONE`` line."""
+        if self.proc is None:
+            self.stderr = open(self.folder / f"stderr-{len(list(self.folder.iterdir()))}.txt", "w+")
+            self.proc = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=self.stderr, text=True,
+                                         env=dict(os.environ, PYTHONFAULTHANDLER="1"))
+        self.stderr.seek(0, os.SEEK_END)
+        start = self.stderr.tell()
+        watchdog = threading.Timer(timeout, self.proc.kill)  # a hang fails the test, never the run
+        watchdog.start()
+        try:
+            self.proc.stdin.write(json.dumps([code, list(args)]) + "\n")
+            self.proc.stdin.flush()
+            lines = []
+            for line in self.proc.stdout:
+                lines.append(line)
+                if line == "DONE\n":
+                    return subprocess.CompletedProcess(args, 0, "".join(lines), "")
+        except BrokenPipeError:  # died before reading the request
+            lines = []
+        finally:
+            watchdog.cancel()
+        code = self.proc.wait()  # the program ended without DONE: the child died
+        self.proc = None
+        self.stderr.seek(start)
+        return subprocess.CompletedProcess(args, code, "".join(lines), self.stderr.read())
+
+    def close(self):
+        if self.proc is not None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=60)
+        if self.stderr is not None:
+            self.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def child(tmp_path_factory):
+    served = Child(tmp_path_factory)
+    yield served
+    served.close()
 
 
 @pytest.mark.parametrize("name", ONLINE)
-def test_changing_any_option_after_fit_is_refused_or_continues_never_crashes(name):
+def test_changing_any_option_after_fit_is_refused_or_continues_never_crashes(name, child):
     learner = REGISTRY.get(name).factory()
     state_params = set(learner.state_params)
     options = _option_values(name)
-    run = _run_child(CHILD, name, json.dumps(options))
+    run = child.run(CHILD, name, json.dumps(options))
     assert run.returncode == 0, f"child died with {run.returncode}:\n{run.stderr[-3000:]}"
     lines = run.stdout.strip().splitlines()
     assert lines[-1] == "DONE", run.stdout[-2000:]
@@ -227,8 +285,8 @@ TAMPER_CHILD = textwrap.dedent('''
 
 @pytest.mark.parametrize("kind", ["binary", "multiclass"])
 @pytest.mark.parametrize("name", ONLINE)
-def test_edited_state_arrays_and_attributes_are_refused_before_a_kernel_runs(name, kind):
-    run = _run_child(TAMPER_CHILD, name, kind)
+def test_edited_state_arrays_and_attributes_are_refused_before_a_kernel_runs(name, kind, child):
+    run = child.run(TAMPER_CHILD, name, kind)
     assert run.returncode == 0, f"child died with {run.returncode}:\n{run.stderr[-3000:]}"
     lines = run.stdout.strip().splitlines()
     assert lines[-1] == "DONE", run.stdout[-2000:]
