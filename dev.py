@@ -170,9 +170,10 @@ def main(argv: list[str]) -> int:
     # (five of them, built from the wheel); here it would only add the development environment,
     # with every extra at once, which the plot, dask and serve profiles cover one by one. Its
     # commands run as separate processes, which coverage does not trace, so no line loses
-    # coverage either. (`dev.py test tests/install` still runs it here.)
-    stages[-1].run([*pytest, *suites, "--ignore=tests/install", *xdist, "--cov=textcw", "--cov-append",
-                    "--cov-report="], cwd=ROOT, env=environment())
+    # coverage either. (`dev.py test tests/install` still runs it here.) The 20 slowest tests
+    # are listed: they are where the stage's time goes (docs/benchmarks.md, "The test loop").
+    stages[-1].run([*pytest, *suites, "--ignore=tests/install", *xdist, "--durations=20", "--cov=textcw",
+                    "--cov-append", "--cov-report="], cwd=ROOT, env=environment())
     stages[-1].done()
     stages.append(Stage("coverage summary"))
     coverage_summary()
