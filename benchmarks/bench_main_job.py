@@ -41,8 +41,9 @@ def progress(stage, done, total):
     elif stage == "featurizing" and done == 1: marks.setdefault("featurize", now)
     elif stage == "evaluating" and done == 0: marks.setdefault("train", now)
     elif stage == "evaluating" and done == 1: marks.setdefault("predict", now)
-# as `textcw train` without --json: no probability metrics
-result = textcw.pipeline.train(sys.argv[1], sys.argv[2], progress=progress, probability_metrics=False)
+# as `textcw train` without --json or --out: no probability metrics, no calibration
+result = textcw.pipeline.train(sys.argv[1], sys.argv[2], progress=progress, probability_metrics=False,
+                             probability="raw")  # nothing saved: textcw train skips calibration too
 order, last, out = ["import", "read", "featurize", "train", "predict"], t0, {}
 for name in order:
     out[name], last = marks[name] - last, marks[name]

@@ -120,3 +120,27 @@ def test_bad_probability_values_are_clear_errors(capsys):
     assert code != 0 and "--probability calibrated applies to ordinary training" in one_line_error(err)
     with pytest.raises(ParameterError, match="takes no fit parameters"):
         textcw.make_pipeline("binary-bow", "pa1").fit(["a b", "c d"], [0, 1], learner__sample_weight=[1, 1])
+
+
+@pytest.mark.parametrize("options,expected", [
+    ((), "raw"),  # nothing saved or reported uses the probabilities: no cross-fitted second fit
+    (("--json",), None),
+    (("--out", "{tmp}/m.textcw-model"), None),
+    (("--probability", "calibrated"), "calibrated"),
+])
+def test_calibration_runs_only_when_its_probabilities_are_used(capsys, tmp_path, monkeypatch, options, expected):
+    import textcw.pipeline
+
+    asked, real_train = [], textcw.pipeline.train
+
+    def recording_train(*args, **kwargs):
+        asked.append(kwargs["probability"])
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(textcw.pipeline, "train", recording_train)
+    options = [o.format(tmp=tmp_path) for o in options]
+    code, out, err = run(capsys, "train", "--corpus", CORPUS, "--learner", "pa1", "--no-cache", *options)
+    assert code == 0, err
+    assert asked == [expected]
+    if "--json" in options:
+        assert json.loads(out)["probability"] == "calibrated"

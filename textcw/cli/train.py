@@ -104,7 +104,11 @@ def train(
             # Gaussian learners' exact multi-class probabilities can cost more than training:
             # computed for the JSON report, where they are read
             # the online mistake curve replays the first pass: also only for the JSON report
-            result = run_train(corpus, learner, progress=report, probability=probability,
+            # calibration changes only predict_proba: a run that neither saves the model nor
+            # reports probabilities (the main job) skips its cross-fitted second fit
+            uses_probabilities = out is not None or as_json or json_out is not None
+            result = run_train(corpus, learner, progress=report,
+                               probability=probability if probability is not None or uses_probabilities else "raw",
                                probability_metrics=as_json or json_out is not None,
                                mistake_curve=as_json or json_out is not None, **common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
