@@ -105,22 +105,29 @@ def figure_formats(plot: Path | None, formats: list[str] | None) -> list[str]:
     return formats or ["png"]
 
 
-def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
-    """The suite's figures plus one cumulative-mistakes plot per task (tuned settings), in every
-    format of ``formats``."""
+def online_curves(report) -> list:
+    """Per finished task, the cumulative online mistakes of one pass of every online learner of
+    ``report`` with its tuned settings (:func:`textcw.evaluation.online.online`: a few seeded
+    runs of one pass each, far less work than the folds' training)."""
     from textcw.evaluation.online import online
-    from textcw.evaluation.plot import suite_figures
     from textcw.plugins import current_registries
 
     learners = current_registries().learners
     online_learners = [s for s in report.learners if learners.get(s.name).online]
     settings = {(t.learner, t.noise): (t.params, t.passes) for t in report.tuning}
     finished = {info.label for info in report.task_info}
-    online_reports = []
-    if online_learners:
-        run = online(seed=report.seed)
-        online_reports = [run(task, online_learners, settings) for task in report.tasks
-                          if task.label in finished]
+    if not online_learners:
+        return []
+    run = online(seed=report.seed)
+    return [run(task, online_learners, settings) for task in report.tasks if task.label in finished]
+
+
+def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
+    """The suite's figures plus one cumulative-mistakes plot per task (tuned settings), in every
+    format of ``formats``."""
+    from textcw.evaluation.plot import suite_figures
+
+    online_reports = report.online or online_curves(report)
     return suite_figures(report, directory, online_reports=online_reports, formats=formats)
 
 
@@ -210,6 +217,8 @@ def evaluate(
         raise TextcwError(message)
     if not as_json:
         print_report(report, spread=spread)
+    if (as_json or json_out is not None or plot is not None) and not report.interrupted:
+        report.online = online_curves(report)  # the JSON report's online mistake curves
     finish_run(report, as_json=as_json, json_out=json_out, plot=plot,
                figures=functools.partial(write_figures, formats=formats),
                interrupted="the table shows the runs that finished")

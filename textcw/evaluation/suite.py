@@ -19,6 +19,7 @@ from textcw.evaluation.cv import CellResult, cross_validate
 from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
 from textcw.evaluation.mcnemar import McNemarResult, mcnemar_test
 from textcw.evaluation.noise import check_noise, corrupt_labels
+from textcw.evaluation.online import OnlineReport
 from textcw.evaluation.rank import RankReport, mean_ranks
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec, TaskSpec, as_learner, as_task, check_specs
@@ -77,6 +78,10 @@ class SuiteReport(Report):
     failures : list of str
         Tasks that failed with an error (``"task: message"``); the others still ran.
     seconds : float
+    online : list of OnlineReport
+        Per task, the cumulative online mistakes of one pass of each online learner (with its
+        tuned settings; :func:`textcw.evaluation.online.online`), when they were asked for
+        (``textcw evaluate`` with ``--json``, ``--json-out`` or ``--plot``); empty otherwise.
     """
 
     tasks: list[TaskSpec]
@@ -95,6 +100,7 @@ class SuiteReport(Report):
     interrupted: bool = False
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    online: list[OnlineReport] = field(default_factory=list)
 
     def cell(self, task: str, learner: str, noise: float = 0.0) -> CellResult | None:
         for c in self.cells:
