@@ -15,7 +15,7 @@ from textcw.learners.cw_var import CWVar
 from textcw.pipeline import make_featurizer
 from textcw.scale.backends import LocalBackend
 from textcw.scale.forked import fork_available, forked_unordered
-from textcw.scale.shards import ShardTask, featurize_rows, stack_rows, train_shard
+from textcw.scale.shards import ShardTask, featurize_rows, fit_epochs, stack_rows, train_shard
 from textcw.scale.source import CorpusSource
 
 from gating import WAIT
@@ -104,7 +104,9 @@ def test_an_unknown_start_method_is_refused():
 def test_a_shard_featurized_chunk_by_chunk_has_the_rows_of_featurizing_it_at_once():
     source = CorpusSource.resolve("synthetic-text:2500")
     feat = make_featurizer("hashing", **SMALL_HASH)
-    X, labels, classes, seconds = featurize_rows(source, feat, 300, 2100, chunk_size=256)
+    parts, labels, classes, seconds = featurize_rows(source, feat, 300, 2100, chunk_size=256)
+    assert [p.shape[0] for p in parts] == [256] * 7 + [8]
+    X = stack_rows(parts)
     whole = source.read("train", 300, 2100)
     expected = feat.transform(whole.data)
     assert X.format == "csr" and X.shape == expected.shape and seconds > 0
@@ -125,10 +127,35 @@ def test_stacking_rows_empties_the_list_and_matches_vstack():
     np.testing.assert_array_equal(stacked.indptr, expected.indptr)
     assert stacked.indices.dtype == np.int32
 
+    parts = [sp.random(n, 40, density=0.2, format="csr", random_state=rng) for n in (5, 0, 9, 3)]
+    expected = sp.vstack(parts, format="csr")
+    order = rng.permutation(17)
+    shuffled = stack_rows(parts, order)
+    assert parts == []
+    np.testing.assert_array_equal(shuffled.toarray(), expected.toarray()[order])
+    np.testing.assert_array_equal(shuffled.indptr, expected[order].indptr)
+    np.testing.assert_array_equal(shuffled.indices, expected[order].indices)
+
     dense = [np.arange(6.0).reshape(2, 3), np.ones((1, 3))]
+    np.testing.assert_array_equal(stack_rows(list(dense), np.array([2, 0, 1])), np.vstack(dense)[[2, 0, 1]])
     np.testing.assert_array_equal(stack_rows(list(dense)), np.vstack(dense))
     mixed = stack_rows([sp.csr_matrix(np.eye(3)), np.ones((1, 3))])
     assert sp.issparse(mixed) and mixed.shape == (4, 3) and mixed.nnz == 6
 
     with pytest.raises(InputError, match=r"chunks of different widths \[3, 4\]"):
         stack_rows([sp.csr_matrix(np.eye(3)), sp.csr_matrix(np.eye(4))])
+
+
+@pytest.mark.parametrize("shuffle", [True, False])
+def test_epochs_over_row_blocks_are_the_epochs_over_the_stacked_matrix(shuffle):
+    source = CorpusSource.resolve("synthetic-text:1500")
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    parts, labels, classes, _ = featurize_rows(source, feat, 0, 1500, chunk_size=200)
+    matrix = sp.vstack(parts, format="csr")
+    from_blocks, from_matrix = (CWVar(n_epochs=3, shuffle=shuffle, random_state=4) for _ in range(2))
+    fit_epochs(from_blocks, parts, labels, classes)
+    fit_epochs(from_matrix, matrix, labels, classes)
+    assert parts == []  # consumed: the blocks are released as the first pass's matrix is built
+    np.testing.assert_array_equal(from_blocks.coef_, from_matrix.coef_)
+    np.testing.assert_array_equal(from_blocks.sigma_, from_matrix.sigma_)
+    assert from_blocks.mistakes_ == from_matrix.mistakes_ and len(from_blocks.mistakes_) == 3

@@ -17,6 +17,7 @@ Elsewhere the local backend keeps ``loky``.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 import sys
@@ -55,8 +56,15 @@ def forked_unordered(fn: Callable, args: Sequence, tasks: Sequence, n_workers: i
     executor = ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(tasks))), mp_context=context,
                                    initializer=_install, initargs=(fn, list(args)))
     finished = False
+    # The workers' cyclic garbage collector leaves alone the objects inherited at the fork: a full
+    # collection would walk every one of them (numpy, scikit-learn, numba...) and, by writing
+    # their headers, copy each page they share with this process.
+    gc.freeze()
     try:
-        running = {executor.submit(_run_installed, task): task.index for task in tasks}
+        try:  # a fork-context pool forks all its workers at the first submission
+            running = {executor.submit(_run_installed, task): task.index for task in tasks}
+        finally:
+            gc.unfreeze()
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:

@@ -151,8 +151,8 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
             if on_chunk is not None:
                 on_chunk(done, mistakes)
     else:
-        X, labels, classes, featurize = featurize_rows(source, featurizer, start, stop, chunk_size)
-        fit_epochs(model, X, labels, classes)
+        parts, labels, classes, featurize = featurize_rows(source, featurizer, start, stop, chunk_size)
+        fit_epochs(model, parts, labels, classes)
         passes = list(model.mistakes_)
     return ShardResult(index=task.index, model=model, start=start, stop=stop,
                        seconds=time.perf_counter() - t0, featurize_seconds=featurize,
@@ -160,55 +160,66 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
 
 
 def featurize_rows(source: CorpusSource, featurizer, start: int, stop: int, chunk_size: int = CHUNK_SIZE):
-    """``(X, labels, classes, featurize_seconds)`` of training documents ``[start, stop)``.
+    """``(parts, labels, classes, featurize_seconds)`` of training documents ``[start, stop)``.
 
-    Read and featurized ``chunk_size`` documents at a time and stacked (:func:`stack_rows`): the
-    same rows as featurizing the range at once, since a featurizer that learns nothing or was
-    fitted beforehand maps each document alone, but without holding every document's text and
-    the featurizer's intermediate arrays for all of them at the same time (for ``hashing``
-    about 2.5 times the final matrix).
+    Read and featurized ``chunk_size`` documents at a time: ``parts`` are the chunks' matrices,
+    whose rows are those of featurizing the range at once (a featurizer that learns nothing, or
+    was fitted beforehand, maps each document alone), without holding every document's text and
+    the featurizer's intermediate arrays for all of them at the same time (for ``hashing`` about
+    2.5 times the final matrix). :func:`fit_epochs` takes the parts as they are.
     """
     parts, labels, classes, seconds = [], [], None, 0.0
     for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size):
         parts.append(chunk.X)
         labels.append(chunk.labels)
         classes, seconds = chunk.classes, seconds + chunk.featurize_seconds
-    return stack_rows(parts), np.concatenate(labels), classes, seconds
+    return parts, np.concatenate(labels), classes, seconds
 
 
-def stack_rows(parts: list):
-    """The matrices of ``parts`` one below the other (emptying ``parts``).
+def stack_rows(parts: list, order: np.ndarray | None = None):
+    """The matrices of ``parts`` one below the other, rows taken in ``order`` if given (row ``i``
+    of the result is row ``order[i]`` of the stack); ``parts`` is emptied.
 
-    CSR parts are copied into arrays allocated once and released part by part as they are copied,
-    so the peak memory is about the result plus one part, not twice the result as with
-    ``scipy.sparse.vstack``. Dense parts give a dense array; a mix of the two a CSR matrix.
+    CSR parts are copied into arrays allocated once and released part by part as they are
+    copied, so the peak memory is about the result plus one part, and a shuffled pass needs no
+    second, shuffled copy of the stack. Dense parts give a dense array; a mix of the two a CSR
+    matrix.
     """
-    if len(parts) == 1:
+    if len(parts) == 1 and order is None:
         return parts.pop()
     if not all(sp.issparse(p) for p in parts):
         stacked = sp.vstack(parts, format="csr") if any(sp.issparse(p) for p in parts) else np.vstack(parts)
         parts.clear()
-        return stacked
+        return stacked if order is None else stacked[order]
     widths = {p.shape[1] for p in parts}
     if len(widths) != 1:
         raise InputError(f"the featurizer gave chunks of different widths {sorted(widths)}; it must map "
                          "every document to the same columns")
-    n_rows, nnz = sum(p.shape[0] for p in parts), sum(p.nnz for p in parts)
+    parts[:] = [p.tocsr() for p in parts]
+    lengths = np.concatenate([np.diff(p.indptr) for p in parts]).astype(np.int64)
+    n_rows, nnz = len(lengths), int(lengths.sum())
     index = np.int32 if max(nnz, *widths) < np.iinfo(np.int32).max else np.int64
+    position = np.arange(n_rows)  # row of the stack -> row of the result
+    if order is not None:
+        position[order] = np.arange(n_rows)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(lengths[order] if order is not None else lengths, out=indptr[1:])
     data = np.empty(nnz, dtype=np.result_type(*(p.dtype for p in parts)))
     indices = np.empty(nnz, dtype=index)
-    indptr = np.empty(n_rows + 1, dtype=index)
-    indptr[0] = at = row = 0
     parts.reverse()
+    row = 0
     while parts:
-        part = parts.pop().tocsr()  # the list holds no reference any more: freed once copied
+        part = parts.pop()  # the list holds no reference any more: freed once copied
         n = part.shape[0]
-        data[at:at + part.nnz] = part.data
-        indices[at:at + part.nnz] = part.indices
-        indptr[row + 1:row + n + 1] = part.indptr[1:] + at
-        at, row = at + part.nnz, row + n
-        del part
-    return sp.csr_matrix((data, indices, indptr), shape=(n_rows, widths.pop()), copy=False)
+        counts = lengths[row:row + n]
+        # Where each stored value of the part goes: its row's start in the result plus its
+        # offset within the row.
+        target = np.repeat(indptr[position[row:row + n]] - part.indptr[:-1], counts) + np.arange(part.nnz)
+        data[target] = part.data
+        indices[target] = part.indices
+        row += n
+        del part, target
+    return sp.csr_matrix((data, indices, indptr.astype(index)), shape=(n_rows, widths.pop()), copy=False)
 
 
 def fit_epochs(model, X, y, classes) -> None:
@@ -216,13 +227,31 @@ def fit_epochs(model, X, y, classes) -> None:
 
     The same passes as :meth:`OnlineLinearClassifier.fit` (a ``RandomState(random_state)``
     permutation per epoch when ``shuffle``), run through ``partial_fit`` so that a shard that
-    lacks a label still gets it in ``classes_``.
+    lacks a label still gets it in ``classes_``. ``X`` may be a list of row blocks
+    (:func:`featurize_rows`), consumed: the first pass's matrix is stacked from them directly in
+    its order, and each later pass's is taken from the previous one, so the stack is never held
+    twice.
     """
     rng = np.random.RandomState(model.random_state)
-    n = X.shape[0]
+    y = np.asarray(y)
+    n = len(y)
+    parts = X if isinstance(X, list) else None
+    arranged = current = None  # with parts: the matrix of the last pass, and the order of its rows
     for _ in range(model.n_epochs):
         order = rng.permutation(n) if model.shuffle else np.arange(n)
-        model.partial_fit(X[order], y[order], classes=classes)
+        if parts is None:
+            rows = X[order]
+        elif arranged is None:
+            rows = arranged = stack_rows(parts, order if model.shuffle else None)
+        elif not model.shuffle:
+            rows = arranged
+        else:  # row i must be row order[i] of the stack, which is row inverse[order[i]] of `arranged`
+            inverse = np.empty(n, dtype=np.int64)
+            inverse[current] = np.arange(n)
+            rows = arranged = arranged[inverse[order]]
+        current = order
+        model.partial_fit(rows, y[order], classes=classes)
+        del rows
 
 
 # More shards than this is a mistake, not a plan: each shard is a task with its own model and
