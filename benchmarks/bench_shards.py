@@ -55,7 +55,8 @@ def configurations(documents: int, before: str | None) -> list[tuple[str, str, l
             ("large-before", "--shards 2, before", [*large, "--shards", "2"], env),
             ("large-before", "--shards 2 --stream, before", [*large, "--shards", "2", "--stream"], env),
             ("small-before", "one process, before", small, env),
-            ("small-before", "--shards 10, before (2 workers)", [*small, "--shards", "10"], env),
+            ("small-before", "--shards 10, before (default workers)", [*small, "--shards", "10"], env),
+            ("small-before", "--shards 10 --workers 2, before", [*small, "--shards", "10", "--workers", "2"], env),
         ]
     return out
 
