@@ -236,8 +236,10 @@ def test_full_covariance_sigma_is_the_diagonal_without_forming_the_matrix(name, 
         tracemalloc.stop()
     np.testing.assert_allclose(sigma, expected, rtol=1e-12)
     blocks = 1 if y is Y2 else 3
-    # far below one d x d matrix (1.3 MB): the blocks, the output and the per-block sums
-    assert peak < 8 * d * d / 4, peak
+    # well below one d x d matrix (1.3 MB): the blocks, the output and the per-block sums take
+    # about 0.3 MB; half a matrix leaves room for what the interpreter allocates around them
+    # (more under a coverage tracer), and forming any one matrix still fails
+    assert peak < 8 * d * d / 2, peak
     assert sigma.shape == (blocks, d)
 
 
