@@ -59,6 +59,22 @@ def test_forked_workers_inherit_unpicklable_shared_arguments_and_default_signals
     assert all(sigint == signal.SIG_IGN and sigterm == signal.SIG_DFL for *_, sigint, sigterm in results)
 
 
+def _blocked_signals(task):
+    return signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the mask, unchanged
+
+
+@needs_fork
+def test_signals_are_blocked_across_the_fork_only():
+    # blocked while the workers start (so none runs the command line's handlers), unblocked in
+    # every worker once it has its own handlers, and the driver's mask restored after the forks
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    masks = list(forked_unordered(_blocked_signals, (), _tasks(3), 2))
+    assert len(masks) == 3
+    for _, mask in masks:
+        assert signal.SIGINT not in mask and signal.SIGTERM not in mask
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+
+
 def _sleep_or_return(folder, task):
     (folder / f"pid-{task.index}").write_text(str(os.getpid()))
     if task.index == 1:

@@ -31,6 +31,7 @@ __all__ = ["BrokenProcessPool", "fork_available", "forked_unordered"]
 # What the workers of the current pool run: set in each worker by ``_install`` from the arguments
 # it inherited at the fork (never in the process that starts the pool).
 _installed: tuple[Callable, list] | None = None
+WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def fork_available() -> bool:
@@ -60,11 +61,19 @@ def forked_unordered(fn: Callable, args: Sequence, tasks: Sequence, n_workers: i
     # collection would walk every one of them (numpy, scikit-learn, numba...) and, by writing
     # their headers, copy each page they share with this process.
     gc.freeze()
+    # A worker inherits the command line's handlers, under which SIGINT and SIGTERM raise
+    # KeyboardInterrupt, and keeps them until `_install` runs: a signal in between (Ctrl-C to the
+    # process group, or the SIGTERM that stops a worker) would print a traceback from the
+    # worker's start. The signals are blocked across the forks, so a worker receives them only
+    # once `_install` has set its own handlers; this process gets any that came meanwhile when
+    # its mask is restored.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
     try:
         try:  # a fork-context pool forks all its workers at the first submission
             running = {executor.submit(_run_installed, task): task.index for task in tasks}
         finally:
             gc.unfreeze()
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         while running:
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
@@ -85,6 +94,7 @@ def _install(fn: Callable, args: list) -> None:
     global _installed
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)  # blocked across the fork
     _installed = (fn, args)
 
 
