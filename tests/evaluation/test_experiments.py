@@ -101,3 +101,23 @@ def test_synthetic_reproduction_runs_and_round_trips():
     assert not result.interrupted and len(result.tables[0].rows) == 7
     assert {c.name for c in result.checks} >= {"first-order learners make at least 129 mistakes"}
     assert ExperimentResult.from_json(result.to_json()) == result
+
+
+def test_synthetic_tuning_candidates_that_floor_do_not_warn(monkeypatch):
+    import warnings
+
+    from textcw.errors import VarianceFloorWarning
+    from textcw.evaluation.experiments import nips_synthetic
+
+    seeds = []
+
+    def flooring_run(spec, params, seed, n_test):
+        seeds.append(seed)
+        warnings.warn("variances reached the floor", VarianceFloorWarning)
+        return [10], [3.0 + seed - nips_synthetic.TUNE_SEED], 0.0
+
+    monkeypatch.setattr(nips_synthetic, "one_run", flooring_run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning that escapes fails the test
+        score = nips_synthetic.tuning_score(LearnerSpec("cw-var", {}, "CW"), {"eta": 0.999}, 3)
+    assert score == 4.0 and seeds == [nips_synthetic.TUNE_SEED + r for r in range(3)]
