@@ -55,8 +55,10 @@ def register_learners(register: Register) -> None:
     online : bool
         Declare that the learner has ``partial_fit`` and that its ``fit`` takes
         ``progress(done, total)`` (true of every subclass of ``OnlineLinearClassifier``):
-        ``textcw train`` then shows progress, and ``textcw evaluate --plot`` draws its
-        cumulative mistakes.
+        ``textcw train`` then shows progress and, like :func:`textcw.make_pipeline`, calibrates
+        its ``predict_proba`` by default (:func:`textcw.pipeline.resolve_probability`), and
+        ``textcw evaluate --plot`` draws its cumulative mistakes. A learner registered without
+        it is treated as a batch classifier: none of these.
 
     Notes
     -----

@@ -90,8 +90,10 @@ class LearnerEntry(Entry):
     online : bool
         The learner learns one document at a time: it has ``partial_fit`` and its ``fit``
         takes ``progress(done, total)`` (every subclass of
-        :class:`textcw.learners.base.OnlineLinearClassifier` does). ``textcw train`` then shows
-        a progress bar, and ``textcw evaluate --plot`` draws its cumulative mistakes.
+        :class:`textcw.learners.base.OnlineLinearClassifier` does, and must declare it:
+        :func:`textcw.testing.check_plugin` checks). ``textcw train`` then shows a progress
+        bar and, like :func:`textcw.make_pipeline`, calibrates its probabilities by default,
+        and ``textcw evaluate --plot`` draws its cumulative mistakes.
     train_defaults : dict
         Parameter values ``textcw train`` (and :func:`textcw.pipeline.train`) use unless the
         user gives the parameter: e.g. ``{"eta": "auto"}``, the self-tuned confidence

@@ -59,6 +59,18 @@ def test_the_cli_never_imports_click():
     assert run.returncode == 0 and run.stdout.strip() == "[]", run.stderr
 
 
+def test_stateless_featurizers_need_no_fit(tmp_path):
+    """On every admitted scikit-learn (1.6 reports requires_fit=True for HashingVectorizer in its
+    public tags), sharded training must know that hashing needs no fit: otherwise the driver
+    featurizes the whole split before any shard starts. Run from an empty folder, so that the
+    installed textcw is imported, not the checkout's."""
+    code = ("import textcw.scale.shards as s, textcw; "
+            "print(s.needs_fit(textcw.make_featurizer('hashing')), s.needs_fit(textcw.make_featurizer('binary-bow')))")
+    run = subprocess.run([str(BIN / "python"), "-W", "error::FutureWarning", "-c", code], capture_output=True,
+                         text=True, timeout=TIMEOUT, cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.split() == ["False", "True"], run.stderr
+
+
 def test_list_learners_and_one_learner_s_parameters():
     run = textcw("list", "learners")
     assert run.returncode == 0 and "cw-stdev" in run.stdout and "arow" in run.stdout, run.stderr

@@ -23,11 +23,11 @@ def plugin_module(name: str, **hooks) -> types.ModuleType:
     return module
 
 
-def learners(*entries):
+def learners(*entries, online=False):
     @textcw.hookimpl
     def register_learners(register):
         for name, factory, summary in entries:
-            register(name, factory, summary=summary)
+            register(name, factory, summary=summary, online=online)
 
     return register_learners
 
@@ -150,6 +150,36 @@ def test_broken_plugin_fails_with_a_clear_message(hooks, says):
         check_plugin(plugin_module("broken", **hooks))
 
 
+def test_online_learners_must_say_so():
+    """An OnlineLinearClassifier registered without online=True trains, but silently without
+    progress, calibration or mistake curve; online=True on a learner with no partial_fit lies."""
+    from textcw.learners.perceptron import Perceptron
+
+    @textcw.hookimpl
+    def undeclared(register):
+        register("test-perceptron", Perceptron, summary="s")
+
+    with pytest.raises(AssertionError, match="online_learners_are_declared: learner 'test-perceptron' is an "
+                       "OnlineLinearClassifier registered without online=True.*pass online=True"):
+        check_plugin(plugin_module("broken", register_learners=undeclared), check_components=False)
+
+    @textcw.hookimpl
+    def declared(register):
+        register("test-perceptron", Perceptron, summary="s", online=True)
+
+    check_plugin(plugin_module("good", register_learners=declared), check_components=False)
+
+    from sklearn.svm import LinearSVC
+
+    @textcw.hookimpl
+    def batch_declared_online(register):
+        register("test-svc", LinearSVC, summary="s", online=True)
+
+    with pytest.raises(AssertionError, match="'test-svc' is registered with online=True but has "
+                       "no partial_fit"):
+        check_plugin(plugin_module("broken", register_learners=batch_declared_online), check_components=False)
+
+
 def test_broken_featurizer_is_named():
     @textcw.hookimpl
     def register_featurizers(register):
@@ -176,7 +206,7 @@ def test_featurizer_data_supplies_non_text_documents():
 
 
 def test_components_can_be_left_to_their_own_tests():
-    plugin = plugin_module("broken", register_learners=learners(("test-b", Backwards, "s")))
+    plugin = plugin_module("broken", register_learners=learners(("test-b", Backwards, "s"), online=True))
     check_plugin(plugin, check_components=False)
 
 

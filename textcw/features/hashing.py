@@ -51,6 +51,15 @@ class Hashing(HashingVectorizer):
         """Refuse unsafe or invalid parameters (:mod:`textcw.features.params`)."""
         check_text_params(self, "hashing")
 
+    def __sklearn_tags__(self):
+        # Stateless: it transforms without being fitted. scikit-learn says so of its own
+        # HashingVectorizer from 1.7 on; 1.6 (admitted) tags every estimator requires_fit=True,
+        # and sharded training would then featurize the whole split in the driver before any
+        # shard starts, instead of letting each shard featurize its own documents.
+        tags = super().__sklearn_tags__()
+        tags.requires_fit = False
+        return tags
+
     def fit(self, X, y=None):
         self.validate_params()
         check_documents(X, "hashing")

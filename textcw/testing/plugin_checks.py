@@ -127,6 +127,8 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
     - every learner it adds passes :func:`check_learner` and every featurizer
       :func:`check_featurizer`, built by name through :func:`textcw.make_learner` /
       :func:`textcw.make_featurizer` as users build them;
+    - a learner that subclasses :class:`~textcw.learners.base.OnlineLinearClassifier` is
+      registered with ``online=True``, and one registered so has ``partial_fit``;
     - with ``distribution``: that installed distribution declares the plugin in the entry-point
       group ``textcw``, and with all installed plugins loaded its names show that distribution
       as their provider (what ``textcw list`` prints).
@@ -149,7 +151,8 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         ``expected_failures`` of :func:`~textcw.testing.check_learner` or
         :func:`~textcw.testing.check_featurizer` (strict: a listed check must fail). The
         registration checks (``registers_in_isolation``, ``registrations_are_clean``,
-        ``components_pass_their_checks``, ``is_installed_as_distribution``) cannot be listed.
+        ``components_pass_their_checks``, ``online_learners_are_declared``,
+        ``is_installed_as_distribution``) cannot be listed.
 
     Raises
     ------
@@ -222,6 +225,24 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                                      expected_failures):
             component.check_all()
 
+    def online_learners_are_declared():
+        # A subclass of OnlineLinearClassifier registered without online=True still trains, but
+        # textcw train shows it no progress and leaves its probabilities uncalibrated, and
+        # evaluate --plot draws no mistake curve: nothing fails, so say it here.
+        from textcw.learners.base import OnlineLinearClassifier
+
+        regs = state["regs"]
+        for n in state["own"].get("learners", []):
+            entry = regs.learners.get(n)
+            learner = make_learner(n, registries=regs)
+            if isinstance(learner, OnlineLinearClassifier) and not entry.online:
+                fail(f"learner {n!r} is an OnlineLinearClassifier registered without online=True: "
+                     "textcw train would neither show its progress nor calibrate its "
+                     "probabilities; pass online=True to register")
+            if entry.online and not callable(getattr(learner, "partial_fit", None)):
+                fail(f"learner {n!r} is registered with online=True but has no partial_fit; "
+                     "declare online=True only for learners that learn one document at a time")
+
     def is_installed_as_distribution():
         if distribution is None:
             return
@@ -253,7 +274,7 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                          f"by {provider!r}, not {dist.metadata['Name']!r}")
 
     steps = (registers_in_isolation, registrations_are_clean, components_pass_their_checks,
-             is_installed_as_distribution)
+             online_learners_are_declared, is_installed_as_distribution)
     Component("plugin", f"{getattr(plugin, '__name__', None) or plugin!r}", None,
               tuple(Check(step.__name__, lambda _, step=step: step()) for step in steps)).check_all()
 

@@ -13,7 +13,7 @@ import textcw
 
 @textcw.hookimpl
 def register_learners(register):
-    register("balanced-winnow", "textcw_example.winnow:BalancedWinnow",
+    register("balanced-winnow", "textcw_example.winnow:BalancedWinnow", online=True,
              summary="Balanced Winnow, multiplicative mistake-driven updates (Dagan, Karov, Roth 1997)")
     register("nherd", "textcw_example.nherd:NHERD", online=True,
              grid={"C": [1e-4, 1e-3, 1e-2, 1e-1, 1.0]}, quick_grid={"C": [1e-3, 1e-1]},
