@@ -3,9 +3,11 @@
 
     python3 dev.py train [ARGS...]   set up, then `textcw train --corpus newsgroups --learner cw-stdev`
                                      (ARGS replace the default arguments)
-    python3 dev.py test [ARGS...]    set up, then run every test suite on all cores with coverage
-                                     (the kernels also as plain Python), then test what a user
-                                     installs (below); with ARGS, only pytest ARGS
+    python3 dev.py test [ARGS...]    set up, then run every test suite on all cores (the kernels
+                                     also as plain Python) and test what a user installs (below);
+                                     with ARGS, only pytest ARGS
+    python3 dev.py coverage          set up, then run the same suites traced by coverage and print
+                                     the modules with the most lines never run (a third slower)
     python3 dev.py docs              set up, then build the documentation site into build/site
                                      (strict: a broken link or a docstring that does not render fails)
     python3 dev.py setup             only set up
@@ -56,6 +58,11 @@ INSTALL_PROFILES = {
 }
 # Profiles that also install first-party plugins (not editable, as a user does): name -> folders.
 PROFILE_PLUGINS = {"serve": [ROOT / "plugins" / "textcw-serve"]}
+# Profiles that run every test of tests/install. The others (an extra, a plugin) differ from
+# no-extras only by what they add: they run the tests marked `every_profile` (the command starts,
+# lists, trains, saves and predicts, and each extra's or plugin's feature works or says what to
+# install), not again the command line's own behaviour (usage errors, signals, completion).
+FULL_PROFILES = {"no-extras", "minimum-versions"}
 
 
 def plugin_dirs() -> list[Path]:
@@ -85,7 +92,9 @@ def setup() -> None:
     # took pip minutes, from a cache shared with the installed-package tests' environments
     subprocess.run([str(BIN / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
                     "uv>=0.13,<1"], check=True)
-    subprocess.run([str(BIN / "uv"), "pip", "install", "--quiet", "--python", str(BIN / "python"), *packages],
+    # --compile-bytecode: as pip does by default (below, at environment())
+    subprocess.run([str(BIN / "uv"), "pip", "install", "--quiet", "--compile-bytecode", "--python",
+                    str(BIN / "python"), *packages],
                    check=True)
     STAMP.write_text(wanted)
 
@@ -127,12 +136,18 @@ def environment() -> dict:
     if not env.get("TEXTCW_DATA") and shared.is_dir():
         env["TEXTCW_DATA"] = str(shared)
     env.setdefault("NUMBA_CACHE_DIR", str(numba_cache_dir()))
+    # Every test process, and every `textcw` process a test starts, imports numpy, scipy and
+    # scikit-learn: without bytecode caches (.pyc) each compiles about a thousand modules from
+    # source first, 3-4 s of CPU, which a user's pip install (it writes them) never pays. So the
+    # environments are installed with their bytecode compiled, and an inherited
+    # PYTHONDONTWRITEBYTECODE does not stop textcw's own modules from being cached either.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
 
 
 def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("", [])
-    if command not in ("train", "test", "docs", "setup"):
+    if command not in ("train", "test", "coverage", "docs", "setup"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     setup()
@@ -145,24 +160,40 @@ def main(argv: list[str]) -> int:
         return subprocess.run(cmd, cwd=ROOT, env=environment()).returncode
     suites = ["tests", *(str(p / "tests") for p in plugin_dirs() if (p / "tests").is_dir())]
     pytest = [str(BIN / "python"), "-m", "pytest"]
-    if args:  # a chosen subset of the tests: coverage and the install stage are not part of it
+    if args:  # a chosen subset of the tests: the install stage is not part of it
         return subprocess.run([*pytest, *suites, *args], cwd=ROOT, env=environment()).returncode
+    started = time.monotonic()
+    if command == "coverage":
+        stages = run_suites(pytest, suites, traced=True)
+        stages.append(Stage("coverage summary"))
+        coverage_summary()
+        stages[-1].done()
+        return report("dev.py coverage", stages, started)
     # What a user installs, the types and the documentation are checked meanwhile (they wait on
     # the network and the disk, and fill the cores where the test stages' last workers idle);
     # their output is shown when they end.
-    started = time.monotonic()
     side = [Stage.in_background("installed-package tests", test_installs),
             Stage.in_background("type check", lambda stage: stage.run(MYPY, cwd=ROOT)),
             Stage.in_background("documentation", lambda stage: stage.run(docs_command(), cwd=ROOT,
                                                                            env=docs_environment()))]
-    # 1. The kernels' Python bodies, which numba compiles away, run as plain Python and are
-    # traced (against their numpy twins); 2. every suite on all cores, traced too.
+    stages = run_suites(pytest, suites, traced=False)
+    stages += [stage.join() for stage in side]
+    return report("dev.py test", stages, started)
+
+
+def run_suites(pytest: list[str], suites: list[str], *, traced: bool) -> list[Stage]:
+    """The two test stages, each on all cores; ``traced``: under coverage (about a third more
+    CPU on Python 3.11, whose tracer sees every line: docs/benchmarks.md, "The test loop")."""
+    # 1. The kernels' Python bodies, which numba compiles away, run as plain Python (against
+    # their numpy twins; traced, they are the kernels' lines in the coverage report); 2. every
+    # suite on all cores.
     # As plain Python, numpy reports the kernels' deliberate divisions by zero (a -inf start
     # that is re-bracketed, an infinite cap with a zero floor), which compiled code does not.
     # worksteal: an idle worker takes tests queued for the other (the slowest take 20-30 s).
     xdist = ["-n", "auto", "--dist", "worksteal"]
+    cov = ["--cov=textcw", "--cov-report="] if traced else []
     stage = Stage("kernels as plain Python")
-    stage.run([*pytest, *KERNEL_TESTS, "-q", *xdist, "--cov=textcw", "--cov-report=",
+    stage.run([*pytest, *KERNEL_TESTS, "-q", *xdist, *cov,
                "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
               cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"})
     stages = [stage.done(), Stage("all suites")]
@@ -172,15 +203,16 @@ def main(argv: list[str]) -> int:
     # commands run as separate processes, which coverage does not trace, so no line loses
     # coverage either. (`dev.py test tests/install` still runs it here.) The 20 slowest tests
     # are listed: they are where the stage's time goes (docs/benchmarks.md, "The test loop").
-    stages[-1].run([*pytest, *suites, "--ignore=tests/install", *xdist, "--durations=20", "--cov=textcw",
-                    "--cov-append", "--cov-report="], cwd=ROOT, env=environment())
+    stages[-1].run([*pytest, *suites, "--ignore=tests/install", *xdist, "--durations=20",
+                    *(["--cov-append", *cov] if traced else [])], cwd=ROOT, env=environment())
     stages[-1].done()
-    stages.append(Stage("coverage summary"))
-    coverage_summary()
-    stages[-1].done()
-    stages += [stage.join() for stage in side]
+    return stages
+
+
+def report(command: str, stages: list[Stage], started: float) -> int:
+    """Print every stage's wall and CPU time; the worst exit code of them all."""
     code = max(stage.code for stage in stages)
-    print(f"dev.py test: {time.monotonic() - started:.0f} s wall in all; "
+    print(f"{command}: {time.monotonic() - started:.0f} s wall in all; "
           + ", ".join(f"{s.name} {s.wall:.0f} s ({s.cpu:.0f} s CPU)" for s in stages), flush=True)
     return code
 
@@ -299,10 +331,10 @@ def test_installs(stage: Stage) -> None:
         env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras,
                    TEXTCW_INSTALLED_PLUGINS=",".join(p.name for p in plugins))
         if stage.run([uv, "venv", "--quiet", "--python", str(BIN / "python"), str(target)]) != 0 or stage.run(
-                [uv, "pip", "install", "--quiet", "--python", str(bindir / "python"), requirement,
+                [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(bindir / "python"), requirement,
                  *map(str, plugins), *(["--constraint", str(constraints)] if constraints else [])]) != 0 or stage.run(
-                [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install"],
-                cwd=ROOT, env=env) != 0:
+                [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install",
+                 *([] if name in FULL_PROFILES else ["-m", "every_profile"])], cwd=ROOT, env=env) != 0:
             failed.append(name)
     print(f"installs: {len(INSTALL_PROFILES) - len(failed)} passed, {len(failed)} failed"
           + (f" ({', '.join(failed)})" if failed else ""), file=stage.log, flush=True)

@@ -4,7 +4,9 @@ By default these tests run the development environment's ``textcw``. ``python3 d
 runs them again against fresh environments made from the built wheel: without extras, with each
 extra, and with every dependency at the lowest version ``pyproject.toml`` admits. There
 ``TEXTCW_INSTALLED_BIN`` names the environment's scripts folder and ``TEXTCW_INSTALLED_EXTRAS``
-the extras it has (comma-separated), so each test knows what the user should see.
+the extras it has (comma-separated), so each test knows what the user should see. The profiles
+of one extra or plugin run only the tests marked ``every_profile`` (``dev.py``'s FULL_PROFILES
+run all).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ def textcw(*args, cwd=None, **kwargs) -> subprocess.CompletedProcess:
                           timeout=TIMEOUT, **kwargs)
 
 
+@pytest.mark.every_profile
 def test_help_lists_every_command():
     run = textcw("--help")
     assert run.returncode == 0, run.stderr
@@ -41,6 +44,7 @@ def test_help_lists_every_command():
     assert "--install-completion" in run.stdout
 
 
+@pytest.mark.every_profile
 def test_version_names_textcw_python_and_the_dependencies():
     from textcw import __version__
 
@@ -51,6 +55,7 @@ def test_version_names_textcw_python_and_the_dependencies():
     assert {"python", "numpy", "scipy", "scikit-learn", "numba", "typer"} <= set(rows)
 
 
+@pytest.mark.every_profile
 def test_the_cli_never_imports_click():
     """typer carries its own Click; a module that imports ``click`` needs an undeclared package."""
     code = ("import sys, textcw.cli as c; c.build_command(c.build_app()); "
@@ -71,6 +76,7 @@ def test_stateless_featurizers_need_no_fit(tmp_path):
     assert run.returncode == 0 and run.stdout.split() == ["False", "True"], run.stderr
 
 
+@pytest.mark.every_profile
 def test_list_learners_and_one_learner_s_parameters():
     run = textcw("list", "learners")
     assert run.returncode == 0 and "cw-stdev" in run.stdout and "arow" in run.stdout, run.stderr
@@ -104,6 +110,7 @@ def test_unknown_learner_suggests_the_name():
     assert run.stderr.startswith("error: unknown learner 'cw-stedv'") and "did you mean 'cw-stdev'?" in run.stderr
 
 
+@pytest.mark.every_profile
 @pytest.mark.corpus
 def test_train_save_inspect_and_predict(tmp_path, data_home):
     model = tmp_path / "sci.joblib"
@@ -143,6 +150,7 @@ def test_an_interrupted_run_says_so_and_leaves_no_file(tmp_path, sig, code):
     assert list(tmp_path.iterdir()) == []  # neither the model nor a temporary file
 
 
+@pytest.mark.every_profile
 @pytest.mark.corpus
 def test_plots_need_the_plot_extra(tmp_path, data_home):
     figures = tmp_path / "fig"
@@ -156,6 +164,7 @@ def test_plots_need_the_plot_extra(tmp_path, data_home):
         assert not figures.exists()
 
 
+@pytest.mark.every_profile
 def test_a_dask_cluster_needs_the_dask_extra():
     run = textcw("train", "--corpus", "synthetic-text:4000", "--learner", "cw-var", "--shards", "2",
                  "--backend", "dask", "--workers", "1", "--featurizer-param", "n_features=4096", "--json")

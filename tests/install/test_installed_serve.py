@@ -28,6 +28,7 @@ def post(url: str, body: dict) -> dict:
         return json.load(reply)
 
 
+@pytest.mark.every_profile
 @pytest.mark.corpus
 @pytest.mark.skipif(not SERVED, reason="the serve profile installs textcw-serve")
 def test_the_installed_service_answers_learns_and_stops(tmp_path, data_home):
@@ -62,6 +63,7 @@ def test_the_installed_service_answers_learns_and_stops(tmp_path, data_home):
     assert code in (0, 143), log.read_text(errors="replace")
 
 
+@pytest.mark.every_profile
 @pytest.mark.skipif(SERVED, reason="this profile installs textcw-serve")
 def test_without_the_plugin_serve_is_not_a_command_and_the_client_says_what_to_install(tmp_path):
     run = textcw("serve", "model")
