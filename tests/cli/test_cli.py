@@ -209,3 +209,22 @@ def test_an_interrupt_swallowed_on_the_way_still_stops_the_output(capsys, tmp_pa
     code, out, err = run(capsys, "train", "--corpus", "synthetic-text:200", "--learner", "pa", "--out", out_file)
     assert (code, out, err) == (130, "", "interrupted\n")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--corpus", "newsgroup", "--learner", "pa"], "did you mean 'newsgroups'?"),
+    (["--corpus", "newsgroups:cmop", "--learner", "pa"], "did you mean 'newsgroups:comp'?"),
+    (["--corpus", "newsgroups", "--learner", "cw-stedv"], "did you mean 'cw-stdev'?"),
+    (["--corpus", "newsgroups", "--learner", "pa", "--featurizer", "binary-bwo"], "did you mean 'binary-bow'?"),
+])
+def test_a_misspelt_name_is_answered_before_the_heavy_imports(argv, says):
+    """train checks its names before importing scikit-learn and numba (a second and more): a typo
+    is answered at once."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from textcw.cli import main\n"
+            "try:\n    main(['train', *sys.argv[1:]])\nexcept SystemExit as exit:\n    code = exit.code\n"
+            "print(code, sorted(m for m in ('numba', 'sklearn') if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    assert run.stdout.strip() == "2 []" and says in run.stderr, (run.stdout, run.stderr)

@@ -66,6 +66,13 @@ def train(
 ) -> None:
     """Train a learner on a corpus's training split and report test accuracy."""
     from textcw._atomic import check_output_path
+    from textcw.plugins import current_registries, resolve_corpus
+
+    # The names first, before scikit-learn and numba are imported: a typo is answered at once.
+    resolve_corpus(corpus)
+    current_registries().learners.get(learner)
+    if featurizer is not None:
+        current_registries().featurizers.get(featurizer)
     from textcw.persist import save
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
