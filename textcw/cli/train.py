@@ -70,9 +70,10 @@ def train(
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
     resolve_corpus(corpus)
-    current_registries().learners.get(learner)
+    registries = current_registries()
+    registries.learners.get(learner)
     if featurizer is not None:
-        current_registries().featurizers.get(featurizer)
+        registries.featurizers.get(featurizer)
     from textcw.persist import save
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
