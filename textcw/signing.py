@@ -13,9 +13,11 @@ import hashlib
 import hmac
 import json
 import os
+import stat
 from pathlib import Path
 
 from textcw.errors import ModelFileError
+from textcw.trust import UntrustedLocationError, check_trusted_file
 from textcw.untrusted import parse_json, safe_text
 
 SIGNING_KEY_ENV = "TEXTCW_SIGNING_KEY"
@@ -42,8 +44,18 @@ def signing_key() -> bytes | None:
         key, source = text.encode("utf-8", "surrogateescape"), SIGNING_KEY_ENV
     else:
         source = f"the key file {safe_text(file)} ({SIGNING_KEY_FILE_ENV})"
+        # whoever can write the key file decides which models are trusted: it must be the user's
+        # own regular file (a FIFO or a device is refused before it is opened, so nothing blocks)
         try:
-            with open(file, "rb") as fh:
+            if os.path.lexists(file):  # a missing file is reported by open, below
+                check_trusted_file(file, "the file")
+        except UntrustedLocationError as exc:
+            raise ModelFileError(f"cannot read {source}: {exc}") from None
+        try:
+            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise ModelFileError(f"{source} is not a regular file")
                 key = fh.read(_MAX_KEY_FILE_BYTES + 1)
         except OSError as exc:
             raise ModelFileError(f"cannot read {source}: {exc.strerror or exc}") from None

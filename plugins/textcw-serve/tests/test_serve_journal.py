@@ -49,14 +49,46 @@ def test_a_corrupted_last_record_is_dropped(tmp_path, position):
     assert [r.seq for r in read_log(tmp_path / "log").records] == [1, 2]
 
 
-def test_damage_before_more_than_one_write_group_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(journal, "MAX_GROUP_BYTES", 100)
-    frames = write_log(tmp_path / "log")  # the records after the first are over 100 bytes
+ELEVEN = [(seq, [f"document {seq} " + "w" * (seq * 7)], ["space" if seq % 2 else "medicine"]) for seq in range(1, 12)]
+
+
+@pytest.mark.parametrize("damaged", [1, 3, 6, 10])
+@pytest.mark.parametrize("where", ["length", "crc", "seq", "payload"])
+def test_damage_inside_the_log_keeps_every_intact_record_after_it(tmp_path, damaged, where):
+    frames = write_log(tmp_path / "log", ELEVEN)
     data = bytearray(b"".join(frames))
-    data[HEADER_BYTES + 2] ^= 0x01  # inside the first record's payload
+    start = sum(len(f) for f in frames[:damaged - 1])
+    data[start + {"length": 1, "crc": 5, "seq": 14, "payload": HEADER_BYTES + 3}[where]] ^= 0x10
     (tmp_path / "log").write_bytes(bytes(data))
-    with pytest.raises(LogDamagedError, match="damaged record at byte 0 followed by .* more than one write group"):
-        read_log(tmp_path / "log")
+    contents = read_log(tmp_path / "log")
+    assert [r.seq for r in contents.records] == [s for s in range(1, 12) if s != damaged]
+    assert [(r.documents, r.labels) for r in contents.records] == [(d, lab) for s, d, lab in ELEVEN if s != damaged]
+    assert contents.damage == [journal.Damage(start, len(frames[damaged - 1]), damaged - 1 or None, damaged + 1)]
+    assert contents.valid_bytes == len(data) and contents.dropped_bytes == 0 and contents.damaged_within
+
+
+def test_several_damaged_stretches_and_a_damaged_end_are_each_reported(tmp_path):
+    frames = write_log(tmp_path / "log", ELEVEN)
+    data = bytearray(b"".join(frames))
+    offsets = [sum(len(f) for f in frames[:i]) for i in range(12)]
+    for seq in (2, 3, 7, 11):  # records 2-3 together, 7 alone, and the last one
+        data[offsets[seq - 1] + HEADER_BYTES + 1] ^= 0x01
+    (tmp_path / "log").write_bytes(bytes(data))
+    contents = read_log(tmp_path / "log")
+    assert [r.seq for r in contents.records] == [1, 4, 5, 6, 8, 9, 10]
+    assert [(d.after, d.before) for d in contents.damage] == [(1, 4), (6, 8), (10, None)]
+    assert contents.valid_bytes == offsets[10] and contents.dropped_bytes == len(frames[10])
+
+
+def test_a_record_opening_inside_a_document_is_not_taken_for_a_record(tmp_path):
+    # a document holding the bytes a payload starts with: the search finds them, the checks refuse
+    fake = '{"documents":["x"],"labels":["space"]}'
+    frames = write_log(tmp_path / "log", [(1, ["a"], ["space"]), (2, [fake * 3], ["space"]), (3, ["b"], ["space"])])
+    data = bytearray(b"".join(frames))
+    data[len(frames[0]) + 2] ^= 0x01  # record 2's length
+    (tmp_path / "log").write_bytes(bytes(data))
+    contents = read_log(tmp_path / "log")
+    assert [r.seq for r in contents.records] == [1, 3]
 
 
 def test_a_gap_in_the_record_numbers_is_refused(tmp_path):

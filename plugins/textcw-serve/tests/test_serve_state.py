@@ -78,7 +78,7 @@ def test_the_default_state_folder_is_beside_the_model(model_path):
     service = open_service(model_path, learn=True)
     service.stop()
     assert sorted(p.name for p in (model_path.parent / "model.serve").iterdir()) == [
-        "checkpoint-000000000000.textcw-model", "lock", "updates.log"]
+        "checkpoint-000000000000.textcw-model", "checkpoints.sha256", "lock", "updates.log"]
 
 
 def test_a_state_folder_of_another_model_is_refused(model_path, tmp_path):

@@ -12,12 +12,14 @@ while the previous ``fsync`` ran, writes them with one ``write`` and makes them 
 ``fsync``. Only then are they applied and acknowledged, so an acknowledged update is on disk.
 
 A crash (``kill -9``, a power cut) can interrupt at most the group being written, which was not
-acknowledged: its records may be missing, cut off, or hold bytes that never made it to disk. On
-reading, the first record whose frame is incomplete or whose checksum fails ends the log; the
-bytes from there on are dropped (and cut off the file before new records are appended). A group
-is at most :data:`MAX_GROUP_BYTES`, so a bad record followed by more than that is not a torn
-last group but damage in the middle of acknowledged records: :func:`read_log` refuses it rather
-than silently losing acknowledged updates.
+acknowledged: its records may be missing, cut off, or hold bytes that never made it to disk.
+Damage elsewhere (a flipped bit, a bad sector) can hit acknowledged records. On reading, a
+record whose frame is incomplete or whose checksum fails is skipped, and the reader looks for
+the next intact record after it (a frame whose length fits, whose sequence number follows and
+whose checksum holds): every intact record is kept, and :class:`LogContents` says which
+stretches of bytes were damaged (``damage``). The caller (start-up) names the record numbers
+lost in between, keeps a copy of the damaged log beside it, replays the intact records and
+writes a checkpoint so that the log starts clean.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import json
 import os
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from textcw.errors import DataError
@@ -41,7 +43,7 @@ MAX_GROUP_RECORDS = 1024
 
 
 class LogDamagedError(DataError):
-    """The update log is damaged before its last group: acknowledged updates cannot be recovered."""
+    """The update log holds intact records out of order: it was written by something else."""
 
 
 @dataclass(frozen=True)
@@ -62,44 +64,90 @@ def encode_record(seq: int, documents: list, labels: list) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload, zlib.crc32(seq_bytes)), seq) + payload
 
 
+@dataclass(frozen=True)
+class Damage:
+    """``length`` bytes at ``offset`` that hold no intact record, between record ``after`` and
+    record ``before`` (``None``: the end of the log)."""
+
+    offset: int
+    length: int
+    after: int | None
+    before: int | None
+
+
 @dataclass
 class LogContents:
     records: list[Record]
-    valid_bytes: int  # where the good records end: the rest was a torn last group
-    dropped_bytes: int
+    valid_bytes: int  # where the last intact record ends
+    dropped_bytes: int  # bytes after it (a torn last write, or damage to the last records)
+    damage: list[Damage] = field(default_factory=list)
+
+    @property
+    def damaged_within(self) -> bool:
+        """Whether intact records follow damaged bytes (not just a torn end)."""
+        return any(d.before is not None for d in self.damage)
 
 
 def read_log(path: Path) -> LogContents:
-    """Every complete, intact record of the log at ``path`` (none if it does not exist).
-
-    Raises :class:`LogDamagedError` if a bad record is followed by more bytes than one group
-    can hold, or if the sequence numbers do not follow each other.
-    """
+    """Every intact record of the log at ``path`` (none if it does not exist)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return LogContents([], 0, 0)
+    return parse_log(data, path)
+
+
+def parse_log(data: bytes, path: Path) -> LogContents:
+    """Every intact record in ``data``, the log read from ``path``, and where it is damaged.
+
+    Raises :class:`LogDamagedError` if two adjacent intact records do not follow each other (a
+    log that textcw serve did not write: damage does not renumber checksummed records).
+    """
     records: list[Record] = []
+    damage: list[Damage] = []
     offset = 0
     while offset < len(data):
         record, end = _decode_at(data, offset)
-        if record is None:
-            break
-        if records and record.seq != records[-1].seq + 1:
+        if record is not None and records and record.seq != records[-1].seq + 1:
             raise LogDamagedError(
                 f"the update log {path} jumps from record {records[-1].seq} to {record.seq} at byte "
                 f"{offset}; it was modified by something else than textcw serve. Restore it from a "
                 "backup, or move it away to start from the newest checkpoint (losing its updates)")
+        if record is None:
+            after = records[-1].seq if records else None
+            found, start, end = _resync(data, offset + 1, after)
+            damage.append(Damage(offset, start - offset, after, found.seq if found else None))
+            if found is None:
+                break
+            record = found
         records.append(record)
         offset = end
-    dropped = len(data) - offset
-    if dropped > MAX_GROUP_BYTES + HEADER_BYTES:
-        raise LogDamagedError(
-            f"the update log {path} has a damaged record at byte {offset} followed by {dropped:,} more "
-            f"bytes, more than one write group ({MAX_GROUP_BYTES:,}): acknowledged updates after it "
-            "cannot be read. Restore the log from a backup, or move it away to start from the newest "
-            "checkpoint (losing its updates)")
-    return LogContents(records, offset, dropped)
+    valid = offset if not damage or damage[-1].before is not None else damage[-1].offset
+    return LogContents(records, valid, len(data) - valid, damage)
+
+
+_PAYLOAD_START = b'{"documents":'
+
+
+def _resync(data: bytes, offset: int, after: int | None) -> tuple[Record | None, int, int]:
+    """The first intact record at or after byte ``offset`` numbered after ``after``, where it
+    starts and where it ends (``None`` and the end of ``data`` twice if there is none).
+
+    Candidates are found by the payload's fixed opening (every payload starts with
+    ``{"documents":``), so the search is one pass of ``bytes.find``; each is then checked in
+    full (length, sequence number, checksum), so a match inside a document's text is not taken
+    for a record.
+    """
+    search = offset + HEADER_BYTES
+    while True:
+        at = data.find(_PAYLOAD_START, search)
+        if at < 0:
+            return None, len(data), len(data)
+        start = at - HEADER_BYTES
+        record, end = _decode_at(data, start)
+        if record is not None and (after is None or record.seq > after):
+            return record, start, end
+        search = at + 1
 
 
 def _decode_at(data: bytes, offset: int) -> tuple[Record | None, int]:

@@ -33,23 +33,24 @@ def is_loopback(host: str) -> bool:
 
 def read_token(path: Path) -> str:
     """The token in ``path`` (its trailing line break is not part of it): at least
-    :data:`MIN_TOKEN_CHARS` printable ASCII characters."""
-    try:
-        with open(path, "rb") as fh:
-            mode = os.fstat(fh.fileno()).st_mode
-            if not stat.S_ISREG(mode):
-                raise InputError(f"--token-file {path} is not a regular file")
-            raw = fh.read(_MAX_TOKEN_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read --token-file {path}: {exc.strerror or exc}") from None
-    if len(raw) > _MAX_TOKEN_FILE_BYTES:
-        raise InputError(f"--token-file {path} is over {_MAX_TOKEN_FILE_BYTES} bytes; it should hold one token")
+    :data:`MIN_TOKEN_CHARS` printable ASCII characters.
+
+    The file must be the user's own regular file that nobody else can write
+    (:func:`textcw.trust.check_trusted_file`: whoever can write it decides who may teach the
+    model); it is opened without following a link and without blocking, so a FIFO put in its
+    place cannot hang the service."""
+    from textcw.trust import check_trusted_file
+
+    from textcw_serve.state import read_regular_file
+
+    check_trusted_file(path, "--token-file")
+    raw = read_regular_file(path, _MAX_TOKEN_FILE_BYTES, "--token-file", should_hold="one token")
     token = raw.rstrip(b"\r\n")
     if len(token) < MIN_TOKEN_CHARS or not all(0x21 <= b <= 0x7E for b in token):
         raise InputError(f"--token-file {path} must hold one token of at least {MIN_TOKEN_CHARS} printable "
                          "ASCII characters without spaces (python3 -c \"import secrets; "
                          "print(secrets.token_urlsafe(32))\" makes one)")
-    if mode & (stat.S_IRGRP | stat.S_IROTH):
+    if os.stat(path).st_mode & (stat.S_IRGRP | stat.S_IROTH):
         LOG.warning("--token-file %s is readable by other users; chmod 600 it", path)
     return token.decode("ascii")
 

@@ -8,12 +8,11 @@ import platform
 from pathlib import Path
 
 import textcw
-from textcw.errors import InputError
 
 from textcw_serve.journal import LogWriter
 from textcw_serve.model_ops import apply_update, check_learnable, check_servable, featurize
 from textcw_serve.service import ModelService
-from textcw_serve.state import INFO_KEY, Counters, StateFolder, prepare_folder
+from textcw_serve.state import INFO_KEY, Counters, StateFolder, check_state_folder, prepare_folder
 
 LOG = logging.getLogger("textcw.serve")
 STATE_SUFFIX = ".serve"
@@ -54,9 +53,8 @@ def open_service(model_path: str | Path, *, learn: bool = False, state: str | Pa
         state = Path(state)
         if learn:
             prepare_folder(state)
-        elif not state.is_dir():
-            raise InputError(f"--state {state} is not a folder; give the state folder of a learning "
-                             "service, or leave --state out to serve the model file as it is")
+        else:
+            check_state_folder(state)
         folder = StateFolder(state, manifest["payload"]["sha256"], base_info)
         if learn:
             folder.lock()
@@ -81,20 +79,25 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
         check_learnable(model, name)
     writer = None
     if folder is not None:
-        contents, pending = folder.read_log(counters.seq)
+        contents, pending, damage = folder.read_log(counters.seq)
+        # the evidence first: nothing of a damaged log is cut or emptied before a copy is kept
+        copy = folder.quarantine_log() if damage and learn else None
         for record in pending:
             outcome = apply_update(model, featurize(model, record.documents), record.labels)
             counters.add(len(record.documents), outcome.mistakes, outcome.changes)
+            counters.seq = record.seq  # records lost to damage keep their numbers
         if pending:
             LOG.info("replayed %d updates from %s", len(pending), folder.log_path.name)
-        if contents.dropped_bytes:
-            LOG.warning("dropped a torn last write of %d bytes from %s (it was never acknowledged)",
-                        contents.dropped_bytes, folder.log_path.name)
+        if damage:
+            kept = (f"a copy of the damaged log is kept as {copy}" if copy is not None else
+                    "the log is left as it is (this service only reads the state folder)")
+            LOG.warning("the update log %s is damaged: %s; %s", folder.log_path, "; ".join(damage), kept)
         if learn:
             writer = LogWriter(folder.log_path, contents.valid_bytes)
-            if checkpoint is None:
-                # the folder's first checkpoint: the model as served (record 0), or as replayed
-                # from a log whose checkpoints were removed
+            if checkpoint is None or damage:
+                # the folder's first checkpoint (the model as served, record 0, or as replayed
+                # from a log whose checkpoints were removed), or one that holds every intact
+                # record of a damaged log, so that the log starts clean
                 checkpoint = folder.write_checkpoint(model, counters)
                 writer.reset()
             elif contents.records and not pending:  # a crash after a checkpoint, before emptying the log
