@@ -116,9 +116,10 @@ def test_bad_predict_bodies_get_422_saying_what_is_wrong(model_path, body, messa
 
 
 @pytest.mark.parametrize(("documents", "labels", "message"), [
-    (["a"], ["spam"], "unknown label 'spam': this model's classes are fixed (medicine, space)"),
+    (["a"], ["spam"], 'unknown label "spam": this model\'s classes are fixed ("medicine", "space")'),
     (["a", "b"], ["space"], "documents and labels must have the same length; got 2 documents and 1 labels"),
-    (["a"], [True], "labels[0]"),
+    (["a"], [True], "unknown label true: this model's classes are fixed"),  # a bool model's label, not this one's
+    (["a"], [[1]], "labels[0]"),
     (["a"], [None], "labels[0]"),
     ([], [], "documents: List should have at least 1 item"),
 ])

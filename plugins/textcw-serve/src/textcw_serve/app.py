@@ -24,7 +24,7 @@ from textcw.errors import InputError, TextcwError
 from textcw.untrusted import safe_text
 
 from textcw_serve import __version__
-from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, token_matches
+from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, token_matches
 from textcw_serve.metrics import ServiceMetrics
 from textcw_serve.schemas import (
     MAX_BATCH,
@@ -179,6 +179,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     app.get("/favicon.svg", include_in_schema=False)(lambda: page("/favicon.svg"))
 
     asgi = BoundedBody(app, max_bytes=MAX_BODY_BYTES, seconds=body_seconds)
+    asgi = SameOrigin(asgi)
     if loopback_only:
         asgi = LoopbackHosts(asgi)
     asgi = RequestMetrics(asgi, metrics)

@@ -49,33 +49,69 @@ def learner_of(model: Pipeline):
 
 
 def jsonable_label(value):
-    return value.item() if isinstance(value, np.generic) else value
+    """A class as JSON: strings, integers, booleans and (integral) floats as themselves, bytes
+    as text (UTF-8; bytes that are not UTF-8 keep a ``\\xNN`` escape for each bad byte)."""
+    value = value.item() if isinstance(value, np.generic) else value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
+    return value
 
 
 class LabelMap:
-    """The model's classes, and the class a label given in a request names.
+    """The model's classes as JSON, and the class a label given in a request names.
 
-    A label is given as a JSON string or integer; it names the class whose text is the same
-    (``"3"`` and ``3`` both name the class ``3``), so clients need not know the classes' type.
+    Every type of label the library trains on is served: strings, integers, booleans, integral
+    floats and bytes. A class is named by its JSON form (:func:`jsonable_label`, what
+    ``/predict`` and ``/status`` show), so any label the service shows can be sent back to
+    ``/learn``. Also, as before, by its text: ``"3"`` names the class ``3`` and ``"True"`` the
+    class ``True``, so clients need not know the classes' type; ``true`` names only ``True``.
     """
 
     def __init__(self, classes):
-        self.classes = [jsonable_label(c) for c in classes]
-        self._by_text = {str(c): c for c in self.classes}
+        self.values = list(classes)
+        self.classes = [jsonable_label(c) for c in self.values]
+        self._exact: dict = {}
+        self._by_text: dict = {}
+        for value, shown in zip(self.values, self.classes):
+            key = _exact_key(shown)
+            if key in self._exact:
+                raise InputError(f"the model's classes {self._exact[key][1]!r} and {shown!r} look the same in "
+                                 "JSON, so a client could not name one of them; retrain with distinct labels")
+            self._exact[key] = (value, shown)
+            self._by_text.setdefault(str(shown), (value, shown))
 
     def resolve(self, labels: list) -> list:
-        resolved, unknown = [], []
+        """The class each label names (the model's own values, for ``partial_fit``)."""
+        return [found[0] for found in self._find(labels)]
+
+    def canonical(self, labels: list) -> list:
+        """The JSON form of the class each label names (what the update log records)."""
+        return [found[1] for found in self._find(labels)]
+
+    def _find(self, labels: list) -> list:
+        found, unknown = [], []
         for label in labels:
-            value = self._by_text.get(str(label)) if not isinstance(label, bool) else None
-            if value is None:
+            hit = self._exact.get(_exact_key(label))
+            if hit is None and not isinstance(label, bool):
+                hit = self._by_text.get(str(label))
+            if hit is None:
                 unknown.append(label)
-            resolved.append(value)
+            found.append(hit)
         if unknown:
-            shown = ", ".join(repr(safe_text(str(u), 60)) for u in unknown[:5])
+            shown = ", ".join(safe_text(json.dumps(u), 60) for u in unknown[:5])
             raise InputError(f"unknown label {shown}: this model's classes are fixed "
-                             f"({', '.join(map(str, self.classes))}); correct the label or train a "
-                             "model that has it")
-        return resolved
+                             f"({', '.join(json.dumps(c) for c in self.classes)}); correct the label or "
+                             "train a model that has it")
+        return found
+
+
+def _exact_key(shown) -> tuple:
+    # bool before int: True == 1 in Python, but they name different classes
+    if isinstance(shown, bool):
+        return ("bool", shown)
+    if isinstance(shown, (int, float)):
+        return ("number", shown)
+    return ("text", shown)
 
 
 def featurize(model: Pipeline, documents: list[str]):

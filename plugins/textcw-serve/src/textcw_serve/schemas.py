@@ -2,14 +2,15 @@
 
 Every bound here is checked before any work is done for a request: the body's size by
 :mod:`textcw_serve.guards` as it arrives, then the number of documents, each document's length
-and the labels' types here. Strict types: a number is not a document, ``true`` is not a label.
+and the labels' types here. Strict types: a number is not a document, a list is not a label.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, StringConstraints, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints,
+                      model_validator)
 
 MAX_BODY_BYTES = 4 << 20
 MAX_BATCH = 512
@@ -17,7 +18,11 @@ MAX_DOCUMENT_CHARS = 100_000
 MAX_LABEL_CHARS = 1_000
 
 Document = Annotated[StrictStr, StringConstraints(max_length=MAX_DOCUMENT_CHARS)]
-Label = Annotated[StrictStr, StringConstraints(max_length=MAX_LABEL_CHARS)] | StrictInt
+# every label type the library trains on: strings (and bytes, shown as text), integers, booleans,
+# integral floats; bool first, so that ``true`` stays a boolean
+Label = StrictBool | StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)] | \
+    Annotated[StrictStr, StringConstraints(max_length=MAX_LABEL_CHARS)]
+ClassValue = StrictBool | StrictInt | StrictFloat | StrictStr
 
 
 class _Strict(BaseModel):
@@ -38,7 +43,8 @@ class LearnRequest(_Strict):
     documents: Annotated[list[Document], Field(min_length=1, max_length=MAX_BATCH,
                                                description="The documents to learn from, in order.")]
     labels: Annotated[list[Label], Field(min_length=1, max_length=MAX_BATCH,
-                                         description="The correct label of each document; one of the model's classes.")]
+                                         description="The correct label of each document: one of the model's classes, as "
+                                                     "/status shows it (or as text: \"3\" names the class 3).")]
 
     @model_validator(mode="after")
     def _same_length(self):
@@ -49,7 +55,7 @@ class LearnRequest(_Strict):
 
 
 class Prediction(_Reply):
-    label: str | int = Field(description="The predicted class.")
+    label: ClassValue = Field(description="The predicted class.")
     probabilities: dict[str, float | None] | None = Field(
         description="P(class) for each class, when the learner defines probabilities.")
     decision: float | dict[str, float | None] | None = Field(
@@ -60,7 +66,7 @@ class Prediction(_Reply):
 
 class PredictResponse(_Reply):
     model_version: int = Field(description="Updates applied to the model that made these predictions.")
-    classes: list[str | int]
+    classes: list[ClassValue]
     predictions: list[Prediction]
 
 
@@ -94,7 +100,7 @@ class StatusResponse(_Reply):
     learning: bool
     degraded: str | None = Field(description="Why learning stopped, if it did (restart to recover).")
     token_required: bool
-    classes: list[str | int]
+    classes: list[ClassValue]
     update_count: int
     documents_seen: int
     online_mistakes: int

@@ -51,6 +51,7 @@ class _Update:
     documents: list
     labels: list
     X: object
+    logged_labels: list = field(default_factory=list)  # the labels' JSON forms, as the log records them
     future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     frame: bytes = b""
 
@@ -106,7 +107,7 @@ class ModelService:
         """Queue one ``/learn`` request; the future's result is its reply (after the fsync)."""
         self._check_learning()
         resolved = self.labels.resolve(labels)
-        update = _Update(documents, resolved, featurize(self.model, documents))
+        update = _Update(documents, resolved, featurize(self.model, documents), self.labels.canonical(labels))
         self._enqueue(update)
         return update.future
 
@@ -180,7 +181,7 @@ class ModelService:
 
     @staticmethod
     def _frame(update: _Update, seq: int) -> bytes:
-        update.frame = encode_record(seq, update.documents, update.labels)
+        update.frame = encode_record(seq, update.documents, update.logged_labels)
         return update.frame
 
     def _commit(self, group: list[_Update]) -> None:

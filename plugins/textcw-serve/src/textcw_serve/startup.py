@@ -10,7 +10,7 @@ from pathlib import Path
 import textcw
 
 from textcw_serve.journal import LogWriter
-from textcw_serve.model_ops import apply_update, check_learnable, check_servable, featurize
+from textcw_serve.model_ops import LabelMap, apply_update, check_learnable, check_servable, featurize
 from textcw_serve.service import ModelService
 from textcw_serve.state import INFO_KEY, Counters, StateFolder, check_state_folder, prepare_folder
 
@@ -82,8 +82,9 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
         contents, pending, damage = folder.read_log(counters.seq)
         # the evidence first: nothing of a damaged log is cut or emptied before a copy is kept
         copy = folder.quarantine_log() if damage and learn else None
+        labels = LabelMap(model.steps[-1][1].classes_)
         for record in pending:
-            outcome = apply_update(model, featurize(model, record.documents), record.labels)
+            outcome = apply_update(model, featurize(model, record.documents), labels.resolve(record.labels))
             counters.add(len(record.documents), outcome.mistakes, outcome.changes)
             counters.seq = record.seq  # records lost to damage keep their numbers
         if pending:
