@@ -19,6 +19,7 @@ from textcw.testing.datasets import make_documents
 
 from textcw_serve.app import create_app
 from textcw_serve.client import Client
+from textcw_serve.connections import uvicorn_config
 from textcw_serve.server import bind
 from textcw_serve.startup import open_service
 
@@ -77,15 +78,14 @@ def assert_same_learner(a, b) -> None:
 class ThreadServer:
     """A service run by uvicorn in a thread of this process (fast to start, for API tests)."""
 
-    def __init__(self, service, *, token=None, loopback_only=True, body_seconds=10.0):
+    def __init__(self, service, *, token=None, loopback_only=True, body_seconds=10.0, **config):
         import uvicorn
 
         self.service = service
         self.sock = bind("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
         self.app = create_app(service, token=token, loopback_only=loopback_only, body_seconds=body_seconds)
-        self.server = uvicorn.Server(uvicorn.Config(self.app, log_level="warning", access_log=False,
-                                                    timeout_keep_alive=5))
+        self.server = uvicorn.Server(uvicorn_config(self.app, **config))  # what `textcw serve` runs
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     @property

@@ -89,6 +89,7 @@ def run(service, *, host: str = "127.0.0.1", port: int = 8000, token: str | None
     import uvicorn
 
     from textcw_serve.app import create_app
+    from textcw_serve.connections import uvicorn_config
 
     try:
         check_listen_address(host, token)
@@ -97,9 +98,7 @@ def run(service, *, host: str = "127.0.0.1", port: int = 8000, token: str | None
         service.stop()
         raise
     app = create_app(service, token=token, loopback_only=is_loopback(host))
-    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=5,
-                            timeout_graceful_shutdown=10, server_header=False)
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn_config(app))
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     announce(f"textcw serve: {service.name} on http://{shown}:{bound_port}/ "
