@@ -114,6 +114,53 @@ def _exact_key(shown) -> tuple:
     return ("text", shown)
 
 
+class Vocabulary:
+    """Whether the model's featurizer can take words it never saw, and counts those it drops.
+
+    A featurizer fitted with a vocabulary (``vocabulary_``: ``binary-bow``, ``bigram-counts``,
+    ``char-ngrams``) maps every term it did not see in training to nothing, so a correction made
+    of new words cannot change the model; ``hashing`` (no vocabulary) gives every term a
+    column. For a fixed vocabulary, :meth:`unseen` counts the terms (words, or the n-grams the
+    featurizer makes) of some documents that it drops.
+    """
+
+    def __init__(self, model: Pipeline):
+        featurizer = featurizer_of(model)
+        vocabulary = getattr(featurizer, "vocabulary_", None)
+        self.fixed = isinstance(vocabulary, dict) and callable(getattr(featurizer, "build_analyzer", None))
+        self._terms = vocabulary if self.fixed else None
+        self._analyze = featurizer.build_analyzer() if self.fixed else None
+
+    def unseen(self, documents: list[str]) -> int | None:
+        """Terms of ``documents`` outside the vocabulary (``None`` when it is not fixed)."""
+        if not self.fixed:
+            return None
+        return sum(term not in self._terms for doc in documents for term in self._analyze(doc))
+
+    def describe(self) -> dict:
+        if not self.fixed:
+            return {"fixed": False, "size": None,
+                    "note": "every word gets a column (no vocabulary): corrections with new words are learned"}
+        return {"fixed": True, "size": len(self._terms),
+                "note": "the vocabulary was fixed when the model was trained: /learn drops words the model "
+                        "never saw (see unseen_tokens in each reply); train with --featurizer hashing to "
+                        "learn new words"}
+
+
+def calibration_of(model: Pipeline) -> dict | None:
+    """The model's probability calibration (``textcw train``'s default temperature), if any, and
+    what learning does to it: the temperature stays as fitted in training."""
+    scaling = getattr(model, "probability_calibration_", None)
+    if scaling is None or not hasattr(scaling, "to_dict"):
+        return None
+    fitted = scaling.to_dict()
+    return {"method": fitted.get("method"), "margin": fitted.get("margin"),
+            "temperature": fitted.get("temperature"), "kept_while_learning": True,
+            "note": "the temperature was fitted when the model was trained and is kept as it is: /learn "
+                    "changes the learner, not the temperature, so after many updates the probabilities "
+                    "may be over- or under-confident (the labels are not affected); retrain to refit it"}
+
+
 def featurize(model: Pipeline, documents: list[str]):
     """The feature matrix of ``documents``; featurizer errors become a clear input error."""
     try:

@@ -79,6 +79,10 @@ class LearnResponse(_Reply):
     update_count: int
     documents_seen: int
     online_error: float | None = Field(description="Online mistakes / documents learned since the model was first served.")
+    unseen_tokens: int | None = Field(
+        default=None, description="Terms (words or n-grams) of these documents that the model's fixed vocabulary "
+                                  "dropped; null when the featurizer learns every word (hashing).")
+    warning: str | None = Field(default=None, description="Why part of the update could not be learned, if so.")
 
 
 class CheckpointInfo(_Reply):
@@ -108,6 +112,10 @@ class StatusResponse(_Reply):
     model_changes: int
     last_checkpoint: CheckpointInfo | None
     model_digest: str = Field(description="sha256 of the learner's classes and state arrays.")
+    vocabulary: dict | None = Field(default=None, description="Whether the featurizer's vocabulary is fixed "
+                                                              "(words never seen are dropped by /learn), and its size.")
+    calibration: dict | None = Field(default=None, description="The probability calibration (temperature), kept "
+                                                               "as fitted in training while /learn updates the learner.")
     uptime_seconds: float
     limits: dict[str, int | float]
 

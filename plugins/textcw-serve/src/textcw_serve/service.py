@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from textcw.errors import TextcwError
 
 from textcw_serve.journal import MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_record
-from textcw_serve.model_ops import LabelMap, apply_update, featurize, model_digest, predictions
+from textcw_serve.model_ops import (LabelMap, Vocabulary, apply_update, calibration_of, featurize, model_digest,
+                                   predictions)
 from textcw_serve.rwlock import ReadWriteLock
 from textcw_serve.state import Checkpoint, Counters, StateFolder
 
@@ -52,6 +53,7 @@ class _Update:
     labels: list
     X: object
     logged_labels: list = field(default_factory=list)  # the labels' JSON forms, as the log records them
+    unseen: int | None = None  # terms dropped by a fixed vocabulary
     future: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     frame: bytes = b""
 
@@ -80,6 +82,8 @@ class ModelService:
         self.metrics = metrics
         self.description = dict(description or {})
         self.labels = LabelMap(model.steps[-1][1].classes_)
+        self.vocabulary = Vocabulary(model)
+        self.calibration = calibration_of(model)
         self.lock = ReadWriteLock()
         self.started = time.monotonic()
         self.degraded: str | None = None
@@ -107,7 +111,8 @@ class ModelService:
         """Queue one ``/learn`` request; the future's result is its reply (after the fsync)."""
         self._check_learning()
         resolved = self.labels.resolve(labels)
-        update = _Update(documents, resolved, featurize(self.model, documents), self.labels.canonical(labels))
+        update = _Update(documents, resolved, featurize(self.model, documents), self.labels.canonical(labels),
+                         self.vocabulary.unseen(documents))
         self._enqueue(update)
         return update.future
 
@@ -224,9 +229,16 @@ class ModelService:
 
     def _reply(self, update: _Update, outcome) -> dict:
         c = self.counters
-        return {"seq": c.seq, "documents": len(update.documents), "mistakes": outcome.mistakes,
-                "updates": outcome.changes, "changed": outcome.changes > 0, "update_count": c.seq,
-                "documents_seen": c.documents, "online_error": c.mistakes / c.documents if c.documents else None}
+        reply = {"seq": c.seq, "documents": len(update.documents), "mistakes": outcome.mistakes,
+                 "updates": outcome.changes, "changed": outcome.changes > 0, "update_count": c.seq,
+                 "documents_seen": c.documents, "online_error": c.mistakes / c.documents if c.documents else None,
+                 "unseen_tokens": update.unseen, "warning": None}
+        if update.unseen:
+            reply["warning"] = (f"{update.unseen} term{'s' if update.unseen > 1 else ''} of these documents "
+                                f"{'are' if update.unseen > 1 else 'is'} not in the model's fixed vocabulary and "
+                                "were dropped: the model cannot learn new words; train it with --featurizer "
+                                "hashing to learn them")
+        return reply
 
     def _checkpointed_seq(self) -> int:
         return self.last_checkpoint.seq if self.last_checkpoint is not None else 0
@@ -278,5 +290,7 @@ class ModelService:
             "model_changes": c.changes,
             "last_checkpoint": self.checkpoint_info(),
             "model_digest": self.digest(),
+            "vocabulary": self.vocabulary.describe(),
+            "calibration": self.calibration,
             "uptime_seconds": round(time.monotonic() - self.started, 3),
         }

@@ -107,6 +107,23 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
     description.pop("classes", None)
     description["versions"] = versions()
     kwargs = {} if max_group_records is None else {"max_group_records": max_group_records}
-    return ModelService(model, name=name, counters=counters, state=folder if learn else None,
+    service = ModelService(model, name=name, counters=counters, state=folder if learn else None,
                         writer=writer, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
                         metrics=metrics, description=description, **kwargs)
+    if learn:
+        announce_learning_limits(service, name)
+    return service
+
+
+def announce_learning_limits(service: ModelService, name: str) -> None:
+    """Say at start what /learn cannot change: words outside a fixed vocabulary, the temperature."""
+    if service.vocabulary.fixed:
+        LOG.warning("%s has a fixed vocabulary (%d terms, featurizer %s): /learn drops words the model never "
+                    "saw, and each reply says how many (unseen_tokens); train with --featurizer hashing to "
+                    "learn new words", name, service.vocabulary.describe()["size"],
+                    service.description.get("featurizer") or type(service.model.steps[0][1]).__name__)
+    if service.calibration is not None:
+        temperature = service.calibration["temperature"]
+        LOG.warning("%s calibrates its probabilities with a temperature (%s) fitted in training; /learn keeps "
+                    "it as it is while the learner changes (see calibration in /status)", name,
+                    "infinite" if temperature is None else f"{temperature:.4g}")
