@@ -1,0 +1,167 @@
+"""Every shell command in ``plugins/textcw-serve/README.md`` and ``docs/serve.md`` runs as written.
+
+The ```` ```sh ```` blocks of each document are run in order, in a fresh folder, with the
+environment the other tests have (``$TEXTCW_DATA``, offline, a fresh cache). ``textcw serve``
+starts in the background, where the document starts it, on a free loopback port (given with
+``--port``; the later commands' ``localhost:8000`` is pointed at it) and is stopped with SIGTERM
+at the end. ``pip install -e FOLDER`` is not run again (it would reinstall into the environment
+the tests run in): the folder must be the plugin that is installed, at its version. Every other
+line must exit with 0, and every reply of the service must be JSON without an error. Then what
+the documents claim: the recipe learns a word the model never saw.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+DOCUMENTS = [REPO / "plugins" / "textcw-serve" / "README.md", REPO / "docs" / "serve.md"]
+COMMAND_SECONDS = 600
+START_SECONDS = 120
+_FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def shell_commands(markdown: str) -> list[str]:
+    """The command lines of the ```` ```sh ```` blocks, continuation lines joined, comments and
+    blank lines left out."""
+    commands, block, pending = [], None, ""
+    for line in markdown.splitlines():
+        fence = _FENCE.match(line.strip())
+        if fence and block is None:
+            block = fence.group(1)
+            continue
+        if fence:
+            block = None
+            continue
+        if block not in ("sh", "bash", "shell"):
+            continue
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        command = (pending + line).strip()
+        pending = ""
+        if command and not command.startswith("#"):
+            commands.append(command)
+    return commands
+
+
+def test_the_command_reader():
+    text = "x\n```sh\n# a comment\nfoo a \\\n    b  # note\n\nbar\n```\n```json\n{}\n```\n```\nnot sh\n```\n"
+    assert shell_commands(text) == ["foo a      b  # note", "bar"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def check_pip_install(command: str) -> None:
+    words = shlex.split(command, comments=True)
+    assert words[:3] == ["pip", "install", "-e"] and len(words) == 4, f"unexpected install line: {command}"
+    folder = REPO / words[3]
+    name = tomllib.loads((folder / "pyproject.toml").read_text())["project"]["name"]
+    import textcw_serve
+
+    assert name == "textcw-serve" and importlib.metadata.version(name) == textcw_serve.__version__, \
+        f"{command}: {name} is not the installed plugin"
+
+
+class Service:
+    def __init__(self, command: str, cwd: Path, env: dict):
+        self.port = free_port()
+        self.log = cwd / f"serve-{self.port}.log"
+        self.handle = open(self.log, "wb")
+        line = command.split("#", 1)[0].strip() + f" --port {self.port}"
+        self.proc = subprocess.Popen(["bash", "-c", f"exec {line}"], cwd=cwd, env=env, stdout=self.handle,
+                                     stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_SECONDS
+        while f"on http://127.0.0.1:{self.port}/" not in self.output():
+            assert self.proc.poll() is None, f"`{command}` exited with {self.proc.returncode}: {self.output()}"
+            assert time.monotonic() < deadline, f"`{command}` did not start: {self.output()}"
+            time.sleep(0.1)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(START_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait(START_SECONDS)
+        self.handle.close()
+        return code
+
+
+def run_document(document: Path, cwd: Path, env: dict) -> tuple[list[tuple[str, str]], list[Service]]:
+    """Run the document's commands; ``[(command, output)]`` and the services started."""
+    outputs, services = [], []
+    try:
+        for command in shell_commands(document.read_text()):
+            if command.startswith("pip install"):
+                check_pip_install(command)
+                continue
+            if re.match(r"^textcw serve \S+\.textcw-model", command):
+                services.append(Service(command, cwd, env))
+                continue
+            if services:
+                command = re.sub(r"(localhost|127\.0\.0\.1):8000", rf"\g<1>:{services[-1].port}", command)
+            done = subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=COMMAND_SECONDS)
+            assert done.returncode == 0, f"{document.name}: `{command}` exited with {done.returncode}:\n" \
+                                         f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            outputs.append((command, done.stdout))
+    finally:
+        codes = [service.stop() for service in services]
+    # a clean stop: the exit code of SIGTERM (128 + 15), after the final checkpoint
+    assert codes == [128 + signal.SIGTERM] * len(services), [s.output() for s in services]
+    return outputs, services
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda p: p.name)
+def test_every_command_runs_as_written_and_the_recipe_learns_a_new_word(document, tmp_path):
+    data = os.environ.get("TEXTCW_DATA")
+    assert data and Path(data).is_dir(), "TEXTCW_DATA is not set; point it at the corpora folder"
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "TEXTCW_OFFLINE": "1", "TEXTCW_CACHE": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    env.pop("TEXTCW_SIGNING_KEY", None)
+    env.pop("TEXTCW_SIGNING_KEY_FILE", None)
+    work = tmp_path / "work"
+    work.mkdir()
+    outputs, services = run_document(document, work, env)
+
+    assert len(services) == 1 and "(learning)" in services[0].output()
+    replies = {}
+    for command, output in outputs:
+        if command.startswith("curl"):
+            reply = json.loads(output)
+            assert "error" not in reply, (command, reply)
+            replies.setdefault(re.search(r"/(predict|learn)", command).group(1), []).append(reply)
+    # the correction was learned, and the word the model never saw now names its class
+    assert replies["learn"] == [{**replies["learn"][0], "changed": True, "unseen_tokens": None, "warning": None}]
+    last = replies["predict"][-1]
+    assert last["model_version"] == 1 and last["predictions"][0]["label"] == "sci.med"
+    assert last["predictions"][0]["probabilities"]["sci.med"] > 0.99
+    if len(replies["predict"]) > 1:  # docs/serve.md asks before the correction too
+        before = replies["predict"][0]["predictions"][0]
+        assert before["decision"] == 0.0 and before["probabilities"] == {"sci.electronics": 0.5, "sci.med": 0.5}
+    assert (work / "sci.serve" / "checkpoints.sha256").is_file()  # the state folder beside the model
