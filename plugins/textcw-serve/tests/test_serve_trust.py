@@ -179,7 +179,7 @@ def test_a_damaged_record_is_quarantined_and_every_intact_one_after_it_replayed(
         again = open_service(model_path, learn=True, state=tmp_path / "state")
     message = " ".join(r.getMessage() for r in caplog.records)
     assert f"{len(frames[2])} damaged bytes at byte {len(frames[0]) + len(frames[1])}: record 3 lost " \
-           "(1 acknowledged update); record 4 and after replayed" in message
+           "(1 acknowledged update); replaying resumed at record 4" in message
     copies = list((tmp_path / "state").glob("updates.log.damaged-*"))
     assert len(copies) == 1 and copies[0].read_bytes() == bytes(data) and mode(copies[0]) == 0o600
     assert f"a copy of the damaged log is kept as {copies[0]}" in message
@@ -277,3 +277,24 @@ def test_a_signing_key_file_that_is_a_fifo_or_writable_by_others_is_refused(tmp_
         signing_key()
     os.chmod(key, 0o600)
     assert signing_key() == b"k" * 32
+
+
+def test_the_damage_message_names_exactly_the_records_lost():
+    from textcw_serve.journal import Damage, LogContents
+
+    def say(damage, after=0):
+        return state_module.describe_damage(LogContents([], 0, 0, damage), after)
+
+    assert say([Damage(0, 50, None, 3)]) == [
+        "50 damaged bytes at byte 0: records 1 to 2 lost (2 acknowledged updates); replaying resumed at record 3"]
+    assert say([Damage(10, 5, 4, 6), Damage(40, 7, 8, 12)]) == [
+        "5 damaged bytes at byte 10: record 5 lost (1 acknowledged update); replaying resumed at record 6",
+        "7 damaged bytes at byte 40: records 9 to 11 lost (3 acknowledged updates); replaying resumed at record 12"]
+    # records up to the checkpoint's are not lost, whatever happened to their copy in the log
+    assert say([Damage(0, 9, None, 5)], after=4) == [
+        "9 damaged bytes at byte 0: no record lost (the records around it follow each other or are in the checkpoint)"]
+    assert say([Damage(0, 9, 2, 4)], after=7)[0].endswith("no record lost (the records around it follow each "
+                                                          "other or are in the checkpoint)")
+    assert say([Damage(90, 30, 6, None)]) == [
+        "30 damaged bytes at byte 90 at the end of the log: any records from 7 on that were there are lost (a "
+        "write cut off by a crash was never acknowledged; damage to the last records was)"]

@@ -175,7 +175,7 @@ class LogWriter:
     def __init__(self, path: Path, valid_bytes: int, *, sync: bool = True):
         self.path = path
         self._sync = sync
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW, 0o600)
         # drop a torn last group before appending after it
         if os.fstat(self._fd).st_size != valid_bytes:
             os.ftruncate(self._fd, valid_bytes)

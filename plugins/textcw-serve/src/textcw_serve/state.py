@@ -272,16 +272,18 @@ def describe_damage(contents: LogContents, after: int) -> list[str]:
     """One sentence per damaged stretch of the log, naming exactly the records lost in it."""
     lines = []
     for d in contents.damage:
-        first = (d.after if d.after is not None else after) + 1
+        # records up to ``after`` are in the checkpoint: damage among them loses nothing
+        first = max(d.after if d.after is not None else after, after) + 1
         where = f"{d.length:,} damaged bytes at byte {d.offset:,}"
         if d.before is not None:
             last = d.before - 1
             if last < first or last <= after:
-                lines.append(f"{where}, between records that all follow each other: no record lost there")
+                lines.append(f"{where}: no record lost (the records around it follow each other or are "
+                             "in the checkpoint)")
             else:
                 lost = f"record {first}" if first == last else f"records {first} to {last}"
                 lines.append(f"{where}: {lost} lost ({last - first + 1} acknowledged "
-                             f"update{'s' if last > first else ''}); record {d.before} and after replayed")
+                             f"update{'s' if last > first else ''}); replaying resumed at record {d.before}")
         else:
             lines.append(f"{where} at the end of the log: any records from {first} on that were there "
                          "are lost (a write cut off by a crash was never acknowledged; damage to the "
