@@ -144,6 +144,29 @@ def test_a_connection_that_does_not_finish_its_headers_is_closed_at_the_deadline
         assert get(server.port, "/health")[0] == 200
 
 
+def test_the_bounds_hold_on_uvicorns_pure_python_protocol_too(model_path, monkeypatch):
+    """Without httptools uvicorn parses with h11; the same deadline and limit apply."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from textcw_serve import connections
+
+    monkeypatch.setattr(connections, "_base_protocol", lambda: H11Protocol)
+    with ThreadServer(open_service(model_path), header_seconds=0.5, max_connections=6) as server:
+        assert server.server.config.http_protocol_class.__name__ == "BoundedH11Protocol"
+        slow = open_slow(server.port, 6)
+        try:
+            assert get(server.port, "/health")[0] == 200  # room made past the limit
+            assert all(closed_by_server(sock) for sock in slow)  # the rest at the deadline
+        finally:
+            for sock in slow:
+                sock.close()
+        with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            assert closed_by_server(sock)
+
+
 def test_a_kept_alive_connection_must_finish_its_next_request_in_time_too(model_path):
     with ThreadServer(open_service(model_path), header_seconds=0.5) as server:
         with socket.create_connection(("127.0.0.1", server.port), timeout=WAIT) as sock:

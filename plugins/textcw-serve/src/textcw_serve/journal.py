@@ -35,8 +35,8 @@ from textcw.errors import DataError
 
 _HEADER = struct.Struct(">IIQ")
 HEADER_BYTES = _HEADER.size
-# One request's payload is bounded by the HTTP body limit; a group by this many bytes. The
-# reader uses the same bound to tell a torn last group from damage further back.
+# One request's payload is bounded by the HTTP body limit (and a frame claiming more is damage);
+# a write group by this many bytes.
 MAX_RECORD_BYTES = 16 << 20
 MAX_GROUP_BYTES = 64 << 20
 MAX_GROUP_RECORDS = 1024
