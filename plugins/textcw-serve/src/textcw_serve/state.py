@@ -208,8 +208,8 @@ class StateFolder:
         if expected is None:
             raise DataError(
                 f"{newest.path} has no sha256 recorded in {self.folder / DIGESTS_NAME}, so it was not "
-                "written by this service (or by a textcw-serve before 0.4); a checkpoint is a pickle and "
-                "is loaded only when its digest was recorded. If you wrote it, record it with: "
+                "written by this service (or by an earlier textcw-serve, which recorded none); a checkpoint "
+                "is a pickle and is loaded only when its digest was recorded. If you wrote it, record it with: "
                 f"cd '{self.folder}' && sha256sum {newest.path.name} >> {DIGESTS_NAME}")
         actual = file_sha256(newest.path)
         if not hmac.compare_digest(actual, expected):
