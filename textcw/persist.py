@@ -223,7 +223,7 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
         manifest["created_at"] = stamp
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
     try:
-        with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
+        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
             archive.writestr(zip_member(PAYLOAD_MEMBER), payload)
             if key is not None:

@@ -73,7 +73,7 @@ def export_model(model, path: str | os.PathLike) -> Path:
     }
     text = json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n"
     try:
-        with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
+        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(JSON_MEMBER, compress=True), text.encode("utf-8"))
             for number, array in enumerate(arrays):
                 buffer = io.BytesIO()

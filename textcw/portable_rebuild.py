@@ -21,7 +21,7 @@ from textcw.untrusted import check_printable, safe_text
 
 __all__ = [
     "TAGS_ATTRIBUTES", "TAGS_COMPONENTS", "TAGS_PARAMS", "TAGS_STATE", "check_scores",
-    "check_state_extent", "check_widths", "decode", "labels_of", "set_attributes"
+    "check_state_extent", "check_vocabulary", "check_widths", "decode", "labels_of", "set_attributes"
 ]
 
 
@@ -186,7 +186,7 @@ def set_attributes(obj, attributes, arrays: dict, where: str) -> None:
                 decoded = _nested_estimator(value, arrays, templates[name], f"{where}.{name}")
         else:
             decoded = decode(value, arrays, TAGS_ATTRIBUTES)
-        _check_vocabulary(name, decoded, where)
+        check_vocabulary(name, decoded, where)
         if name == "classes_":
             check_printable(labels_of(decoded), f"the labels of {where}")
         setattr(obj, name, decoded)
@@ -205,7 +205,9 @@ def labels_of(classes) -> list:
     return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
 
 
-def _check_vocabulary(name: str, value, where: str) -> None:
+def check_vocabulary(name: str, value, where: str) -> None:
+    """Refuse a vocabulary (attribute ``vocabulary_``) that does not map its terms to the distinct
+    columns ``0..n-1``; other attributes pass."""
     if name != "vocabulary_":
         return
     if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
