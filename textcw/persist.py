@@ -58,7 +58,14 @@ from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
-from textcw.untrusted import check_printable, parse_json, read_member, safe_text
+from textcw.untrusted import (
+    check_printable,
+    distribution_name,
+    install_advice,
+    parse_json,
+    read_member,
+    safe_text,
+)
 
 __all__ = [
     "FORMAT", "FORMAT_VERSION", "MANIFEST_MEMBER", "PAYLOAD_MEMBER", "SIGNATURE_MEMBER", "SUFFIX",
@@ -222,6 +229,9 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     if stamp is not None:
         manifest["created_at"] = stamp
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
+    if len(manifest_bytes) > _MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
+        raise InputError(f"the model's manifest would be {len(manifest_bytes):,} bytes, more than the "
+                         f"{_MAX_MANIFEST_BYTES:,} that load reads; keep the info and names short")
     try:
         with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
@@ -357,11 +367,15 @@ def load(path: str | os.PathLike):
             f"the model in {path} does not match the sha256 in its manifest (payload {digest[:16]}…, "
             f"manifest {safe_text(expected[:16])}…): it was modified after saving; refusing to load it"
         )
-    for plugin, version in manifest.get("plugins", {}).items():
+    plugins = manifest.get("plugins", {})
+    for plugin, version in (plugins.items() if isinstance(plugins, dict) else ()):
+        if not distribution_name(plugin):
+            raise ModelFileError(f"{path} names the plugin {safe_text(plugin, 80)!r}, which is not a valid "
+                                 "distribution name (PEP 508); the file is damaged or hostile")
         if _version(plugin) is None:
             raise ModelFileError(
-                f"{path} needs the plugin {plugin!r} (version {version} when saved), which is not "
-                f"installed; install it (pip install {plugin}) and try again"
+                f"{path} needs the plugin {plugin!r} (version {safe_text(version, 40)} when saved), which is not "
+                f"installed; {install_advice(plugin)}"
             )
     if manifest.get("textcw_version") != __version__:
         warnings.warn(
