@@ -228,6 +228,11 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     stamp = _created_at(created_at)
     if stamp is not None:
         manifest["created_at"] = stamp
+    try:  # load refuses what no saved model records: never write it
+        _check_manifest_numbers(manifest, path)
+    except ModelFileError as exc:
+        raise InputError(str(exc).replace(f"the manifest of {path} records", "the model's manifest would record")
+                         .replace("the file is damaged or was modified", "fix the value given to save")) from None
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
     if len(manifest_bytes) > _MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
         raise InputError(f"the model's manifest would be {len(manifest_bytes):,} bytes, more than the "
@@ -297,7 +302,37 @@ def _parse_manifest(archive: zipfile.ZipFile, path: Path) -> tuple[bytes, dict]:
             and isinstance(payload.get("sha256"), str)):
         raise ModelFileError(f"the manifest of {path} does not describe its payload; the file is damaged")
     _check_manifest_text(manifest, path)
+    _check_manifest_numbers(manifest, path)
     return raw, manifest
+
+
+# The numbers a manifest records, each with the range a saved model has: (where, field, test, rule).
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _fraction(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
+_MANIFEST_NUMBERS = (
+    ("payload", "size", _count, "a byte count >= 0"),
+    ("model", "n_features", lambda v: _count(v) and v >= 1, "a feature count >= 1"),
+    ("info", "accuracy", _fraction, "a fraction in [0, 1]"),
+    ("info", "n_train", _count, "a document count >= 0"),
+    ("info", "n_test", _count, "a document count >= 0"),
+)
+
+
+def _check_manifest_numbers(manifest: dict, path: Path) -> None:
+    """Refuse a manifest number that no saved model records (a negative count, an accuracy of 7,
+    NaN): what ``inspect``, model cards and other tools show must be what ``save`` could write."""
+    for where, field, valid, rule in _MANIFEST_NUMBERS:
+        section = manifest.get(where)
+        value = section.get(field) if isinstance(section, dict) else None
+        if value is not None and not valid(value):
+            raise ModelFileError(f"the manifest of {path} records {where}.{field} = {safe_text(repr(value), 40)}, "
+                                 f"which is not {rule}; the file is damaged or was modified")
 
 
 def _check_manifest_text(manifest: dict, path: Path) -> None:

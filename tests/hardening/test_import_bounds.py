@@ -225,3 +225,26 @@ def test_models_and_exports_are_owner_only_whatever_the_umask(tmp_path):
     for path in (saved, exported, replaced):
         assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
     assert np.array_equal(textcw.load(saved).predict(["a b"]), model.predict(["a b"]))
+
+
+@pytest.mark.parametrize("section,field,value", [
+    ("model", "n_features", -5), ("model", "n_features", 0), ("model", "n_features", True),
+    ("info", "accuracy", 7.0), ("info", "accuracy", -0.1), ("info", "n_train", -1), ("info", "n_test", 1.5),
+    ("payload", "size", -1),
+])
+def test_manifest_numbers_are_range_checked(tmp_path, section, field, value):
+    path = textcw.save(pipeline("binary-bow", "pa"), tmp_path / "m.joblib",
+                       info={"accuracy": 0.9, "n_train": 20, "n_test": 5})
+    assert textcw.read_manifest(path)["model"]["n_features"] >= 1
+    _rewrite_manifest(path, lambda m: m.setdefault(section, {}).update({field: value}))
+    with pytest.raises(ModelFileError, match=rf"records {section}\.{field} = .*which is not"):
+        textcw.read_manifest(path)
+    with pytest.raises(ModelFileError, match="which is not"):
+        textcw.load(path)
+
+
+def test_save_never_writes_a_manifest_number_load_refuses(tmp_path):
+    with pytest.raises(InputError, match=r"the model's manifest would record info.accuracy = nan, which is not "
+                                         r"a fraction in \[0, 1\]; fix the value given to save"):
+        textcw.save(pipeline("binary-bow", "pa"), tmp_path / "m.joblib", info={"accuracy": float("nan")})
+    assert not (tmp_path / "m.joblib").exists()
