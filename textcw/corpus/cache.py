@@ -74,7 +74,7 @@ from textcw.trust import UntrustedLocationError, check_trusted_dir, check_truste
 
 __all__ = [
     "CACHE_VAR", "FORMAT", "KINDS", "MAX_FILE_BYTES", "MAX_META_BYTES", "NO_CACHE_VAR", "CacheMiss", "cache_dir",
-    "cached_parse", "clear", "disabled", "discard_entry", "entry_name", "kind_dir", "read_only",
+    "cached_parse", "clear", "disabled", "discard_entry", "entry_name", "kind_dir", "problem", "read_only",
     "user_cache_dir", "enabled", "entries", "entry_path", "load_entry", "location",
     "log", "make_key", "pack_texts", "read_npz", "save_entry", "source_digest", "sources",
     "unpack_texts"
@@ -153,6 +153,20 @@ def location() -> tuple[Path, str]:
         return Path(env).expanduser(), f"${CACHE_VAR}"
     return user_cache_dir(), "the user cache folder ($XDG_CACHE_HOME/textcw or ~/.cache/textcw)" \
         if os.name == "posix" and sys.platform != "darwin" else "the user cache folder"
+
+
+def problem() -> str | None:
+    """Why the cache folder is not used (not the user's own: :mod:`textcw.trust`), or None. The
+    caller shows it, so it is not also logged as a warning."""
+    folder, _ = location()
+    if not os.path.lexists(folder):
+        return None
+    try:
+        check_trusted_dir(folder, "the cache folder")
+    except UntrustedLocationError as exc:
+        _warned.add(str(folder))
+        return str(exc)
+    return None
 
 
 def _warn_once(folder: Path, message: str) -> None:
