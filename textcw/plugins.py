@@ -421,7 +421,7 @@ def _task_names(entry) -> list[str]:
 
 def _escaped(entry):
     """``entry`` with its summaries as printable text (escape sequences shown, not sent)."""
-    changes = {"summary": safe_text(entry.summary, 300)}
+    changes: dict[str, Any] = {"summary": safe_text(entry.summary, 300)}
     for field in ("tasks", "task_patterns"):
         table = getattr(entry, field, None)
         if isinstance(table, dict):

@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 
 from textcw.errors import ModelFileError, TextcwError
 from textcw.portable_format import ARRAY_DTYPES, FITTED_NAME
-from textcw.untrusted import check_printable, safe_text
+from textcw.untrusted import check_printable, check_vocabulary, safe_text
 
 __all__ = [
     "TAGS_ATTRIBUTES", "TAGS_COMPONENTS", "TAGS_PARAMS", "TAGS_STATE", "check_scores",
@@ -203,20 +203,6 @@ def _holds_estimator(value) -> bool:
 def labels_of(classes) -> list:
     values = classes.tolist() if isinstance(classes, np.ndarray) else classes
     return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
-
-
-def check_vocabulary(name: str, value, where: str) -> None:
-    """Refuse a vocabulary (attribute ``vocabulary_``) that does not map its terms to the distinct
-    columns ``0..n-1``; other attributes pass."""
-    if name != "vocabulary_":
-        return
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ModelFileError(f"the vocabulary of {where} must map terms to column numbers")
-    columns = list(value.values())
-    if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns) or \
-            sorted(columns) != list(range(len(columns))):
-        raise ModelFileError(f"the vocabulary of {where} must map its {len(columns)} terms to the distinct "
-                             f"columns 0..{len(columns) - 1}")
 
 
 

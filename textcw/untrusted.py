@@ -20,7 +20,7 @@ from textcw.errors import ModelFileError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_JSON_ITEMS", "MAX_TEXT_CHARS", "UNPRINTABLE_IN_LABELS", "check_printable",
            "check_text_sizes", "distribution_name", "first_unprintable", "install_advice", "one_line",
-           "parse_json", "read_member", "safe_text", "unprintable_kind"]
+           "parse_json", "read_member", "safe_text", "unprintable_kind", "FITTED_NAME", "check_vocabulary"]
 
 MAX_JSON_DEPTH = 100  # exports nest about 20 deep; the json module recurses without a clear error
 # The most values (list items, dict entries) a JSON document may hold, counted on its bytes before
@@ -31,6 +31,9 @@ MAX_JSON_ITEMS = 4_000_000
 # versions, parameters, the corpus name. Longer text is no name; refused at import, so that
 # ``import`` never writes a model that ``load`` then refuses.
 MAX_TEXT_CHARS = 4096
+# The name of a fitted attribute (scikit-learn's ``name_`` convention): the only attributes a file
+# (an export, a cache entry) may set on a component textcw built.
+FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
 # PEP 508's name rule (https://peps.python.org/pep-0508/#names), the only names that may be put
 # into "pip install ..." advice: no options (--index-url=...), no paths, no URLs, no spaces.
 _DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
@@ -117,6 +120,20 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, lim
     if len(data) > limit:
         raise ModelFileError(f"{path}: {info.filename} holds more than its {limit:,} bytes; the file is damaged")
     return data
+
+
+def check_vocabulary(name: str, value, where: str) -> None:
+    """Refuse a vocabulary (attribute ``vocabulary_``) that does not map its terms to the distinct
+    columns ``0..n-1``; other attributes pass."""
+    if name != "vocabulary_":
+        return
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ModelFileError(f"the vocabulary of {where} must map terms to column numbers")
+    columns = list(value.values())
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns) or \
+            sorted(columns) != list(range(len(columns))):
+        raise ModelFileError(f"the vocabulary of {where} must map its {len(columns)} terms to the distinct "
+                             f"columns 0..{len(columns) - 1}")
 
 
 def distribution_name(name) -> bool:

@@ -12,7 +12,6 @@ import types
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from textcw.corpus import cache, cache_limit, feature_cache
 from textcw.corpus.datahome import RemoteFile

@@ -21,7 +21,6 @@ these is deleted and rebuilt.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
@@ -41,8 +40,7 @@ from textcw.corpus.cache import (
     source_digest,
 )
 from textcw.errors import TextcwError
-from textcw.portable_format import FITTED_NAME
-from textcw.untrusted import safe_text
+from textcw.untrusted import FITTED_NAME, check_vocabulary, safe_text
 
 __all__ = [
     "features_key", "featurizer_state", "load_features", "pack_csr", "restore_featurizer",
@@ -108,8 +106,6 @@ def restore_featurizer(fresh, state: list, name: str = "featurizer"):
     ``state`` comes from a cache file, so it is checked as an import is (module docstring):
     :class:`ValueError` names the first thing that an import would refuse.
     """
-    from textcw.portable_rebuild import check_vocabulary
-
     if not isinstance(state, list):
         raise ValueError("the featurizer state is not a list")
     made = dict(fresh.__dict__)
