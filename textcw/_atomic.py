@@ -24,6 +24,15 @@ right before the rename (the destination may have changed while the content was 
   silently cut the link (a ``current.joblib`` link would stop following new models). The error
   names the link's target, so the user can give that path instead.
 
+Who may read it
+---------------
+A file that holds data or a model (a saved model, an export, a checkpoint, a cache entry) is
+written with ``private=True``: it is created owner-only (``0600``) whatever the umask, because a
+model or a featurized corpus can reveal the data it was trained on, and because textcw reads
+such files back only when nobody else could have written them (:mod:`textcw.trust`). Reports,
+plots and JSON summaries follow the umask, as any new file does, so that a shared results
+folder stays shared.
+
 A check and a rename cannot be one atomic step, so a destination swapped for a link or a
 device in the instant between the last check and the rename is still replaced; the checks
 catch every mistake and every change that happens while a model is trained or written.
@@ -167,8 +176,11 @@ def _same_file(path: Path, other: Path) -> bool:
 
 
 @contextlib.contextmanager
-def atomic_output(path: str | os.PathLike, suffix: str = ".tmp"):
+def atomic_output(path: str | os.PathLike, suffix: str = ".tmp", *, private: bool = False):
     """Open a temporary binary file for writing; on success it replaces ``path``.
+
+    ``private=True`` creates the file owner-only (``0600``) whatever the umask: for anything
+    that holds data or a model (see the module docstring); otherwise the umask applies.
 
     The file object's ``name`` is the temporary path, for checks that need to read the result
     before it is published. If the body raises (any exception, ``KeyboardInterrupt`` and
@@ -179,7 +191,7 @@ def atomic_output(path: str | os.PathLike, suffix: str = ".tmp"):
     path = Path(path)
     _refuse_non_regular(path, "")
     try:
-        tmp = _create_temporary(path, suffix)
+        tmp = _create_temporary(path, suffix, 0o600 if private else 0o666)
     except OSError as exc:  # a missing or read-only folder: say so, not "unexpected OSError"
         raise OutputError(f"cannot create {path}: {exc.strerror or exc}; check that the folder "
                           f"{path.parent} exists and is writable") from None
@@ -207,27 +219,28 @@ def _refuse_non_regular(path: Path, when: str) -> None:
         raise OutputError(f"{when}{path} {problem}" + ("; nothing was written" if when else ""))
 
 
-def _create_temporary(path: Path, suffix: str) -> str:
-    """A new, exclusively created file beside ``path``. Created with mode 0o666 so that the
-    user's umask applies, as to any new file (mkstemp's 0o600 would make models and reports
-    private; changing the umask to read it would race with other threads)."""
+def _create_temporary(path: Path, suffix: str, mode: int = 0o666) -> str:
+    """A new, exclusively created file beside ``path``, with ``mode``: ``0o666`` lets the user's
+    umask apply, as to any new file (reports stay shareable; changing the umask instead would
+    race with other threads); ``0o600`` is owner-only whatever the umask (the umask can only
+    remove bits), for data and models."""
     for _ in range(100):
         tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}")
         try:
-            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
             return tmp
         except FileExistsError:
             continue
     raise FileExistsError(f"cannot create a temporary file beside {path}")
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    with atomic_output(path) as fh:
+def atomic_write_bytes(path: str | os.PathLike, data: bytes, *, private: bool = False) -> None:
+    with atomic_output(path, private=private) as fh:
         fh.write(data)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | os.PathLike, text: str, *, private: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), private=private)
 
 
 def fsync_folder(folder: Path) -> None:

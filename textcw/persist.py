@@ -58,7 +58,14 @@ from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
-from textcw.untrusted import check_printable, parse_json, read_member, safe_text
+from textcw.untrusted import (
+    check_printable,
+    distribution_name,
+    install_advice,
+    parse_json,
+    read_member,
+    safe_text,
+)
 
 __all__ = [
     "FORMAT", "FORMAT_VERSION", "MANIFEST_MEMBER", "PAYLOAD_MEMBER", "SIGNATURE_MEMBER", "SUFFIX",
@@ -221,9 +228,17 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     stamp = _created_at(created_at)
     if stamp is not None:
         manifest["created_at"] = stamp
+    try:  # load refuses what no saved model records: never write it
+        _check_manifest_numbers(manifest, path)
+    except ModelFileError as exc:
+        raise InputError(str(exc).replace(f"the manifest of {path} records", "the model's manifest would record")
+                         .replace("the file is damaged or was modified", "fix the value given to save")) from None
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
+    if len(manifest_bytes) > _MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
+        raise InputError(f"the model's manifest would be {len(manifest_bytes):,} bytes, more than the "
+                         f"{_MAX_MANIFEST_BYTES:,} that load reads; keep the info and names short")
     try:
-        with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
+        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
             archive.writestr(zip_member(PAYLOAD_MEMBER), payload)
             if key is not None:
@@ -287,7 +302,37 @@ def _parse_manifest(archive: zipfile.ZipFile, path: Path) -> tuple[bytes, dict]:
             and isinstance(payload.get("sha256"), str)):
         raise ModelFileError(f"the manifest of {path} does not describe its payload; the file is damaged")
     _check_manifest_text(manifest, path)
+    _check_manifest_numbers(manifest, path)
     return raw, manifest
+
+
+# The numbers a manifest records, each with the range a saved model has: (where, field, test, rule).
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _fraction(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
+
+
+_MANIFEST_NUMBERS = (
+    ("payload", "size", _count, "a byte count >= 0"),
+    ("model", "n_features", lambda v: _count(v) and v >= 1, "a feature count >= 1"),
+    ("info", "accuracy", _fraction, "a fraction in [0, 1]"),
+    ("info", "n_train", _count, "a document count >= 0"),
+    ("info", "n_test", _count, "a document count >= 0"),
+)
+
+
+def _check_manifest_numbers(manifest: dict, path: Path) -> None:
+    """Refuse a manifest number that no saved model records (a negative count, an accuracy of 7,
+    NaN): what ``inspect``, model cards and other tools show must be what ``save`` could write."""
+    for where, field, valid, rule in _MANIFEST_NUMBERS:
+        section = manifest.get(where)
+        value = section.get(field) if isinstance(section, dict) else None
+        if value is not None and not valid(value):
+            raise ModelFileError(f"the manifest of {path} records {where}.{field} = {safe_text(repr(value), 40)}, "
+                                 f"which is not {rule}; the file is damaged or was modified")
 
 
 def _check_manifest_text(manifest: dict, path: Path) -> None:
@@ -357,11 +402,15 @@ def load(path: str | os.PathLike):
             f"the model in {path} does not match the sha256 in its manifest (payload {digest[:16]}…, "
             f"manifest {safe_text(expected[:16])}…): it was modified after saving; refusing to load it"
         )
-    for plugin, version in manifest.get("plugins", {}).items():
+    plugins = manifest.get("plugins", {})
+    for plugin, version in (plugins.items() if isinstance(plugins, dict) else ()):
+        if not distribution_name(plugin):
+            raise ModelFileError(f"{path} names the plugin {safe_text(plugin, 80)!r}, which is not a valid "
+                                 "distribution name (PEP 508); the file is damaged or hostile")
         if _version(plugin) is None:
             raise ModelFileError(
-                f"{path} needs the plugin {plugin!r} (version {version} when saved), which is not "
-                f"installed; install it (pip install {plugin}) and try again"
+                f"{path} needs the plugin {plugin!r} (version {safe_text(version, 40)} when saved), which is not "
+                f"installed; {install_advice(plugin)}"
             )
     if manifest.get("textcw_version") != __version__:
         warnings.warn(

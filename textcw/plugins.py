@@ -31,7 +31,19 @@ every command down with it, ``textcw plugins`` and ``--help`` included. A plugin
   reported, not only the first (:func:`check_hooks`; a built-in or ``extra`` plugin breaking
   it is an :class:`UnknownHookError`);
 - one of its hooks raises (:func:`build_registries`, :func:`register_commands`), or it registers
-  a name another plugin already registered.
+  a name another plugin already registered: a component name, or a command name (``textcw
+  train`` cannot be replaced by a plugin; the report names both plugins);
+- it registers a name (a component, a corpus task) that holds a control character or a line
+  break, which would garble the terminal wherever the name is printed.
+
+Plugins cannot impersonate
+--------------------------
+What an installed plugin says about itself is printed as text, never as terminal input:
+summaries, task summaries, distribution names, versions and failure reasons are escaped
+(:func:`textcw.untrusted.safe_text`: an escape sequence shows as ``\x1b``) and names with
+control characters are refused. A plugin whose import takes more than
+:data:`SLOW_IMPORT_SECONDS` is named on stderr while it runs (``still importing plugin X ...``,
+from a timer thread), so a plugin that hangs at import names itself.
 
 A broken plugin is unregistered, so none of its hooks runs again and nothing it registered is
 kept; everything else works. Each one is reported once, as one ``WARNING`` line on the logger
@@ -50,8 +62,11 @@ import contextvars
 import functools
 import importlib
 import importlib.metadata
+import dataclasses
 import logging
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -62,6 +77,7 @@ import pluggy
 from textcw import hookspecs
 from textcw.errors import PluginError
 from textcw.registry import KINDS, Registries
+from textcw.untrusted import check_printable, safe_text
 
 # The built-in catalogue, registered through the same hooks a third-party plugin uses.
 BUILTIN_PLUGINS = (
@@ -75,6 +91,8 @@ BUILTIN_PLUGINS = (
 BUILTIN_PROVIDER = "textcw"
 NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
 _MAX_REASON = 300  # characters of an exception message kept in the one-line report
+#: An installed plugin whose import takes longer than this many seconds is named on stderr.
+SLOW_IMPORT_SECONDS = 3.0
 
 logger = logging.getLogger("textcw")
 
@@ -138,6 +156,7 @@ def _load_entry_points(pm: PluginManager) -> None:
             continue
         seen.add(ep.name)
         registered_before = pm.has_plugin(ep.name)
+        watch = _slow_import_notice(ep.name, _dist_name(ep.dist))
         try:
             # pluggy's own loader, one name at a time: it records the distribution of each plugin
             pm.load_setuptools_entrypoints(hookspecs.PROJECT, name=ep.name)
@@ -149,6 +168,27 @@ def _load_entry_points(pm: PluginManager) -> None:
             dist = ep.dist
             _report(pm, BrokenPlugin(ep.name, _dist_name(dist), getattr(dist, "version", "") or "",
                                      f"loading {ep.value} {_describe(exc)}"))
+        finally:
+            watch.cancel()
+
+
+def _slow_import_notice(name: str, distribution: str) -> threading.Timer:
+    """A started timer that says on stderr, after :data:`SLOW_IMPORT_SECONDS`, which plugin is
+    still being imported (cancel it when the import ends): a hang then names its cause."""
+    source = f" (from {safe_text(distribution, 80)})" if distribution else ""
+
+    def say() -> None:
+        try:
+            sys.stderr.write(f"still importing plugin {safe_text(name, 80)}{source}... (set {NO_PLUGINS_VAR}=1 "
+                             "to run textcw without installed plugins)\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):  # stderr closed: nothing to tell
+            pass
+
+    timer = threading.Timer(SLOW_IMPORT_SECONDS, say)
+    timer.daemon = True  # never keeps textcw alive
+    timer.start()
+    return timer
 
 
 class UnknownHookError(PluginError, pluggy.PluginValidationError):
@@ -194,17 +234,15 @@ def _dist_name(dist) -> str:
         return ""
     metadata = getattr(dist, "metadata", None)
     name = metadata["Name"] if metadata is not None else None
-    return name or getattr(dist, "project_name", "") or ""
+    return safe_text(name or getattr(dist, "project_name", "") or "", 100)
 
 
 def _describe(exc: BaseException) -> str:
     """What an exception says, on one bounded line, as a verb phrase ("raised ValueError: ...")."""
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"
-    text = " ".join(str(exc).split())
-    if len(text) > _MAX_REASON:
-        text = text[: _MAX_REASON - 3] + "..."
-    return f"raised {type(exc).__name__}: {text}" if text else f"raised {type(exc).__name__}"
+    text = safe_text(" ".join(str(exc).split()), _MAX_REASON)
+    return f"raised {safe_text(type(exc).__name__, 80)}: {text}" if text else f"raised {safe_text(type(exc).__name__, 80)}"
 
 
 def _skip(pm: pluggy.PluginManager, plugin: object, reason: str) -> None:
@@ -218,6 +256,9 @@ def _skip(pm: pluggy.PluginManager, plugin: object, reason: str) -> None:
 
 
 def _report(pm: pluggy.PluginManager, broken: BrokenPlugin) -> None:
+    # what a plugin says about itself is shown as text, never as terminal input
+    broken = BrokenPlugin(*(safe_text(v, 600) for v in (broken.name, broken.distribution, broken.version,
+                                                        broken.reason)))
     if isinstance(pm, PluginManager):
         pm.broken.append(broken)
     dist = " ".join(part for part in (broken.distribution, broken.version) if part)
@@ -255,9 +296,13 @@ def register_commands(pm: pluggy.PluginManager, app) -> None:
     """Let every plugin add its commands to the typer ``app`` (the ``register_commands`` hook).
 
     Use this instead of ``pm.hook.register_commands(app=app)``: an installed plugin whose hook
-    raises is skipped with a report, and the commands it added before failing are removed.
+    raises is skipped with a report, and the commands it added before failing are removed. A
+    command name that another plugin (textcw's built-ins first) already added is an error naming
+    both: an installed plugin is skipped with its commands, a built-in or in-process plugin
+    raises :class:`~textcw.errors.PluginError`. So no plugin can replace ``textcw train``.
     """
     installed = _installed(pm)
+    owners: dict[str, str] = {name: "textcw" for name in command_names(app, 0, 0)}
     # pluggy calls the last registered implementation first; keep that order for the help text
     for impl in reversed(pm.hook.register_commands.get_hookimpls()):
         if impl.wrapper or impl.hookwrapper or not pm.is_registered(impl.plugin):
@@ -266,13 +311,56 @@ def register_commands(pm: pluggy.PluginManager, app) -> None:
         if not _call(pm, impl, installed, "register_commands", app=app):
             for attr, count in counts.items():
                 del getattr(app, attr)[count:]
+            continue
+        provider = provider_name(pm, impl.plugin)
+        added = command_names(app, counts["registered_commands"], counts["registered_groups"], unique=False)
+        clash = _command_clash(added, owners, provider)
+        if clash is None:
+            owners.update(dict.fromkeys(added, provider))
+            continue
+        for attr, count in counts.items():
+            del getattr(app, attr)[count:]
+        if id(impl.plugin) not in installed:
+            raise PluginError(f"plugin {provider}: {clash}")
+        _skip(pm, impl.plugin, clash)
+
+
+def _command_clash(added: list[str], owners: dict[str, str], provider: str) -> str | None:
+    """Why the commands ``added`` by ``provider`` cannot be kept, or None."""
+    seen: set[str] = set()
+    for name in added:
+        shown = safe_text(name, 60)
+        if name in owners:
+            return (f"its command {shown!r} clashes with the command {shown!r} of {owners[name]}; "
+                    f"a command name belongs to one plugin: uninstall {provider} or {owners[name]}")
+        if name in seen:
+            return f"it adds the command {shown!r} twice"
+        seen.add(name)
+        bad = next((c for c in name if not c.isprintable() or c.isspace()), None)
+        if bad is not None or not name:
+            return f"its command name {shown!r} is empty or holds a space or a control character"
+    return None
+
+
+def command_names(app, first_command: int = 0, first_group: int = 0, *, unique: bool = True) -> list[str]:
+    """The names of ``app``'s commands and command groups from the given positions on, as typer
+    derives them (an unnamed command is named after its function, ``_`` made ``-``)."""
+    names = []
+    for info in list(getattr(app, "registered_commands", ()))[first_command:]:
+        callback = getattr(info, "callback", None)
+        names.append(info.name or getattr(callback, "__name__", "").lower().replace("_", "-"))
+    for info in list(getattr(app, "registered_groups", ()))[first_group:]:
+        name = info.name or getattr(getattr(info.typer_instance, "info", None), "name", None)
+        if isinstance(name, str):
+            names.append(name)
+    return list(dict.fromkeys(names)) if unique else names
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: object) -> str:
     """The distribution that installed ``plugin`` ("textcw" for built-ins)."""
     for p, dist in pm.list_plugin_distinfo():
         if p is plugin:
-            return dist.project_name
+            return safe_text(dist.project_name, 100)
     if pm.get_name(plugin) in BUILTIN_PLUGINS:
         return BUILTIN_PROVIDER
     if isinstance(plugin, ModuleType):
@@ -308,20 +396,37 @@ def build_registries(pm: pluggy.PluginManager) -> Registries:
 
 
 def _merge(pm: pluggy.PluginManager, plugin: object, registries: Registries, staged: Registries) -> None:
-    """Add an installed plugin's names, all or none: a name already taken skips the plugin."""
+    """Add an installed plugin's names, all or none: a name already taken, or one that holds a
+    control character, skips the plugin; summaries are kept escaped (module docstring)."""
     from textcw.errors import DuplicateNameError
 
     try:
         for kind in KINDS:
             for entry in staged[kind]:
+                check_printable([entry.name, *_task_names(entry)],
+                                f"the {staged[kind].singular} name {safe_text(entry.name, 60)!r}", error=PluginError)
                 if entry.name in registries[kind]:
                     registries[kind].add(entry)  # raises, naming both providers
-    except DuplicateNameError as exc:
+    except (DuplicateNameError, PluginError) as exc:
         _skip(pm, plugin, str(exc))
         return
     for kind in KINDS:
         for entry in staged[kind]:
-            registries[kind].add(entry)
+            registries[kind].add(_escaped(entry))
+
+
+def _task_names(entry) -> list[str]:
+    return [str(t) for field in ("tasks", "task_patterns") for t in (getattr(entry, field, None) or {})]
+
+
+def _escaped(entry):
+    """``entry`` with its summaries as printable text (escape sequences shown, not sent)."""
+    changes: dict[str, Any] = {"summary": safe_text(entry.summary, 300)}
+    for field in ("tasks", "task_patterns"):
+        table = getattr(entry, field, None)
+        if isinstance(table, dict):
+            changes[field] = {task: safe_text(summary, 300) for task, summary in table.items()}
+    return dataclasses.replace(entry, **changes)
 
 
 def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
@@ -339,7 +444,8 @@ def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:
             continue
         dist = dists.get(id(plugin))
         if dist is not None:
-            rows.append({"name": name, "distribution": dist.project_name, "version": dist.version})
+            rows.append({"name": safe_text(name, 100), "distribution": safe_text(dist.project_name, 100),
+                         "version": safe_text(dist.version, 100)})
         elif name in BUILTIN_PLUGINS:
             rows.append({"name": name, "distribution": BUILTIN_PROVIDER, "version": __version__})
         else:

@@ -72,7 +72,7 @@ from textcw.portable_rebuild import (
     labels_of,
     set_attributes,
 )
-from textcw.untrusted import check_printable, safe_text
+from textcw.untrusted import check_printable, check_text_sizes, install_advice, safe_text
 
 __all__ = [
     "DEFAULT_MAX_BYTES", "FORMAT", "FORMAT_VERSION", "JSON_MEMBER", "export_card", "export_model",
@@ -108,6 +108,12 @@ def import_model(path: str | os.PathLike, *, registries=None, max_bytes: int = D
         raise ModelFileError(f"{path} holds an invalid model ({type(exc).__name__}: {exc})") from None
 
 
+# One entry per epoch or partial_fit call: the most a learner state's counter lists may hold. A
+# longer list is refused before it is decoded or checked element by element.
+MAX_RECORDED_PASSES = 1_000_000
+_COUNTER_KEYS = ("mistakes", "n_updates")
+
+
 def _build(document: dict, arrays: dict) -> Pipeline:
     from textcw.pipeline import make_featurizer, make_learner
     from textcw.plugins import current_registries
@@ -119,6 +125,12 @@ def _build(document: dict, arrays: dict) -> Pipeline:
             == ["featurizer", "learner"]):
         raise ModelFileError("an exported model has the steps featurizer and learner, in that order")
     check_printable(document.get("textcw_version"), "its textcw version")
+    # Everything that is copied into the saved model's manifest or printed is bounded first, so
+    # that `import` never writes a model that `load` refuses (its manifest is bounded too).
+    check_text_sizes([document.get("textcw_version"), document.get("components")], "its description")
+    for step in steps:
+        check_text_sizes([step.get(k) for k in ("kind", "name", "provider", "params")],
+                         f"its {safe_text(step['step'])} step")
     built = []
     for step in steps:
         kind, name, provider = step.get("kind"), step.get("name"), step.get("provider")
@@ -132,8 +144,8 @@ def _build(document: dict, arrays: dict) -> Pipeline:
         make = make_learner if kind == "learners" else make_featurizer
         if name not in regs[kind] and isinstance(provider, str) and provider != "textcw":
             raise ModelFileError(
-                f"it needs the plugin {provider!r}, which provides the {kind[:-1]} {name!r} and is not "
-                f"installed; install it (pip install {provider}) and try again"
+                f"it needs the plugin {safe_text(provider, 80)!r}, which provides the {kind[:-1]} {name!r} and "
+                f"is not installed; {install_advice(provider)}"
             )
         obj = make(name, **params)  # parameters validated as `textcw train` does
         if isinstance(obj, (CountVectorizer, HashingVectorizer)):
@@ -143,8 +155,10 @@ def _build(document: dict, arrays: dict) -> Pipeline:
         if "state_dict" in step:
             if not hasattr(obj, "load_state_dict"):
                 raise ModelFileError(f"{name!r} keeps no state_dict; the file was written for another version")
+            _check_counter_lengths(step["state_dict"], name)
             state = decode(step["state_dict"], arrays, TAGS_STATE)
             check_state_extent(obj, state, name)
+            _check_tuned_values(obj, state, name)
             obj.load_state_dict(state)
             check_printable(labels_of(obj.classes_), f"the labels of {name!r}")
         else:
@@ -155,17 +169,94 @@ def _build(document: dict, arrays: dict) -> Pipeline:
     components = decode(document.get("components", {"__dict__": {}}), arrays, TAGS_COMPONENTS)
     check_printable(components, "its component names")
     components = components if isinstance(components, dict) else {}
+    _check_components(components, steps, arrays)
     calibration = components.get("probability")
     if calibration is None:
         model = Pipeline(built)
     else:  # a calibrated model: its temperature travels as plain data in the components
         from textcw.learners.calibrated_pipeline import CalibratedPipeline
-        from textcw.learners.temperature import TemperatureScaling
 
         model = CalibratedPipeline(built)
-        try:
-            model.probability_calibration_ = TemperatureScaling.from_dict(calibration)
-        except ParameterError as exc:
-            raise ModelFileError(f"its probability calibration is damaged: {exc}") from None
+        model.probability_calibration_ = _calibration(calibration)
+        components["probability"] = model.probability_calibration_.to_dict()  # only checked values
     model.textcw_components_ = components
     return model
+
+
+def _check_counter_lengths(state, name: str) -> None:
+    """Refuse counter lists (one entry per pass) longer than :data:`MAX_RECORDED_PASSES`, on the
+    file's JSON, before anything is decoded or allocated for them."""
+    fields = state.get("__dict__") if isinstance(state, dict) else None
+    if not isinstance(fields, dict):
+        return  # decode and load_state_dict say what is wrong
+    counters = fields.get("counters")
+    counters = counters.get("__dict__") if isinstance(counters, dict) else None
+    lists = {key: fields.get(key) for key in _COUNTER_KEYS}
+    lists.update({f"counters.{k}": v for k, v in (counters or {}).items()})
+    for key, value in lists.items():
+        if isinstance(value, list) and len(value) > MAX_RECORDED_PASSES:
+            raise ModelFileError(
+                f"the state of {name!r} records {len(value):,} passes in {safe_text(key, 60)!r}, more than "
+                f"the {MAX_RECORDED_PASSES:,} (one per epoch or partial_fit call) an export may hold")
+
+
+def _check_tuned_values(learner, state, name: str) -> None:
+    """The values a self-tuning learner chose (its state's ``tuned`` entry) must be values its
+    own ``fit`` accepts: each is checked by the learner's parameter constraints, as ``fit``
+    checks a value given by hand (CW's ``eta`` in (0.5, 1), AROW's ``r`` > 0 ...)."""
+    from sklearn.base import clone
+
+    tuned = state.get("tuned") if isinstance(state, dict) else None
+    if not isinstance(tuned, dict) or not hasattr(learner, "validate_params"):
+        return  # absent, or malformed: load_state_dict refuses the latter
+    params = learner.get_params(deep=False)
+    for param, value in tuned.items():
+        if param not in params or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue  # load_state_dict names what is wrong
+        try:
+            clone(learner).set_params(**{param: value}).validate_params()
+        except ParameterError as exc:
+            raise ModelFileError(f"the self-tuned value {param}={safe_text(repr(value), 40)} of {name!r} is "
+                                 f"out of range ({exc}); fit never chooses it") from None
+
+
+def _check_components(components: dict, steps: list, arrays: dict) -> None:
+    """The registry facts recorded beside the steps (copied into a saved model's manifest) must
+    describe those steps: the same names, providers and parameters."""
+    for step in steps:
+        recorded = components.get(step["step"])
+        if recorded is None:
+            continue
+        params = decode(step.get("params", {"__dict__": {}}), arrays, TAGS_PARAMS)
+        same = (isinstance(recorded, dict) and recorded.get("name") == step.get("name")
+                and recorded.get("provider") == step.get("provider")
+                and _plain(recorded.get("params") or {}) == _plain(params))
+        if not same:
+            raise ModelFileError(f"its components describe the {step['step']} differently from its "
+                                 f"{step['step']} step; the file was edited")
+
+
+def _plain(value):
+    """Parameters as JSON would hold them (tuples as lists), for comparing the two records."""
+    import json
+
+    return json.loads(json.dumps(value, sort_keys=True, default=lambda v: None))
+
+
+def _calibration(calibration):
+    """The recorded temperature, checked as fitting bounds it: a finite inverse temperature in
+    ``[0, BETA_MAX]`` and finite, non-negative recorded log-losses."""
+    import math
+
+    from textcw.learners.temperature import BETA_MAX, TemperatureScaling
+
+    try:
+        scaling = TemperatureScaling.from_dict(calibration)
+    except ParameterError as exc:
+        raise ModelFileError(f"its probability calibration is damaged: {exc}") from None
+    if not scaling.inverse_temperature <= BETA_MAX:
+        raise ModelFileError(f"its probability calibration has the inverse temperature "
+                             f"{scaling.inverse_temperature!r}, more than the {BETA_MAX:g} fitting can choose")
+    if not all(math.isfinite(v) and v >= 0 for v in scaling.recorded_log_loss.values()):
+        raise ModelFileError("its probability calibration records a log-loss that is negative or not finite")
+    return scaling

@@ -27,7 +27,7 @@ from textcw.errors import InputError, ModelFileError
 from textcw.persist import check_destination, zip_member
 from textcw.portable_format import FITTED_NAME, FORMAT, FORMAT_VERSION, JSON_MEMBER, KINDS
 
-__all__ = ["export_model"]
+__all__ = ["corpus_name", "export_model"]
 
 
 _NESTED_MODULES = ("sklearn.", "textcw.")
@@ -73,7 +73,7 @@ def export_model(model, path: str | os.PathLike) -> Path:
     }
     text = json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + "\n"
     try:
-        with atomic_output(path) as fh, zipfile.ZipFile(fh, "w") as archive:
+        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(JSON_MEMBER, compress=True), text.encode("utf-8"))
             for number, array in enumerate(arrays):
                 buffer = io.BytesIO()
@@ -85,8 +85,27 @@ def export_model(model, path: str | os.PathLike) -> Path:
 
 
 def _plain_components(components: dict) -> dict:
-    """The pipeline's registry facts, minus anything that is not plain data."""
-    return json.loads(json.dumps(components, default=lambda v: None))
+    """The pipeline's registry facts, minus anything that is not plain data, with the corpus
+    named as :func:`corpus_name` gives it (an export is for sharing: it records which corpus,
+    not where on the author's disk it was)."""
+    plain = json.loads(json.dumps(components, default=lambda v: None))
+    if isinstance(plain.get("corpus"), str):
+        plain["corpus"] = corpus_name(plain["corpus"])
+    return plain
+
+
+def corpus_name(spec: str) -> str:
+    """``spec`` (``corpus[:task]``) without local paths: ``folder:/home/me/mail`` becomes
+    ``folder:mail``; in a task of comma-separated parts, each part that is a path keeps its last
+    component. Specs without paths are unchanged."""
+    corpus, sep, task = spec.partition(":")
+    return f"{corpus}{sep}{','.join(_last_part(part) for part in task.split(','))}" if sep else spec
+
+
+def _last_part(text: str) -> str:
+    if "/" in text or "\\" in text or os.path.isabs(text) or text.startswith("~"):
+        return text.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or "."
+    return text
 
 
 def _fitted_attributes(obj) -> dict:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import zipfile
 import zlib
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from textcw.errors import ModelFileError
-from textcw.untrusted import check_printable, parse_json, read_member, safe_text
+from textcw.untrusted import FITTED_NAME, check_printable, parse_json, read_member, safe_text
 
 __all__ = [
     "ARRAY_DTYPES", "DEFAULT_MAX_BYTES", "FITTED_NAME", "FORMAT", "FORMAT_VERSION", "JSON_MEMBER",
@@ -43,7 +42,6 @@ DEFAULT_MAX_BYTES = 4 << 30
 KINDS = {"featurizer": "featurizers", "learner": "learners"}
 
 
-FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
 
 
 # The dtypes an export holds (state and coefficients, counts, labels) and nothing else: a

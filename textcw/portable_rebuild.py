@@ -17,11 +17,11 @@ from sklearn.base import BaseEstimator, clone
 
 from textcw.errors import ModelFileError, TextcwError
 from textcw.portable_format import ARRAY_DTYPES, FITTED_NAME
-from textcw.untrusted import check_printable, safe_text
+from textcw.untrusted import check_printable, check_vocabulary, safe_text
 
 __all__ = [
     "TAGS_ATTRIBUTES", "TAGS_COMPONENTS", "TAGS_PARAMS", "TAGS_STATE", "check_scores",
-    "check_state_extent", "check_widths", "decode", "labels_of", "set_attributes"
+    "check_state_extent", "check_vocabulary", "check_widths", "decode", "labels_of", "set_attributes"
 ]
 
 
@@ -186,7 +186,7 @@ def set_attributes(obj, attributes, arrays: dict, where: str) -> None:
                 decoded = _nested_estimator(value, arrays, templates[name], f"{where}.{name}")
         else:
             decoded = decode(value, arrays, TAGS_ATTRIBUTES)
-        _check_vocabulary(name, decoded, where)
+        check_vocabulary(name, decoded, where)
         if name == "classes_":
             check_printable(labels_of(decoded), f"the labels of {where}")
         setattr(obj, name, decoded)
@@ -203,18 +203,6 @@ def _holds_estimator(value) -> bool:
 def labels_of(classes) -> list:
     values = classes.tolist() if isinstance(classes, np.ndarray) else classes
     return [v for v in values if isinstance(v, str)] if isinstance(values, list) else []
-
-
-def _check_vocabulary(name: str, value, where: str) -> None:
-    if name != "vocabulary_":
-        return
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        raise ModelFileError(f"the vocabulary of {where} must map terms to column numbers")
-    columns = list(value.values())
-    if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns) or \
-            sorted(columns) != list(range(len(columns))):
-        raise ModelFileError(f"the vocabulary of {where} must map its {len(columns)} terms to the distinct "
-                             f"columns 0..{len(columns) - 1}")
 
 
 
@@ -286,14 +274,42 @@ def check_scores(learner) -> None:
 
 
 def check_widths(steps) -> None:
+    """The featurizer must make as many features as the learner was fitted with.
+
+    The width is what the featurizer actually makes from a probe document (an empty text, then
+    an empty feature mapping), not what an attribute says: a file that renames a step's
+    component, or gives a featurizer an attribute it never reads, cannot pass with a width its
+    ``transform`` does not have. Only a featurizer that takes neither probe (a matrix
+    pass-through) is judged by its attributes.
+    """
     featurizer, learner = steps[0][1], steps[1][1]
-    width = None
-    if isinstance(getattr(featurizer, "vocabulary_", None), dict):
-        width = len(featurizer.vocabulary_)
-    elif isinstance(getattr(featurizer, "n_features_out_", None), int):
-        width = featurizer.n_features_out_
-    elif isinstance(getattr(featurizer, "n_features", None), int):
-        width = featurizer.n_features
     expected = getattr(learner, "n_features_in_", None)
+    declared = _declared_width(featurizer)
+    width = _probed_width(featurizer)
+    if width is not None and declared is not None and width != declared:
+        raise ModelFileError(f"the featurizer's fitted state describes {declared} features but it makes "
+                             f"{width}; its state does not belong to it")
+    width = declared if width is None else width
     if width is not None and expected is not None and width != expected:
         raise ModelFileError(f"the featurizer makes {width} features but the learner was fitted with {expected}")
+
+
+def _declared_width(featurizer) -> int | None:
+    if isinstance(getattr(featurizer, "vocabulary_", None), dict):
+        return len(featurizer.vocabulary_)
+    for name in ("n_features_out_", "n_features"):
+        value = getattr(featurizer, name, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _probed_width(featurizer) -> int | None:
+    for probe in ([""], [{}]):
+        try:
+            shape = getattr(featurizer.transform(probe), "shape", None)
+        except Exception:  # noqa: BLE001 - a featurizer that does not take this kind of document
+            continue
+        if isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], int):
+            return int(shape[1])
+    return None

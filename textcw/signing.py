@@ -5,6 +5,11 @@ set, :func:`textcw.persist.save` adds a signature member and :func:`textcw.persi
 refuses, before unpickling, a file that is unsigned, signed with another key, or changed after
 signing. Digests are compared in constant time. A signature proves the file comes from someone
 holding the key; it does not make a pickle from anyone else safe.
+
+A key file decides which models are trusted, so it is read only when it is the user's own
+(:func:`textcw.trust.check_trusted_file`: owned by the user, writable by nobody else, a regular
+file and not a link, in folders others cannot swap), and it is opened without following links
+and without blocking, so a FIFO or a device put in its place is refused, never waited on.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import stat
 from pathlib import Path
 
 from textcw.errors import ModelFileError
-from textcw.trust import UntrustedLocationError, check_trusted_file
 from textcw.untrusted import parse_json, safe_text
 
 SIGNING_KEY_ENV = "TEXTCW_SIGNING_KEY"
@@ -44,21 +48,7 @@ def signing_key() -> bytes | None:
         key, source = text.encode("utf-8", "surrogateescape"), SIGNING_KEY_ENV
     else:
         source = f"the key file {safe_text(file)} ({SIGNING_KEY_FILE_ENV})"
-        # whoever can write the key file decides which models are trusted: it must be the user's
-        # own regular file (a FIFO or a device is refused before it is opened, so nothing blocks)
-        try:
-            if os.path.lexists(file):  # a missing file is reported by open, below
-                check_trusted_file(file, "the file")
-        except UntrustedLocationError as exc:
-            raise ModelFileError(f"cannot read {source}: {exc}") from None
-        try:
-            fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    raise ModelFileError(f"{source} is not a regular file")
-                key = fh.read(_MAX_KEY_FILE_BYTES + 1)
-        except OSError as exc:
-            raise ModelFileError(f"cannot read {source}: {exc.strerror or exc}") from None
+        key = _read_key_file(file, source)
         if len(key) > _MAX_KEY_FILE_BYTES:
             raise ModelFileError(f"{source} is larger than {_MAX_KEY_FILE_BYTES:,} bytes; it is not a key")
         key = key.rstrip(b"\r\n")
@@ -68,6 +58,31 @@ def signing_key() -> bytes | None:
             "bytes, e.g. python -c \"import secrets; print(secrets.token_hex(32))\""
         )
     return key
+
+
+def _read_key_file(file: str, source: str) -> bytes:
+    """The first bytes of the key file (up to one more than a key may have), after checking it
+    is the user's own; opened without following links or blocking, and checked again once open."""
+    from textcw.trust import UntrustedLocationError, check_trusted_file
+
+    try:
+        if os.path.lexists(file) and not os.path.isdir(file):  # missing, a folder: the open says so
+            check_trusted_file(file, "the signing key file")
+    except UntrustedLocationError as exc:
+        raise ModelFileError(f"{exc} (set by {SIGNING_KEY_FILE_ENV})") from None
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(file, flags)
+    except OSError as exc:
+        raise ModelFileError(f"cannot read {source}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder, or swapped since the check
+        os.close(fd)
+        raise ModelFileError(f"cannot read {source}: it is not a regular file; give the file that holds the key")
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            return fh.read(_MAX_KEY_FILE_BYTES + 1)
+        except OSError as exc:
+            raise ModelFileError(f"cannot read {source}: {exc.strerror or exc}") from None
 
 
 def digests_equal(a: str, b: str) -> bool:

@@ -10,6 +10,7 @@ recurses without a clear error), and every string that reaches a terminal is eit
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 import zipfile
 import zlib
@@ -17,10 +18,25 @@ from pathlib import Path
 
 from textcw.errors import ModelFileError
 
-__all__ = ["MAX_JSON_DEPTH", "UNPRINTABLE_IN_LABELS", "check_printable", "first_unprintable", "one_line",
-           "parse_json", "read_member", "safe_text", "unprintable_kind"]
+__all__ = ["MAX_JSON_DEPTH", "MAX_JSON_ITEMS", "MAX_TEXT_CHARS", "UNPRINTABLE_IN_LABELS", "check_printable",
+           "check_text_sizes", "distribution_name", "first_unprintable", "install_advice", "one_line",
+           "parse_json", "read_member", "safe_text", "unprintable_kind", "FITTED_NAME", "check_vocabulary"]
 
 MAX_JSON_DEPTH = 100  # exports nest about 20 deep; the json module recurses without a clear error
+# The most values (list items, dict entries) a JSON document may hold, counted on its bytes before
+# it is parsed: a vocabulary of four million terms fits; a compressed export of 19 kB that
+# unpacks to millions of zeros is refused before Python builds a list of them.
+MAX_JSON_ITEMS = 4_000_000
+# The longest string a file may have textcw copy into a model's manifest or print: names,
+# versions, parameters, the corpus name. Longer text is no name; refused at import, so that
+# ``import`` never writes a model that ``load`` then refuses.
+MAX_TEXT_CHARS = 4096
+# The name of a fitted attribute (scikit-learn's ``name_`` convention): the only attributes a file
+# (an export, a cache entry) may set on a component textcw built.
+FITTED_NAME = re.compile(r"^[a-z][a-z0-9_]*_$")
+# PEP 508's name rule (https://peps.python.org/pep-0508/#names), the only names that may be put
+# into "pip install ..." advice: no options (--index-url=...), no paths, no URLs, no spaces.
+_DISTRIBUTION_NAME = re.compile(r"^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$", re.IGNORECASE)
 
 # Characters that would split a label over lines or garble a terminal: control characters
 # (including \n, \r, \t and the C1 range that Latin-1 names can decode to) and the Unicode line
@@ -106,10 +122,61 @@ def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, lim
     return data
 
 
-def parse_json(raw: bytes, what: str):
+def check_vocabulary(name: str, value, where: str) -> None:
+    """Refuse a vocabulary (attribute ``vocabulary_``) that does not map its terms to the distinct
+    columns ``0..n-1``; other attributes pass."""
+    if name != "vocabulary_":
+        return
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ModelFileError(f"the vocabulary of {where} must map terms to column numbers")
+    columns = list(value.values())
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in columns) or \
+            sorted(columns) != list(range(len(columns))):
+        raise ModelFileError(f"the vocabulary of {where} must map its {len(columns)} terms to the distinct "
+                             f"columns 0..{len(columns) - 1}")
+
+
+def distribution_name(name) -> bool:
+    """Whether ``name`` is a valid distribution name (PEP 508): what may follow ``pip install``."""
+    return isinstance(name, str) and len(name) <= 200 and _DISTRIBUTION_NAME.match(name) is not None
+
+
+def install_advice(name) -> str:
+    """The end of a "needs plugin X" message: ``pip install X`` advice only for a valid
+    distribution name (PEP 508); a file naming anything else (an option such as
+    ``--index-url=...``, a path, a URL) gets no command to copy, and is called what it is."""
+    if distribution_name(name):
+        return f"install it (pip install {name}) and try again"
+    return ("that is not a valid distribution name (PEP 508), so no such plugin exists: the file is "
+            "damaged or hostile")
+
+
+def check_text_sizes(value, what: str, limit: int = MAX_TEXT_CHARS, error=ModelFileError) -> None:
+    """Raise ``error`` if a string in ``value`` (str, lists and dicts of them, keys too) is longer
+    than ``limit`` characters: text a file asks textcw to keep in a manifest or print."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, str) and len(item) > limit:
+            raise error(f"{what} holds a string of {len(item):,} characters ({safe_text(item, 40)!r}), more "
+                        f"than the {limit:,} a name or parameter may have; the file is damaged or hostile")
+
+
+def parse_json(raw: bytes, what: str, max_items: int = MAX_JSON_ITEMS):
     """``raw`` parsed as JSON, or :class:`ModelFileError` naming ``what``: not UTF-8, not JSON,
+    holding more than ``max_items`` values (counted on the bytes, before anything is built),
     nested deeper than :data:`MAX_JSON_DEPTH` (which the json module would meet with a
     RecursionError), or a number too long to convert."""
+    # Every value after the first in a list or dict follows a comma; commas inside strings only
+    # make the count larger, so this bounds the values from above.
+    if raw.count(b",") >= max_items:
+        raise ModelFileError(f"{what} holds more than {max_items:,} values, more than any textcw file "
+                             "has; the file is damaged or hostile")
     try:
         value = json.loads(raw.decode("utf-8"))
     except RecursionError:
@@ -126,11 +193,13 @@ def parse_json(raw: bytes, what: str):
 
 
 def _depth(value) -> int:
+    if not isinstance(value, (dict, list)):
+        return 0
     deepest, stack = 0, [(value, 1)]
     while stack:
         item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            if level <= MAX_JSON_DEPTH:
-                stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+        deepest = max(deepest, level)
+        if level <= MAX_JSON_DEPTH:  # only containers go on the stack: a list of numbers costs one pass
+            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item)
+                         if isinstance(v, (dict, list)))
     return deepest

@@ -67,3 +67,21 @@ def test_no_cache_variable(capsys, data_home, cache_home, monkeypatch):
     assert code == 0 and not cache_home.exists()
     code, out, _ = run(capsys, "cache", "info")
     assert out.splitlines()[0] == f"cache folder: {cache_home} (off: TEXTCW_NO_CACHE=1)"
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid"), reason="POSIX modes")
+def test_info_and_clear_say_why_a_cache_folder_is_not_used(capsys, cache_home, tmp_path):
+    import os
+
+    cache_home.mkdir()
+    (cache_home / "corpus").mkdir()
+    (cache_home / "corpus" / "x.npz").write_bytes(b"kept")
+    os.chmod(cache_home, 0o777)
+    code, out, err = run(capsys, "cache", "info")
+    assert code == 0 and err == ""
+    assert out.splitlines()[2] == (f"not used: the cache folder {cache_home} can be written by others (mode 0777); "
+                                   f"run: chmod go-w '{cache_home}' (textcw reads state only from places that only "
+                                   "you can write: docs/security.md)")
+    code, out, _ = run(capsys, "cache", "clear", "--json")
+    assert json.loads(out)["removed_files"] == 0 and "chmod go-w" in json.loads(out)["problem"]
+    assert (cache_home / "corpus" / "x.npz").exists()

@@ -169,17 +169,21 @@ def test_location(tmp_path, monkeypatch):
     monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "c"))
     assert cache.location() == (tmp_path / "c", "$TEXTCW_CACHE")
     monkeypatch.delenv("TEXTCW_CACHE")
+    # never the data folder, writable or not: the user's cache folder (XDG rules)
     monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "home"))
-    assert cache.location()[0] == tmp_path / "home" / ".cache"
-    (tmp_path / "ro").mkdir()
-    os.chmod(tmp_path / "ro", 0o555)  # read-only by intent, even to root
-    monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "ro"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    try:
-        assert cache.location() == (tmp_path / "xdg" / "textcw",
-                                    "the user cache folder (the data home is read-only)")
-    finally:
-        os.chmod(tmp_path / "ro", 0o755)
+    monkeypatch.setattr(cache.sys, "platform", "linux")
+    assert cache.location()[0] == tmp_path / "xdg" / "textcw"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # only an absolute path counts
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert cache.location()[0] == tmp_path / "user" / ".cache" / "textcw"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert cache.location()[0] == tmp_path / "user" / ".cache" / "textcw"
+    monkeypatch.setattr(cache.sys, "platform", "darwin")
+    assert cache.location()[0] == tmp_path / "user" / "Library" / "Caches" / "textcw"
+    monkeypatch.setattr(cache.sys, "platform", "win32")
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
+    assert cache.location()[0] == tmp_path / "local" / "textcw" / "Cache"
 
 
 def test_featurizer_state_round_trips_and_parameters_change_the_key(small):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import zipfile
 
 import joblib
@@ -172,3 +173,27 @@ def test_bad_key_configuration_is_an_error_not_unsigned(model, tmp_path, monkeyp
     with pytest.raises(ModelFileError, match=message):
         textcw.save(model, tmp_path / "m.textcw-model")
     assert not (tmp_path / "m.textcw-model").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners and modes")
+@pytest.mark.parametrize("make, message", [
+    (lambda key: os.chmod(key, 0o666), "can be written by others .*chmod go-w"),
+    (lambda key: (os.rename(key, key.with_name("real")), key.symlink_to(key.with_name("real"))),
+     "is a symbolic link"),
+    (lambda key: (key.unlink(), os.mkfifo(key)), "is not a regular file"),
+    (lambda key: os.chmod(key.parent, 0o777), "which others can write to"),
+])
+def test_a_key_file_that_is_not_the_users_own_is_refused(model, tmp_path, monkeypatch, make, message):
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o700)
+    key = folder / "key"
+    key.write_text(KEY + "\n")
+    os.chmod(key, 0o600)
+    monkeypatch.delenv("TEXTCW_SIGNING_KEY", raising=False)
+    monkeypatch.setenv("TEXTCW_SIGNING_KEY_FILE", str(key))
+    assert signing_key() == KEY.encode()
+    make(key)
+    with pytest.raises(ModelFileError, match=f"the signing key file .*{message}.*TEXTCW_SIGNING_KEY_FILE"):
+        signing_key()  # a FIFO is refused, never opened and waited on
+    with pytest.raises(ModelFileError, match=message):
+        textcw.save(model, tmp_path / "m.joblib")

@@ -8,16 +8,25 @@ everything they depend on.
 
 Where
 -----
-``$TEXTCW_CACHE`` when set; otherwise ``<data home>/.cache`` when the data home can be written
-to; otherwise (a read-only, shared data folder; one whose mode lets nobody write counts as
-read-only even for root) the user's cache folder, ``$XDG_CACHE_HOME/textcw`` or
-``~/.cache/textcw``. The cache folder is trusted as the data home is: whoever can write to it
-can change what a run reads (the pinned-digest check of an unchanged archive is not repeated). When none of them can be written to, nothing
-is cached and every run reads the corpus as before. ``TEXTCW_NO_CACHE=1``, ``textcw train
---no-cache`` and :func:`disabled` turn the cache off (neither read nor written);
-``textcw cache info`` shows where it is and what it holds, ``textcw cache clear`` empties it.
-It holds at most ``$TEXTCW_CACHE_LIMIT`` bytes (default 2 GiB); the entries used longest ago
-make room for a new one (:mod:`textcw.corpus.cache_limit`).
+``$TEXTCW_CACHE`` when set; otherwise the user's cache folder, as platformdirs' ``user_cache_dir``
+chooses it (:func:`user_cache_dir`): ``$XDG_CACHE_HOME/textcw`` or ``~/.cache/textcw`` on Linux
+and other Unix systems, ``~/Library/Caches/textcw`` on macOS, ``%LOCALAPPDATA%\\textcw\\Cache``
+on Windows. Never the data folder, unless ``$TEXTCW_CACHE`` names it: a data folder is often
+shared or read-only (a team's corpora, a CI mount), and a cache is the user's own.
+
+Whoever can write to the cache folder decides what a run reads (the pinned-digest check of an
+unchanged archive is not repeated, and an entry restores a fitted featurizer), so the cache is
+read back only as untrusted state is (:mod:`textcw.trust`): the folder and its ``corpus/`` and
+``features/`` subfolders are created owner-only (``0700``) and must be the user's own, not
+writable by others and not symbolic links, and every entry must be a regular file of the
+user's that nobody else can write (entries are written ``0600``). A cache folder that fails
+these checks is not used at all: one warning says why and how to fix it, and the run goes on
+uncached. ``TEXTCW_NO_CACHE=1``, ``textcw train --no-cache`` and :func:`disabled` turn the cache
+off (neither read nor written); :func:`read_only` reads it without writing (``textcw list
+corpora``). ``textcw cache info`` shows where it is and what it holds, ``textcw cache clear``
+empties it, never following a link out of the cache folder. It holds at most
+``$TEXTCW_CACHE_LIMIT`` bytes (default 2 GiB); the entries used longest ago make room for a new
+one (:mod:`textcw.corpus.cache_limit`).
 
 What a file is keyed by
 -----------------------
@@ -37,8 +46,10 @@ A file is a NumPy ``.npz`` archive (uncompressed) of plain arrays. Each member's
 must match its size before anything is allocated, it is loaded with ``allow_pickle=False``, and
 the sha256 of all members is compared with the digest written beside them. A file that fails
 any check (cut short, damaged, edited, of another key) is deleted, logged, and rebuilt from the
-source. Files are written atomically (:func:`textcw._atomic.atomic_output`): a reader sees a
-whole file or none, and two processes writing the same entry leave one whole file.
+source. The digest only detects damage: whoever writes an entry can recompute it, so what an
+entry restores is validated as an import is (:mod:`textcw.corpus.feature_cache`). Files are
+written atomically (:func:`textcw._atomic.atomic_output`): a reader sees a whole file or none, and
+two processes writing the same entry leave one whole file.
 """
 
 from __future__ import annotations
@@ -49,6 +60,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -57,11 +69,13 @@ import numpy as np
 
 from textcw._version import __version__
 from textcw.corpus import cache_limit
-from textcw.corpus.datahome import ENV_VAR, RemoteFile, data_home, fetch, sha256_of
+from textcw.corpus.datahome import RemoteFile, fetch, sha256_of
+from textcw.trust import UntrustedLocationError, check_trusted_dir, check_trusted_file, ensure_private_dir
 
 __all__ = [
-    "CACHE_VAR", "FORMAT", "KINDS", "MAX_FILE_BYTES", "NO_CACHE_VAR", "CacheMiss", "cache_dir",
-    "cached_parse", "clear", "disabled", "enabled", "entries", "entry_path", "load_entry", "location",
+    "CACHE_VAR", "FORMAT", "KINDS", "MAX_FILE_BYTES", "MAX_META_BYTES", "NO_CACHE_VAR", "CacheMiss", "cache_dir",
+    "cached_parse", "clear", "disabled", "discard_entry", "entry_name", "kind_dir", "problem", "read_only",
+    "user_cache_dir", "enabled", "entries", "entry_path", "load_entry", "location",
     "log", "make_key", "pack_texts", "read_npz", "save_entry", "source_digest", "sources",
     "unpack_texts"
 ]
@@ -72,6 +86,9 @@ NO_CACHE_VAR = "TEXTCW_NO_CACHE"
 FORMAT = 1
 #: The most bytes one cache file may hold (the largest built-in corpus needs about 100 MB).
 MAX_FILE_BYTES = 4 << 30
+#: The most bytes of JSON (the key, the parsed corpus's facts, a fitted featurizer) one entry may
+#: hold: the vocabulary of the largest built-in corpus takes about 5 MB.
+MAX_META_BYTES = 256 << 20
 KINDS = ("corpus", "features")
 _DIGESTS = "digests.json"
 _DIGEST_MEMBER = "__sha256__"
@@ -81,6 +98,8 @@ _HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.r
 log = logging.getLogger("textcw")
 _parsed: dict[str, object] = {}
 _off = contextvars.ContextVar("textcw_cache_off", default=False)
+_no_writes = contextvars.ContextVar("textcw_cache_read_only", default=False)
+_warned: set[str] = set()
 
 
 class CacheMiss(Exception):
@@ -102,43 +121,104 @@ def disabled(off: bool = True):
         _off.reset(token)
 
 
+@contextlib.contextmanager
+def read_only():
+    """Read the cache but write nothing inside this block: ``textcw list corpora`` counts the
+    documents of every corpus and must not fill the cache with all of them."""
+    token = _no_writes.set(True)
+    try:
+        yield
+    finally:
+        _no_writes.reset(token)
+
+
+def user_cache_dir() -> Path:
+    """The user's cache folder for textcw, by the rules of platformdirs' ``user_cache_dir``
+    (``appauthor=False``): ``%LOCALAPPDATA%\\textcw\\Cache`` on Windows, ``~/Library/Caches/textcw`` on
+    macOS, else ``$XDG_CACHE_HOME/textcw`` (the XDG base-directory rule: only an absolute path
+    counts) or ``~/.cache/textcw``."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA", "").strip()
+        return (Path(base) if base else Path.home() / "AppData" / "Local") / "textcw" / "Cache"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "textcw"
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "textcw"
+
+
 def location() -> tuple[Path, str]:
     """The cache folder and why it is that one (for ``textcw cache info``)."""
-    env = os.environ.get(CACHE_VAR)
+    env = os.environ.get(CACHE_VAR, "").strip()
     if env:
         return Path(env).expanduser(), f"${CACHE_VAR}"
-    home = data_home()
-    if _writable(home):
-        return home / ".cache", f"the data home (${ENV_VAR} or ~/textcw_data)"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    user = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return user / "textcw", "the user cache folder (the data home is read-only)"
+    return user_cache_dir(), "the user cache folder ($XDG_CACHE_HOME/textcw or ~/.cache/textcw)" \
+        if os.name == "posix" and sys.platform != "darwin" else "the user cache folder"
+
+
+def problem() -> str | None:
+    """Why the cache folder is not used (not the user's own: :mod:`textcw.trust`), or None. The
+    caller shows it, so it is not also logged as a warning."""
+    folder, _ = location()
+    if not os.path.lexists(folder):
+        return None
+    try:
+        check_trusted_dir(folder, "the cache folder")
+    except UntrustedLocationError as exc:
+        _warned.add(str(folder))
+        return str(exc)
+    return None
+
+
+def _warn_once(folder: Path, message: str) -> None:
+    if str(folder) not in _warned:
+        _warned.add(str(folder))
+        log.warning("not using the corpus cache: %s; the run goes on uncached", message)
 
 
 def cache_dir(create: bool = False) -> Path | None:
-    """The cache folder, made if ``create``; None when it does not exist or cannot be written."""
+    """The cache folder, made owner-only if ``create``; None when it does not exist, cannot be
+    written, or is not the user's own (:func:`textcw.trust.check_trusted_dir`; warned once)."""
     folder, _ = location()
-    if create:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            log.debug("not caching: cannot create %s (%s)", folder, exc)
+    try:
+        if create and not _no_writes.get():
+            ensure_private_dir(folder, "the cache folder")
+        elif not os.path.lexists(folder):
             return None
-    return folder if folder.is_dir() and _writable(folder) else None
+        else:
+            check_trusted_dir(folder, "the cache folder")
+    except UntrustedLocationError as exc:
+        _warn_once(folder, str(exc))
+        return None
+    except OSError as exc:
+        log.debug("not caching: cannot create %s (%s)", folder, exc)
+        return None
+    return folder if not create or _writable(folder) else None
+
+
+def kind_dir(folder: Path, kind: str, *, create: bool = False) -> Path | None:
+    """``folder/kind`` (``corpus`` or ``features``) when it is the user's own; made owner-only if
+    ``create``; None when it is missing (and not to be made) or not trusted (warned once)."""
+    path = folder / kind
+    try:
+        if create and not _no_writes.get():
+            return ensure_private_dir(path, f"the cache's {kind} folder")
+        if not os.path.lexists(path):
+            return None
+        return check_trusted_dir(path, f"the cache's {kind} folder")
+    except UntrustedLocationError as exc:
+        _warn_once(path, str(exc))
+    except OSError as exc:
+        log.debug("not caching: cannot create %s (%s)", path, exc)
+    return None
 
 
 def _writable(folder: Path) -> bool:
-    """Whether files can be made in ``folder`` (or, if it is missing, in its nearest parent)."""
+    """Whether files can be made in ``folder``."""
     from textcw._atomic import _may_create_in
 
-    probe = folder
-    while not probe.exists():
-        if probe.parent == probe:
-            return False
-        probe = probe.parent
     # A folder nobody may write to (mode a-w) is read-only by intent, even to root, whom the
-    # permission check lets through: a shared corpus folder stays as its owner made it.
-    return probe.is_dir() and _may_create_in(probe) and bool(probe.stat().st_mode & 0o222)
+    # permission check lets through.
+    return folder.is_dir() and _may_create_in(folder) and bool(folder.stat().st_mode & 0o222)
 
 
 # -- source digests ---------------------------------------------------------------------------
@@ -170,8 +250,15 @@ def source_digest(remote: RemoteFile, *, download: bool = True) -> str:
 
 
 def _read_digests(folder: Path) -> dict:
+    path = folder / _DIGESTS
+    if not os.path.lexists(path):
+        return {}
     try:
-        table = json.loads((folder / _DIGESTS).read_text("utf-8"))
+        check_trusted_file(path, "the cache's digest table")
+        table = json.loads(path.read_text("utf-8"))
+    except UntrustedLocationError as exc:
+        _warn_once(path, str(exc))
+        return {}
     except (OSError, ValueError):
         return {}
     ok = isinstance(table, dict) and all(
@@ -183,8 +270,10 @@ def _read_digests(folder: Path) -> dict:
 def _write_digests(folder: Path, table: dict) -> None:
     from textcw._atomic import atomic_write_text
 
+    if _no_writes.get():
+        return
     with contextlib.suppress(Exception):  # a digest not remembered is computed again next time
-        atomic_write_text(folder / _DIGESTS, json.dumps(table, indent=1, sort_keys=True))
+        atomic_write_text(folder / _DIGESTS, json.dumps(table, indent=1, sort_keys=True), private=True)
 
 
 # -- cache files ------------------------------------------------------------------------------
@@ -199,28 +288,37 @@ def entry_path(key: dict) -> Path | None:
     folder = cache_dir()
     if folder is None:
         return None
+    return folder / key["kind"] / entry_name(key)
+
+
+def entry_name(key: dict) -> str:
+    """The file name of the entry of ``key``: a readable label, then the key's digest."""
     text = json.dumps(key, sort_keys=True)
     label = "".join(c if c.isalnum() or c in "-_" else "-" for c in str(key.get("name", "")))[:40]
-    return folder / key["kind"] / f"{label}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.npz"
+    return f"{label}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.npz"
 
 
 def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:
-    """Write one entry atomically; returns its path, or None when nothing could be written."""
+    """Write one entry atomically and owner-only; returns its path, or None when nothing could
+    be written (the cache is off, read-only, not the user's own, or full)."""
     from textcw._atomic import atomic_output
 
-    if not enabled() or cache_dir(create=True) is None:
+    if not enabled() or _no_writes.get():
         return None
-    path = entry_path(key)
+    folder = cache_dir(create=True)
+    sub = kind_dir(folder, key["kind"], create=True) if folder is not None else None
+    if sub is None:
+        return None
+    path = sub / entry_name(key)
     members = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
     # not sort_keys: the order of a fitted dict (a vocabulary) is part of what is restored
     members[_KEY_MEMBER] = _text_array(_to_json({"key": key, "meta": meta}))
     members[_DIGEST_MEMBER] = _text_array(_digest(members))
-    if not cache_limit.make_room(path.parent.parent, KINDS, cache_limit.estimated_size(members), keep=path):
+    if not cache_limit.make_room(folder, KINDS, cache_limit.estimated_size(members), keep=path):
         log.debug("not caching %s: it is larger than the cache limit (%s)", path.name, cache_limit.LIMIT_VAR)
         return None
     try:
-        path.parent.mkdir(exist_ok=True)
-        with atomic_output(path) as fh:
+        with atomic_output(path, private=True) as fh:
             np.savez(fh, **members)
     except Exception as exc:  # a full disk or a folder made read-only: the run goes on uncached
         log.debug("cannot write the cache file %s: %s", path, exc)
@@ -231,26 +329,42 @@ def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | N
 def load_entry(key: dict) -> tuple[dict[str, np.ndarray], dict]:
     """``(arrays, meta)`` of the entry of ``key``; :class:`CacheMiss` when absent or damaged.
 
-    A damaged file is deleted, so the caller rebuilds it.
+    The entry's folders and the file itself must be the user's own (:mod:`textcw.trust`); one
+    that is not is left alone and missed. A damaged file is deleted, so the caller rebuilds it.
     """
-    path = entry_path(key) if enabled() else None
-    if path is None or not path.is_file():
+    folder = cache_dir() if enabled() else None
+    sub = kind_dir(folder, key["kind"]) if folder is not None else None
+    path = sub / entry_name(key) if sub is not None else None
+    if path is None or not os.path.lexists(path):
         raise CacheMiss(str(path))
+    try:
+        check_trusted_file(path, "the cache file")
+    except UntrustedLocationError as exc:
+        _warn_once(path, str(exc))
+        raise CacheMiss(str(path)) from None
     try:
         members = read_npz(path)
         digest = members.pop(_DIGEST_MEMBER, None)
         if digest is None or _from_text(digest) != _digest(members):
             raise ValueError("its contents do not match their digest")
-        stored = json.loads(_from_text(members.pop(_KEY_MEMBER)))
+        stored = _read_meta(members.pop(_KEY_MEMBER))
         if stored.get("key") != key:
             raise ValueError("it belongs to another key")
     except (ValueError, KeyError, TypeError, OSError, EOFError, zipfile.BadZipFile) as exc:
         log.warning("the cache file %s is damaged (%s); deleting it and rebuilding", path, exc)
-        with contextlib.suppress(OSError):
-            path.unlink()
+        if not _no_writes.get():
+            cache_limit.remove_entry(folder, key["kind"], path.name)
         raise CacheMiss(str(path)) from None
-    cache_limit.mark_used(path)
+    if not _no_writes.get():
+        cache_limit.mark_used(path)
     return members, stored.get("meta", {})
+
+
+def discard_entry(key: dict) -> None:
+    """Delete the entry of ``key`` (its contents were found wrong), never following a link."""
+    folder = cache_dir()
+    if folder is not None and not _no_writes.get():
+        cache_limit.remove_entry(folder, key["kind"], entry_name(key))
 
 
 def read_npz(path: Path) -> dict[str, np.ndarray]:
@@ -283,6 +397,25 @@ def read_npz(path: Path) -> dict[str, np.ndarray]:
                     raise ValueError(f"member {info.filename!r} is cut short")
             out[info.filename[:-4]] = np.frombuffer(buf, dtype=dtype).reshape(shape)
     return out
+
+
+def _read_meta(array: np.ndarray) -> dict:
+    """An entry's JSON member, within :data:`MAX_META_BYTES` and the depth limit of any file
+    textcw reads (:func:`textcw.untrusted.parse_json`); :class:`ValueError` otherwise."""
+    from textcw.errors import ModelFileError
+    from textcw.untrusted import parse_json
+
+    if array.dtype != np.uint8 or array.ndim != 1:
+        raise ValueError("a text member is not bytes")
+    if array.size > MAX_META_BYTES:
+        raise ValueError(f"its JSON is {array.size:,} bytes, more than the {MAX_META_BYTES:,} a cache entry may hold")
+    try:
+        stored = parse_json(array.tobytes(), "its JSON")
+    except ModelFileError as exc:
+        raise ValueError(str(exc)) from None
+    if not isinstance(stored, dict):
+        raise ValueError("its JSON is not a mapping")
+    return stored
 
 
 def _digest(members: dict[str, np.ndarray]) -> str:
@@ -368,36 +501,46 @@ def cached_parse(remote: RemoteFile, parser: str, parse: Callable[[str], object]
 # -- info and clear ---------------------------------------------------------------------------
 
 def entries() -> list[dict]:
-    """Every cache file: ``{"kind", "name", "path", "bytes"}``, for ``textcw cache info``."""
+    """Every cache file: ``{"kind", "name", "path", "bytes"}``, for ``textcw cache info``
+    (regular files in subfolders that are not links)."""
     folder = cache_dir()
     if folder is None:
         return []
     out = []
     for kind in KINDS:
-        for path in sorted((folder / kind).glob("*.npz")):
-            with contextlib.suppress(OSError):
-                out.append({"kind": kind, "name": path.name.rsplit("-", 1)[0], "path": str(path),
-                            "bytes": path.stat().st_size})
+        for _, name, size in sorted(cache_limit.scan_folder(folder, kind, (".npz",)), key=lambda e: e[1]):
+            out.append({"kind": kind, "name": name.rsplit("-", 1)[0], "path": str(folder / kind / name),
+                        "bytes": size})
     return out
 
 
 def clear() -> tuple[int, int]:
-    """Delete every file the cache made; ``(files, bytes)`` removed."""
+    """Delete every file the cache made; ``(files, bytes)`` removed.
+
+    Only regular files inside the cache folder are deleted: a ``corpus/`` or ``features/`` that
+    is a link (to anywhere) is skipped, with a warning, and nothing in its target is touched.
+    """
     folder = cache_dir()
     if folder is None:
         return 0, 0
-    files = [folder / _DIGESTS] + [p for kind in KINDS for p in (folder / kind).glob("*")
-                                   if p.suffix in (".npz", ".tmp")]
     removed = size = 0
-    for path in files:
-        with contextlib.suppress(FileNotFoundError):
-            if path.is_file() and not path.is_symlink():
-                nbytes = path.stat().st_size
-                path.unlink()
-                removed, size = removed + 1, size + nbytes
+    digests = folder / _DIGESTS
+    with contextlib.suppress(OSError):
+        st = os.lstat(digests)
+        if os.path.isfile(digests) and not os.path.islink(digests):
+            digests.unlink()
+            removed, size = 1, st.st_size
     for kind in KINDS:
+        sub = folder / kind
+        if os.path.islink(sub):
+            log.warning("not clearing %s: it is a symbolic link (to %s), and textcw deletes only inside "
+                        "its cache folder; remove the link yourself", sub, os.readlink(sub))
+            continue
+        for _, name, nbytes in cache_limit.scan_folder(folder, kind, (".npz", ".tmp")):
+            if cache_limit.remove_entry(folder, kind, name):
+                removed, size = removed + 1, size + nbytes
         with contextlib.suppress(OSError):
-            (folder / kind).rmdir()
+            sub.rmdir()  # not a link (checked above); only when empty
     return removed, size
 
 

@@ -14,6 +14,12 @@ the order survives across processes and does not depend on the file system recor
 times (many are mounted ``noatime`` or ``relatime``). Temporary files that an interrupted write
 left behind (``.NAME.*.tmp``, older than :data:`ORPHAN_AGE` seconds) are deleted first and count
 against the limit until then.
+
+Eviction never follows a link out of the cache folder: the folder and its ``corpus/`` and
+``features/`` subfolders are opened without following symbolic links (``O_NOFOLLOW``), and every
+file is looked at and deleted relative to that open folder (``dir_fd``), so a subfolder that is,
+or becomes, a link to somewhere else is skipped and nothing outside the cache is ever deleted.
+Only regular files are counted or deleted.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
 from textcw.errors import InputError
 
 __all__ = ["DEFAULT_LIMIT", "LIMIT_VAR", "ORPHAN_AGE", "entry_files", "estimated_size", "limit",
-           "make_room", "mark_used", "parse_size"]
+           "make_room", "mark_used", "parse_size", "remove_entry", "scan_folder"]
 
 LIMIT_VAR = "TEXTCW_CACHE_LIMIT"
 DEFAULT_LIMIT = 2 << 30
@@ -57,16 +64,87 @@ def estimated_size(arrays: dict) -> int:
     return sum(int(a.nbytes) + 512 for a in arrays.values()) + 1024
 
 
-def entry_files(folder: Path, kinds: tuple[str, ...]) -> list[tuple[int, str, Path, int]]:
-    """``(last use in ns, name, path, bytes)`` of every entry and leftover temporary file, oldest first."""
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+# Where the os module cannot work relative to an open folder (Windows), links are checked by path.
+_BY_FD = (hasattr(os, "O_NOFOLLOW") and os.unlink in os.supports_dir_fd and os.stat in os.supports_dir_fd
+          and os.listdir in os.supports_fd)
+
+
+@contextlib.contextmanager
+def _open_kind(folder: Path, kind: str):
+    """A descriptor of ``folder/kind``, opened without following a link at either level, or
+    None when either is missing, a link or not a folder."""
+    fds: list[int] = []
+    try:
+        fds.append(os.open(folder, _DIR_FLAGS))
+        fds.append(os.open(kind, _DIR_FLAGS, dir_fd=fds[0]))
+    except OSError:  # missing, a link (ELOOP), not a folder (ENOTDIR)
+        fds.append(-1)
+    try:
+        yield fds[-1] if fds[-1] >= 0 else None
+    finally:
+        for fd in fds:
+            if fd >= 0:
+                os.close(fd)
+
+
+def scan_folder(folder: Path, kind: str, suffixes: tuple[str, ...]) -> list[tuple[int, str, int]]:
+    """``(modification time in ns, name, bytes)`` of each regular file in ``folder/kind`` whose
+    name ends in one of ``suffixes``; empty when that subfolder is missing or a link."""
     out = []
-    for kind in kinds:
-        for path in (folder / kind).glob("*"):
-            if path.suffix not in (".npz", ".tmp") or path.is_symlink():
+    if not _BY_FD:
+        sub = folder / kind
+        if folder.is_symlink() or sub.is_symlink() or not sub.is_dir():
+            return out
+        for path in sub.iterdir():
+            with contextlib.suppress(OSError):
+                st = path.lstat()
+                if path.suffix in suffixes and stat.S_ISREG(st.st_mode):
+                    out.append((st.st_mtime_ns, path.name, st.st_size))
+        return out
+    with _open_kind(folder, kind) as fd:
+        if fd is None:
+            return out
+        for name in os.listdir(fd):
+            if not name.endswith(suffixes):
                 continue
             with contextlib.suppress(OSError):  # deleted by another process meanwhile
-                st = path.stat()
-                out.append((st.st_mtime_ns, path.name, path, st.st_size))
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if stat.S_ISREG(st.st_mode):
+                    out.append((st.st_mtime_ns, name, st.st_size))
+    return out
+
+
+def remove_entry(folder: Path, kind: str, name: str) -> bool:
+    """Delete the regular file ``folder/kind/name`` without following a link on the way;
+    False when it is gone, not a regular file, or its folder is a link."""
+    if not _BY_FD:
+        path = folder / kind / name
+        if folder.is_symlink() or path.parent.is_symlink() or not path.is_file() or path.is_symlink():
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            return True
+        return False
+    with _open_kind(folder, kind) as fd:
+        if fd is None:
+            return False
+        try:
+            if not stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                return False
+            os.unlink(name, dir_fd=fd)
+        except FileNotFoundError:
+            return False
+    return True
+
+
+def entry_files(folder: Path, kinds: tuple[str, ...]) -> list[tuple[int, str, Path, int]]:
+    """``(last use in ns, name, path, bytes)`` of every entry and leftover temporary file, oldest
+    first (regular files only, in subfolders that are not links: see the module docstring)."""
+    out = []
+    for kind in kinds:
+        for mtime, name, size in scan_folder(folder, kind, (".npz", ".tmp")):
+            out.append((mtime, name, folder / kind / name, size))
     return sorted(out)
 
 
@@ -89,8 +167,7 @@ def make_room(folder: Path, kinds: tuple[str, ...], needed: int, keep: Path | No
             break
         if path.suffix == ".tmp" and mtime >= orphan_before:
             continue  # another process is writing it right now
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        remove_entry(folder, path.parent.name, path.name)
         total -= size
     return total + needed <= most
 

@@ -2,6 +2,8 @@
 
 Sizes are found by loading each task's splits from the local files (never downloading), so
 they are exactly what training would see; a corpus whose files are absent says why instead.
+The corpus cache is read but not written meanwhile (:func:`textcw.corpus.cache.read_only`):
+listing must not store every corpus's parsed documents.
 """
 
 from __future__ import annotations
@@ -38,6 +40,13 @@ def task_rows(entry: CorpusEntry, *, sizes: bool = True) -> list[TaskRow]:
 
     Sizes are read only from corpora that declare ``takes_download``: the others could download.
     """
+    from textcw.corpus.cache import read_only
+
+    with read_only():
+        return _rows(entry, sizes)
+
+
+def _rows(entry: CorpusEntry, sizes: bool) -> list[TaskRow]:
     rows = []
     for task, summary in entry.tasks.items():
         row = TaskRow(f"{entry.name}:{task}", summary)

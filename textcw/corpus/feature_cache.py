@@ -6,11 +6,21 @@ as JSON in its attribute order, restored into a fresh featurizer, and the entry 
 when the restored one pickles to the same bytes as the real one; otherwise only the parsed
 documents are cached. Only loaders marked with :func:`textcw.corpus.cache.sources` (whose
 output is determined by their source files) have their matrices cached.
+
+A cache entry is read like an import (:mod:`textcw.portable`), not trusted because its digest
+matches: whoever can write the cache can recompute the digest. :func:`restore_featurizer` puts
+back only what an import may set: the attributes the fresh featurizer was made with, untouched
+(its parameters come from the run's own key, never from the entry), scikit-learn's stop-word
+check record, and fitted attributes (``name_``, not a class attribute) holding plain JSON; then
+the restored featurizer's parameters must equal the fresh one's, a vectorizer's parameters must
+pass :func:`textcw.features.params.check_text_params`, a vocabulary must map its terms to the
+columns ``0..n-1`` and its width must match the cached matrices. The entry's JSON is read within
+:data:`textcw.corpus.cache.MAX_META_BYTES` and :data:`textcw.untrusted.MAX_JSON_DEPTH`. An entry that fails any of
+these is deleted and rebuilt.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
 
@@ -21,14 +31,16 @@ from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw.corpus.cache import (
     CacheMiss,
     _to_json,
+    discard_entry,
     enabled,
-    entry_path,
     load_entry,
     log,
     make_key,
     save_entry,
     source_digest,
 )
+from textcw.errors import TextcwError
+from textcw.untrusted import FITTED_NAME, check_vocabulary, safe_text
 
 __all__ = [
     "features_key", "featurizer_state", "load_features", "pack_csr", "restore_featurizer",
@@ -75,32 +87,74 @@ def featurizer_state(fitted, fresh) -> list | None:
             state.append([name, "made", None])
         elif name == STOP_WORDS_CHECK_ATTRIBUTE and value == id(getattr(fitted, "stop_words", None)):
             state.append([name, "id", None])
-        elif _plain(value):
+        elif _fitted_name(fresh, name) and _plain(value):
             state.append([name, "json", value])
         else:
             return None
     return state
 
 
-def restore_featurizer(fresh, state: list):
-    """``fresh`` given the fitted ``state`` of :func:`featurizer_state`, attribute order included."""
+def _fitted_name(featurizer, name) -> bool:
+    """Whether an import could set attribute ``name`` on ``featurizer``: a fitted attribute
+    (``name_``), not a method, property or class attribute (:func:`textcw.portable_rebuild.set_attributes`)."""
+    return isinstance(name, str) and bool(FITTED_NAME.match(name)) and not hasattr(type(featurizer), name)
+
+
+def restore_featurizer(fresh, state: list, name: str = "featurizer"):
+    """``fresh`` given the fitted ``state`` of :func:`featurizer_state`, attribute order included.
+
+    ``state`` comes from a cache file, so it is checked as an import is (module docstring):
+    :class:`ValueError` names the first thing that an import would refuse.
+    """
+    if not isinstance(state, list):
+        raise ValueError("the featurizer state is not a list")
     made = dict(fresh.__dict__)
     restored = {}
-    for name, how, value in state:
+    for item in state:
+        if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)):
+            raise ValueError("a featurizer attribute is not [name, how, value]")
+        attribute, how, value = item
         # attribute names are interned, as setattr makes them; a pickle of the model refers to
         # the same string objects elsewhere (a model file would differ by a few bytes otherwise)
-        name = sys.intern(name)
-        if how == "made":
-            restored[name] = made[name]
-        elif how == "id":
-            restored[name] = id(made.get("stop_words"))
-        elif how == "json":
-            restored[name] = value
+        attribute = sys.intern(attribute)
+        if attribute in restored:
+            raise ValueError(f"the featurizer attribute {attribute!r} is given twice")
+        if how == "made" and attribute in made:
+            restored[attribute] = made[attribute]
+        elif how == "id" and attribute == STOP_WORDS_CHECK_ATTRIBUTE:
+            restored[attribute] = id(made.get("stop_words"))
+        elif how == "json" and _fitted_name(fresh, attribute) and _plain(value):
+            restored[attribute] = value
         else:
-            raise ValueError(f"unknown featurizer state {how!r}")
+            raise ValueError(f"the featurizer cannot take {safe_text(attribute, 60)!r} as {safe_text(how, 20)!r} "
+                             "(a cache entry restores only fitted attributes, as an import does)")
+    missing = [a for a in made if a not in restored and not a.endswith("_")]
+    if missing:
+        raise ValueError(f"the featurizer state leaves out {safe_text(missing[0], 60)!r}")
+    try:
+        check_vocabulary("vocabulary_", restored["vocabulary_"], name) if "vocabulary_" in restored else None
+    except TextcwError as exc:
+        raise ValueError(str(exc)) from None
+    before = fresh.get_params(deep=False) if hasattr(fresh, "get_params") else None
     fresh.__dict__.clear()
     fresh.__dict__.update(restored)
+    if before is not None and not same_value(fresh.get_params(deep=False), before):
+        raise ValueError("the restored featurizer's parameters differ from those of the run")
+    _check_like_an_import(fresh, name)
     return fresh
+
+
+def _check_like_an_import(featurizer, name: str) -> None:
+    """The parameter check an import makes (:func:`textcw.features.params.check_text_params`)."""
+    from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
+
+    if isinstance(featurizer, (CountVectorizer, HashingVectorizer)):
+        from textcw.features.params import check_text_params
+
+        try:
+            check_text_params(featurizer, name)
+        except TextcwError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def _plain(value) -> bool:
@@ -162,7 +216,7 @@ def save_features(key: dict, fitted, make_fresh, Xtr, Xte, train_set, test_set) 
     meta = {"state": state, "target_names": names, "matrix": type(Xtr).__name__,
             "test_matrix": type(Xte).__name__}
     # The model file must not depend on whether the cache was used: check the round trip now.
-    restored = restore_featurizer(make_fresh(), json.loads(_to_json(state)))
+    restored = restore_featurizer(make_fresh(), json.loads(_to_json(state)), key["featurizer"])
     if _pickled(restored) != _pickled(fitted):
         log.debug("not caching the features of %s: the featurizer does not round-trip", key["name"])
         return False
@@ -173,6 +227,14 @@ def save_features(key: dict, fitted, make_fresh, Xtr, Xte, train_set, test_set) 
     arrays["train_target"] = np.asarray(train_set.target, dtype=np.int64)
     arrays["test_target"] = np.asarray(test_set.target, dtype=np.int64)
     return save_entry(key, arrays, meta) is not None
+
+
+def _width(featurizer) -> int | None:
+    vocabulary = getattr(featurizer, "vocabulary_", None)
+    if isinstance(vocabulary, dict):
+        return len(vocabulary)
+    width = getattr(featurizer, "n_features_out_", getattr(featurizer, "n_features", None))
+    return width if isinstance(width, int) and not isinstance(width, bool) else None
 
 
 def _pickled(featurizer) -> bytes:
@@ -200,12 +262,15 @@ def load_features(key: dict, fresh):
                     (len(target) and (target.min() < 0 or target.max() >= len(names))):
                 raise ValueError(f"the {split} labels do not fit the matrix")
             out[i] = names[target]
-        feat = restore_featurizer(fresh, meta["state"])
+        feat = restore_featurizer(fresh, meta["state"], key["featurizer"])
+        width = _width(feat)
+        if width is not None and any(m.shape[1] != width for m in (out[0], out[2])):
+            raise ValueError(f"the featurizer makes {width} features but the cached matrices have "
+                             f"{out[0].shape[1]}")
     except CacheMiss:
         return None
     except (ValueError, KeyError, TypeError, IndexError) as exc:  # a valid digest, wrong contents
         log.warning("the cached features of %s cannot be read (%s); rebuilding them", key["name"], exc)
-        with contextlib.suppress(OSError):
-            entry_path(key).unlink()
+        discard_entry(key)
         return None
     return (feat, *out)

@@ -166,13 +166,17 @@ def expand_grid(grid) -> list[dict]:
                 raise ParameterError(
                     f"SelfTuning: grid[{name!r}] must be a non-empty list of values; got {values!r}"
                 )
-        names = list(one)
-        out.extend(dict(zip(names, combo)) for combo in itertools.product(*(list(one[n]) for n in names)))
-    if len(out) > MAX_CANDIDATES:
+    # counted from the axes' lengths before any candidate is built: a grid of 8,000,000 is
+    # refused at once, not after building it
+    count = sum(math.prod(len(values) for values in one.values()) for one in grids)
+    if count > MAX_CANDIDATES:
         raise ParameterError(
-            f"SelfTuning: the grid has {len(out)} candidates, more than {MAX_CANDIDATES}; every "
+            f"SelfTuning: the grid has {count} candidates, more than {MAX_CANDIDATES}; every "
             "candidate is trained over the whole stream, so keep the grid small"
         )
+    for one in grids:
+        names = list(one)
+        out.extend(dict(zip(names, combo)) for combo in itertools.product(*(list(one[n]) for n in names)))
     return out
 
 
