@@ -65,8 +65,8 @@ def print_report(report, *, spread: bool = False, caption: str | None = None) ->
 
     if caption is None:
         caption = f", {report.folds}-fold CV" if any(t.protocol == "cv" for t in report.tasks) else ""
-    metrics = report.metrics or {"error": {"title": "test error (%)", "better": "lower", "per_class": False}}
-    for k, (name, info) in enumerate(metrics.items()):
+    for k, info in enumerate(report.metrics or [report.metric("error")]):
+        name = info["name"]
         for p in report.noise:
             title = info["title"] + caption
             if len(report.noise) > 1 or p:

@@ -72,7 +72,7 @@ class Rank(Comparison):
     best rank), from the metric's means as the table rounds them; the row shows in the table."""
 
     def __call__(self, report, *, metric, baseline):
-        sign = -1.0 if report.metrics.get(metric, {}).get("better") == "higher" else 1.0
+        sign = -1.0 if report.metric(metric)["better"] == "higher" else 1.0
         labels = [s.label for s in report.learners]
         report.ranks = {}
         for p in report.noise:

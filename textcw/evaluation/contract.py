@@ -151,7 +151,11 @@ class Fold:
     y_true, y_pred : ndarray
         True and predicted labels of the test documents (the task's class names).
     classes : ndarray
-        The learner's ``classes_``: the label of each column of ``scores`` and ``proba``.
+        The learner's ``classes_``: the label of each column of ``scores`` and ``proba``
+        (the classes it saw in training).
+    labels : ndarray
+        Every class of the task, sorted: the rows and columns of a per-class table or a cost
+        matrix (default: ``classes``).
     scores : ndarray or None
         ``decision_function`` of the test documents (``(n,)`` for two classes, else
         ``(n, n_classes)``), when a chosen metric needs ``scores`` and the learner has it.
@@ -165,6 +169,19 @@ class Fold:
     classes: np.ndarray
     scores: np.ndarray | None = None
     proba: np.ndarray | None = None
+    labels: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.labels is None:
+            object.__setattr__(self, "labels", np.asarray(self.classes))
+
+    def label_index(self, y) -> np.ndarray:
+        """The position of each label of ``y`` in :attr:`labels`."""
+        position = {label: i for i, label in enumerate(np.asarray(self.labels).tolist())}
+        try:
+            return np.asarray([position[label] for label in np.asarray(y).tolist()], dtype=np.int64)
+        except KeyError as exc:
+            raise ParameterError(f"label {exc.args[0]!r} is not among the task's labels") from None
 
     def class_scores(self) -> np.ndarray:
         """``scores`` as ``(n, n_classes)``: a binary learner's single column ``s`` is the

@@ -161,14 +161,14 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
                     if curves and has_passes(est):
                         predicted, seconds, errors, confidence, fold = _run_with_curve(
                             est, X_train, y_train, X_test, labels[test], cell.passes, curve_passes, probabilities,
-                            needs)
+                            needs, classes)
                         curves_sum[spec.label, p] = (errors if curves_sum[spec.label, p] is None
                                                      else np.add(curves_sum[spec.label, p], errors))
                     else:
                         seconds = fit_timed(est, X_train, y_train)
                         predicted = est.predict(X_test)
                         confidence = _confidence(est, X_test, predicted) if probabilities else None
-                        fold = _fold(est, X_test, labels[test], predicted, needs)
+                        fold = _fold(est, X_test, labels[test], predicted, needs, classes)
                     values = measure(metrics, fold, task=task.spec.label, learner=spec.label)
                     _record(cell, test - offset, labels[test], predicted, seconds, confidence, values)
                     done += 1
@@ -183,14 +183,15 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
     return report
 
 
-def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=()):
+def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=(),
+                    labels=None):
     """Train pass by pass; the fold's result (and its probabilities) is the model after ``passes``."""
     errors, chosen, proba = [], None, {}
 
     def at_pass(k, model):
         if k == passes and (probabilities or needs):
             predicted = model.predict(X_test)
-            proba["fold"] = _fold(model, X_test, y_test, predicted, needs)
+            proba["fold"] = _fold(model, X_test, y_test, predicted, needs, labels)
             if probabilities:
                 proba["confidence"] = _confidence(model, X_test, predicted)
 
@@ -199,7 +200,8 @@ def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes,
         errors.append(error_percent(y_test, predicted))
         if k == passes:
             chosen = (predicted, seconds)
-    fold = proba.get("fold") or Fold(np.asarray(y_test), np.asarray(chosen[0]), np.asarray(est.classes_))
+    fold = proba.get("fold") or Fold(np.asarray(y_test), np.asarray(chosen[0]), np.asarray(est.classes_),
+                                     labels=labels)
     return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), fold
 
 
@@ -228,11 +230,11 @@ def check_splits(task: TaskData, splits) -> list[tuple[np.ndarray, np.ndarray]]:
     return checked
 
 
-def _fold(est, X_test, y_test, predicted, needs) -> Fold:
+def _fold(est, X_test, y_test, predicted, needs, labels=None) -> Fold:
     """The fold a metric reads: scores and probabilities only if some metric needs them."""
     scores = est.decision_function(X_test) if "scores" in needs and hasattr(est, "decision_function") else None
     proba = est.predict_proba(X_test) if "proba" in needs and hasattr(est, "predict_proba") else None
-    return Fold(np.asarray(y_test), np.asarray(predicted), np.asarray(est.classes_), scores, proba)
+    return Fold(np.asarray(y_test), np.asarray(predicted), np.asarray(est.classes_), scores, proba, labels)
 
 
 def measure(metrics: Mapping[str, Metric], fold: Fold, *, task: str, learner: str) -> dict:

@@ -47,7 +47,12 @@ def build(kind: str, text: str, named: Mapping[str, Any] | None = None) -> tuple
             raise ParameterError(f"{label}: {key} is given twice (--{key} and {spec.name}:{key}=...); give it once")
     params = {**spec.params, **(named or {})}
     check_options(label, declared, params)  # the clear message, before the component's own __init__
-    component = factory(**params)
+    try:
+        component = factory(**params)
+    except TextcwError:
+        raise
+    except Exception as exc:  # e.g. an option file a plugin's component cannot read
+        raise ParameterError(f"{label} cannot be built with {params}: {type(exc).__name__}: {exc}") from None
     if not isinstance(component, BASES[kind]):
         raise PluginError(f"{entry.provider} registered {what} {spec.name!r}, which built a "
                           f"{type(component).__name__}, not a textcw.evaluation.contract.{BASES[kind].__name__}")

@@ -85,9 +85,10 @@ class SuiteReport(Report):
         (``textcw evaluate`` with ``--json``, ``--json-out`` or ``--plot``); empty otherwise.
     design : str
         The registered design that ran (``textcw evaluate --design``; empty from Python).
-    metrics : dict
-        ``{metric name: {"title", "better", "per_class"}}``: the metrics whose per-fold values
-        each cell's ``metrics`` holds (:mod:`textcw.evaluation.contract`).
+    metrics : list of dict
+        ``{"name", "title", "better", "per_class"}`` of each metric whose per-fold values each
+        cell's ``metrics`` holds, in the order asked for (the first is the main table;
+        :mod:`textcw.evaluation.contract`).
     verdicts : dict
         ``{comparison name: Verdict}`` of the comparisons that conclude with a table of their own.
     compared : list of str
@@ -113,7 +114,7 @@ class SuiteReport(Report):
     seconds: float = 0.0
     online: list[OnlineReport] = field(default_factory=list)
     design: str = ""
-    metrics: dict[str, dict] = field(default_factory=dict)
+    metrics: list[dict] = field(default_factory=list)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     compared: list[str] = field(default_factory=list)
 
@@ -122,6 +123,15 @@ class SuiteReport(Report):
             if c.task == task and c.learner == learner and c.noise == noise:
                 return c
         return None
+
+    def metric(self, name: str) -> dict:
+        """The description of metric ``name`` (``{"name", "title", "better", "per_class"}``);
+        the error's when the report was made without metrics."""
+        for info in self.metrics:
+            if info["name"] == name:
+                return info
+        return {"name": name, "title": "test error (%)" if name == "error" else name, "better": "lower",
+                "per_class": False}
 
     def comparison(self, task: str, learner: str, noise: float = 0.0) -> Comparison | None:
         for c in self.comparisons:
@@ -191,7 +201,7 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
         if splitter is None and any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
             raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")
         report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline,
-                             metrics={name: describe_metric(m) for name, m in (metrics or {}).items()})
+                             metrics=[describe_metric(name, m) for name, m in (metrics or {}).items()])
         with single_threaded():
             _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
                        probabilities=probabilities, max_passes=max_passes, grids=grids,
@@ -220,9 +230,9 @@ def _run_tasks(report, tasks, learners, levels, **options) -> None:
         report.interrupted = True
 
 
-def describe_metric(metric: Metric) -> dict:
+def describe_metric(name: str, metric: Metric) -> dict:
     """What a report keeps of a metric to redraw its table from JSON."""
-    return {"title": metric.title or type(metric).__name__, "better": metric.better,
+    return {"name": name, "title": metric.title or name, "better": metric.better,
             "per_class": bool(metric.per_class)}
 
 

@@ -36,7 +36,7 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     """
     from textcw.evaluation.comparisons import cell_mean
 
-    better = report.metrics.get(metric, {}).get("better", "lower")
+    better = report.metric(metric)["better"]
     pick = min if better == "lower" else max
     learners = [s.label for s in report.learners]
     columns = ["task", *learners]
