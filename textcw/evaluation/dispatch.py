@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from textcw.errors import ParameterError, PluginError, TextcwError
+from textcw.errors import ParameterError, PluginError, TextcwError, UnknownNameError
 from textcw.evaluation.contract import Comparison, Design, Metric, check_options
 from textcw.evaluation.specs import LearnerSpec, split_list
 
@@ -32,7 +32,10 @@ def build(kind: str, text: str, named: Mapping[str, Any] | None = None) -> tuple
 
     what = SINGULAR[kind]
     spec = LearnerSpec.parse(text)
-    entry = current_registries()[kind].get(spec.name)
+    registry = current_registries()[kind]
+    if spec.name not in registry:
+        raise UnknownNameError(what, spec.name, registry.names())  # "design", as --design says
+    entry = registry.get(spec.name)
     factory = entry.factory
     declared = getattr(factory, "options", None)
     if not isinstance(declared, Mapping):
