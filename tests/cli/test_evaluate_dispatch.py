@@ -207,3 +207,17 @@ def test_a_plugin_registers_a_metric_that_textcw_evaluate_runs(capsys, monkeypat
         assert cell["metrics"]["accuracy"] == [100.0 - e for e in cell["fold_errors"]]
     # higher is better: the best learner ranks 1 on accuracy as it did on error
     assert report["ranks"]["0.0"]["mean_rank"] == {"pa": 1.0, "cw-var": 3.0, "perceptron": 1.0}
+
+
+def test_the_documented_commands_run_as_written(capsys):
+    # docs/evaluation.md, "Designs, metrics and comparisons"
+    code, out, err = run(capsys, *("evaluate --corpus synthetic-text:300:3 --learner pa,arow,nb --folds 3 "
+                                   "--metric error,macro-f1,log-loss --compare mcnemar,bootstrap:rounds=200").split())
+    assert code == 0, err
+    titles = ["test error (%), 3-fold CV", "macro-F1, 3-fold CV", "log-loss, 3-fold CV", "95% bootstrap interval"]
+    assert all(t in out for t in titles) and "mean rank" not in out
+    assert [out.index(t) for t in titles] == sorted(out.index(t) for t in titles)
+    code, out, err = run(capsys, *"evaluate --corpus synthetic-text:300 --learner pa --design holdout --folds 5".split())
+    assert code == 2 and one_line_error(err) == (
+        "error: --folds does not apply to design 'holdout' (its options: seed, tune, quick, noise); "
+        "leave it out or choose another design")

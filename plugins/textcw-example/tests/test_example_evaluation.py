@@ -84,3 +84,12 @@ def test_evaluate_refuses_an_undeclared_design_option():
     run = textcw_cli("evaluate", "--corpus", "synthetic-text:200", "--learner", "pa",
                      "--design", "shuffle-split", "--folds", "3")
     assert run.returncode == 2 and "--folds does not apply to design 'shuffle-split'" in run.stderr
+
+
+def test_the_documented_command_runs():
+    # docs/plugins.md, section 9, as written
+    run = textcw_cli(*"evaluate --corpus synthetic-text:200 --learner pa,arow --design shuffle-split:rounds=2 "
+                      "--metric error,auc-per-class --compare mcnemar".split())
+    assert run.returncode == 0, run.stderr
+    assert "McNemar vs pa" in run.stdout and "AUC per class, 2 random 80%/20% splits" in run.stdout
+    assert "│ synthetic-text:200 │ neg   │" in run.stdout and "│ synthetic-text:200 │ pos   │" in run.stdout
