@@ -221,3 +221,81 @@ def test_the_documented_commands_run_as_written(capsys):
     assert code == 2 and one_line_error(err) == (
         "error: --folds does not apply to design 'holdout' (its options: seed, tune, quick, noise); "
         "leave it out or choose another design")
+
+
+def test_splits_are_checked_before_training():
+    from textcw.evaluation.cv import check_splits
+    from textcw.evaluation.data import TaskData
+    from textcw.evaluation.specs import TaskSpec
+
+    target = np.array([0, 1] * 5)
+    pool = TaskData(TaskSpec("t:x"), list("abcdefghij"), target, ["neg", "pos"], "binary-bow")
+    held = TaskData(TaskSpec("t:x", "split"), list("abcdefghij"), target, ["neg", "pos"], "binary-bow",
+                    np.arange(6), np.arange(6, 10))
+    assert [t.tolist() for t in check_splits(pool, [(np.arange(5), np.arange(5, 10))])[0]] == [
+        [0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    for splits, message in [([], "gave no splits"),
+                            ([(np.arange(5), np.arange(4, 10))], "tests on documents it trains on"),
+                            ([(np.arange(5), np.array([5, 5]))], "distinct indices in 0..9"),
+                            ([(np.arange(5), np.array([5, 10]))], "distinct indices in 0..9"),
+                            ([(np.arange(5), np.array([], dtype=int))], "non-empty 1-d array"),
+                            ([(np.arange(5), np.array([5.0, 6.0]))], "non-empty 1-d array"),
+                            ([np.arange(5)], "not a (train, test) pair")]:
+        with pytest.raises(PluginError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            check_splits(pool, splits)
+    with pytest.raises(PluginError, match="tests outside the corpus's test split"):
+        check_splits(held, [(np.arange(3), np.arange(3, 6))])
+
+
+class Counting:
+    """A majority-class learner that counts the scores and probabilities asked of it."""
+
+    calls = {"decision_function": 0, "predict_proba": 0}
+
+    def __init__(self):
+        pass
+
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        self.classes_, counts = np.unique(y, return_counts=True)
+        self.majority_ = self.classes_[np.argmax(counts)]
+        return self
+
+    def predict(self, X):
+        return np.full(X.shape[0], self.majority_, dtype=object)
+
+    def decision_function(self, X):
+        Counting.calls["decision_function"] += 1
+        return np.zeros(X.shape[0])
+
+    def predict_proba(self, X):
+        Counting.calls["predict_proba"] += 1
+        return np.full((X.shape[0], len(self.classes_)), 1.0 / len(self.classes_))
+
+
+@pytest.mark.parametrize("metrics,expected", [
+    ({"error": Error(), "macro-f1": MacroF1()}, {"decision_function": 0, "predict_proba": 0}),
+    ({"error": Error(), "ece": ECE()}, {"decision_function": 0, "predict_proba": 3}),
+])
+def test_only_what_a_chosen_metric_needs_is_computed(metrics, expected):
+    import textcw
+    from textcw.testing import make_registries
+
+    class Plugin:
+        @textcw.hookimpl
+        def register_learners(self, register):
+            register("counting", Counting, summary="majority class, counting calls")
+
+    Counting.calls.update(decision_function=0, predict_proba=0)
+    report = CV(folds=3).run(["synthetic-text:120"], ["counting"], metrics=metrics,
+                             registries=make_registries(Plugin()))
+    assert Counting.calls == expected
+    cell = report.cell("synthetic-text:120", "counting")
+    assert cell.metrics["error"] == cell.fold_errors and len(cell.fold_errors) == 3
+    if "ece" in metrics:  # uniform probabilities of the majority class: |accuracy - 0.5| per fold
+        assert cell.metrics["ece"] == pytest.approx([abs(0.5 - (100 - e) / 100) for e in cell.fold_errors])

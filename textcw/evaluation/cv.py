@@ -161,15 +161,15 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
                     if curves and has_passes(est):
                         predicted, seconds, errors, confidence, fold = _run_with_curve(
                             est, X_train, y_train, X_test, labels[test], cell.passes, curve_passes, probabilities,
-                            needs, classes)
+                            needs if metrics else None, classes)
                         curves_sum[spec.label, p] = (errors if curves_sum[spec.label, p] is None
                                                      else np.add(curves_sum[spec.label, p], errors))
                     else:
                         seconds = fit_timed(est, X_train, y_train)
                         predicted = est.predict(X_test)
                         confidence = _confidence(est, X_test, predicted) if probabilities else None
-                        fold = _fold(est, X_test, labels[test], predicted, needs, classes)
-                    values = measure(metrics, fold, task=task.spec.label, learner=spec.label)
+                        fold = _fold(est, X_test, labels[test], predicted, needs, classes) if metrics else None
+                    values = measure(metrics, fold, task=task.spec.label, learner=spec.label) if metrics else {}
                     _record(cell, test - offset, labels[test], predicted, seconds, confidence, values)
                     done += 1
                     if progress is not None:
@@ -183,15 +183,17 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
     return report
 
 
-def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=(),
+def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=None,
                     labels=None):
-    """Train pass by pass; the fold's result (and its probabilities) is the model after ``passes``."""
+    """Train pass by pass; the fold's result (and its probabilities) is the model after ``passes``.
+    ``needs`` (None: no metric) is what the metrics read of the fold at that pass."""
     errors, chosen, proba = [], None, {}
 
     def at_pass(k, model):
-        if k == passes and (probabilities or needs):
+        if k == passes and (probabilities or needs is not None):
             predicted = model.predict(X_test)
-            proba["fold"] = _fold(model, X_test, y_test, predicted, needs, labels)
+            if needs is not None:  # some metric reads this fold
+                proba["fold"] = _fold(model, X_test, y_test, predicted, needs, labels)
             if probabilities:
                 proba["confidence"] = _confidence(model, X_test, predicted)
 
@@ -200,9 +202,7 @@ def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes,
         errors.append(error_percent(y_test, predicted))
         if k == passes:
             chosen = (predicted, seconds)
-    fold = proba.get("fold") or Fold(np.asarray(y_test), np.asarray(chosen[0]), np.asarray(est.classes_),
-                                     labels=labels)
-    return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), fold
+    return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), proba.get("fold")
 
 
 def check_splits(task: TaskData, splits) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -226,6 +226,9 @@ def check_splits(task: TaskData, splits) -> list[tuple[np.ndarray, np.ndarray]]:
                                   f"indices in 0..{n - 1}")
         if np.intersect1d(train, test).size:
             raise PluginError(f"{task.spec.label}: split {k} tests on documents it trains on")
+        if task.test_index is not None and not np.isin(test, task.test_index).all():
+            raise PluginError(f"{task.spec.label}: split {k} tests outside the corpus's test split, which a "
+                              "design with protocol 'split' must test on (use protocol 'cv' to split the pool)")
         checked.append((train.astype(np.int64), test.astype(np.int64)))
     return checked
 
