@@ -202,8 +202,8 @@ class Fold:
 class Metric(_Configured, ABC):
     """A number (or ``{class: number}``) per fold: ``metric(fold)``.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     needs : frozenset of str
         What :meth:`__call__` reads of the :class:`Fold`, among :data:`NEEDS`; scores and
         probabilities are computed only for metrics that declare them. A learner without
