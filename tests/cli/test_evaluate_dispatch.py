@@ -299,3 +299,27 @@ def test_only_what_a_chosen_metric_needs_is_computed(metrics, expected):
     assert cell.metrics["error"] == cell.fold_errors and len(cell.fold_errors) == 3
     if "ece" in metrics:  # uniform probabilities of the majority class: |accuracy - 0.5| per fold
         assert cell.metrics["ece"] == pytest.approx([abs(0.5 - (100 - e) / 100) for e in cell.fold_errors])
+
+
+def test_a_per_class_first_metric_gets_no_rank_row(capsys):
+    import textcw
+    from textcw.plugins import build_registries, get_plugin_manager, use_registries
+
+    class Recall(Metric):
+        title, better, per_class = "recall per class", "higher", True
+
+        def __call__(self, fold):
+            return {str(c): float(np.mean(fold.y_pred[fold.y_true == c] == c)) for c in np.unique(fold.y_true)}
+
+    class Plugin:
+        @textcw.hookimpl
+        def register_metrics(self, register):
+            register("recall", Recall, summary="Recall of each class")
+
+    with use_registries(build_registries(get_plugin_manager(entry_points=False, extra=[Plugin()]))):
+        code, out, err = run(capsys, "evaluate", *SMALL, "--metric", "recall")
+        assert code == 0, err
+        assert out.splitlines()[-1] == "• highest recall in the row"  # no rank row, no McNemar
+        assert "│ synthetic-text:300 │ neg   │" in out and "mean rank" not in out
+        code, out, err = run(capsys, "evaluate", *SMALL, "--metric", "recall", "--compare", "rank")
+        assert code == 2 and "put a metric with one number first (e.g. --metric error,recall)" in one_line_error(err)

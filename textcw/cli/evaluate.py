@@ -72,13 +72,14 @@ def print_report(report, *, spread: bool = False, caption: str | None = None) ->
             if len(report.noise) > 1 or p:
                 title += f", training labels flipped with p={p:g}"
             if info["per_class"]:
-                print_table(*per_class_table(report, name, p), title=title)
+                print_table(*per_class_table(report, name, p, markup=True), title=title)
             else:
                 columns, rows = error_table(report, p, spread=spread, markup=True, metric=name, marks=k == 0)
                 print_table(columns, rows, title=title)
         if k == 0:
-            mcnemar = not report.compared or "mcnemar" in report.compared
-            ranked = bool(report.ranks) if report.compared else True
+            # a report of run_suite (no design named) has the library's default comparisons
+            mcnemar = "mcnemar" in report.compared if report.design else True
+            ranked = any(r.tasks for r in report.ranks.values()) if report.design else True
             typer.echo(legend(report.baseline if mcnemar else None, ranked=ranked, better=info["better"],
                               metric="error" if name == "error" else name))
             if len(report.noise) > 1 and not info["per_class"]:
@@ -225,8 +226,11 @@ def evaluate(
     design_name, chosen = build("evaluators", design or ("holdout" if split else "cv"),
                                 {k: v for k, v in named.items() if v is not None})
     metrics = build_all("metrics", metric)
-    comparisons = build_all("comparisons", compare if compare is not None else
-                            ("mcnemar,rank" if baseline is not None else "rank"))
+    if compare is None:  # the papers' table: the ranks (of one number per cell), McNemar with --baseline
+        default = ["mcnemar"] * (baseline is not None) + ["rank"] * (not next(iter(metrics.values())).per_class)
+        comparisons = build_all("comparisons", ",".join(default)) if default else {}
+    else:
+        comparisons = build_all("comparisons", compare)
     tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in split_corpora(corpus)]
     learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
     baseline = resolve_baseline(comparisons, baseline, learners)

@@ -47,7 +47,7 @@ class McNemar(Comparison):
     """McNemar's test of every learner against the baseline, per task and noise rate, on the
     documents both were tested on; the marks show in the metric's table."""
 
-    needs_baseline = True
+    needs_baseline = marks_table = True
 
     def __call__(self, report, *, metric, baseline):
         from textcw.evaluation.suite import Comparison as Compared
@@ -70,6 +70,8 @@ class McNemar(Comparison):
 class Rank(Comparison):
     """Each learner's mean rank over the tasks every learner finished (1 = best, ties share the
     best rank), from the metric's means as the table rounds them; the row shows in the table."""
+
+    marks_table = True
 
     def __call__(self, report, *, metric, baseline):
         sign = -1.0 if report.metric(metric)["better"] == "higher" else 1.0

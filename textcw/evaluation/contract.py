@@ -296,11 +296,14 @@ class Comparison(_Configured, ABC):
     """A verdict from the table of per-fold results: ``comparison(report, metric=, baseline=)``.
 
     ``needs_baseline``: the comparison is against one learner (``--baseline``; the first
-    learner listed when not given). Return a :class:`Verdict`, or ``None`` after marking the
+    learner listed when not given). ``marks_table``: it marks the first metric's table. Return a :class:`Verdict`, or ``None`` after marking the
     report itself (``report.comparisons``, ``report.ranks``) for the metric's table to show.
     """
 
     needs_baseline: ClassVar[bool] = False
+    marks_table: ClassVar[bool] = False
+    """It returns ``None`` and marks the first metric's table, which must then hold one number
+    per cell (not a per-class metric): refused before the run otherwise."""
 
     @abstractmethod
     def __call__(self, report: SuiteReport, *, metric: str, baseline: str | None) -> Verdict | None:

@@ -97,10 +97,14 @@ def run_evaluation(design: Design, tasks: Sequence, learners: Sequence, *, metri
     """
     if not metrics:
         raise ParameterError("an evaluation needs at least one metric (--metric error)")
+    primary = next(iter(metrics))
+    for name, comparison in comparisons.items():
+        if comparison.marks_table and metrics[primary].per_class:
+            raise ParameterError(f"--compare {name} marks the table of the first metric, and {primary!r} gives one "
+                                 f"number per class; put a metric with one number first (e.g. --metric error,{primary})")
     report = design.run(tasks, learners, metrics=metrics, baseline=baseline, **hooks)
     report.design = design_name
     report.compared = list(comparisons)
-    primary = next(iter(metrics))
     report.comparisons, report.ranks, report.verdicts = [], {}, {}
     for name, comparison in comparisons.items():
         try:

@@ -92,8 +92,9 @@ class SuiteReport(Report):
     verdicts : dict
         ``{comparison name: Verdict}`` of the comparisons that conclude with a table of their own.
     compared : list of str
-        The comparisons that ran (``textcw evaluate --compare``); empty means the library's
-        default: McNemar's test against ``baseline`` if there is one, and the ranks.
+        The comparisons that ran after the registered ``design`` (``textcw evaluate
+        --compare``); a report without a design has the library's: McNemar's test against
+        ``baseline`` if there is one, and the ranks.
     """
 
     tasks: list[TaskSpec]

@@ -58,9 +58,10 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     return columns, rows
 
 
-def per_class_table(report, metric: str, noise: float = 0.0):
-    """``(columns, rows)`` of a per-class metric: one row per task and class, the mean over the
-    folds of each learner (``–`` where a fold had no value for the class)."""
+def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = False):
+    """``(columns, rows)`` of a per-class metric: one row per task and class, each learner's mean
+    over the folds that have a value for the class (``–`` if none), the best marked ``•``."""
+    pick = min if report.metric(metric)["better"] == "lower" else max
     learners = [s.label for s in report.learners]
     rows = []
     for task in report.tasks:
@@ -71,9 +72,19 @@ def per_class_table(report, metric: str, noise: float = 0.0):
             means = []
             for values in folds:
                 got = [v[label] for v in values if isinstance(v, dict) and label in v]
-                means.append(f"{sum(got) / len(got):.{DECIMALS}f}" if got else MISSING)
-            rows.append([task.label, label, *means])
+                means.append(round(sum(got) / len(got), DECIMALS) if got else None)
+            best = pick([m for m in means if m is not None], default=None)
+            rows.append([task.label, label, *[_marked(m, best, markup) for m in means]])
     return ["task", "class", *learners], rows
+
+
+def _marked(value, best, markup) -> str:
+    if value is None:
+        return MISSING
+    text = f"{value:.{DECIMALS}f}"
+    if value != best:
+        return text
+    return f"[bold]{BEST}{text}[/bold]" if markup else f"{BEST}{text}"
 
 
 def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, markup, marks) -> str:
