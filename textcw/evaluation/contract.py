@@ -267,7 +267,13 @@ class SplitDesign(Design):
 
     @abstractmethod
     def splits(self, task: TaskData, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``[(train indices, test indices), ...]`` into ``task``'s documents (``len(task)``)."""
+        """``[(train indices, test indices), ...]`` into ``task``'s documents.
+
+        ``task`` has ``len(task)`` documents, ``task.target`` (each one's class, an integer
+        code) and, with ``protocol = "split"``, ``task.train_index`` and ``task.test_index``
+        (the corpus's splits; such a design must test inside ``test_index``). textcw checks
+        the splits before training: indices in range and distinct, train and test disjoint.
+        """
 
     def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
         from dataclasses import replace
