@@ -47,7 +47,8 @@ def test_builtins_are_registered_by_textcw():
     regs = registries()
     assert {"perceptron", "pa", "pa1", "pa2", "cw-var", "cw-stdev"} <= set(regs.learners.names())
     assert {"binary-bow", "bigram-counts"} <= set(regs.featurizers.names())
-    assert "newsgroups" in regs.corpora and len(regs.evaluators) == 0  # evaluators are library functions
+    assert "newsgroups" in regs.corpora and regs.evaluators.names() == ["cv", "holdout", "noise"]
+    assert "error" in regs.metrics and "mcnemar" in regs.comparisons
     assert regs.learners.get("cw-stdev").provider == "textcw"
     assert set(regs.corpora.get("newsgroups").tasks) == {"all", "comp", "sci", "talk"}
 
@@ -90,7 +91,8 @@ def test_installed_plugins_lists_builtins_with_version():
 def test_every_hook_is_documented_with_numpydoc():
     specs = [f for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")]
     assert {f.__name__ for f in specs} == {
-        "register_learners", "register_featurizers", "register_corpora", "register_evaluators", "register_commands"}
+        "register_learners", "register_featurizers", "register_corpora", "register_evaluators", "register_metrics",
+        "register_comparisons", "register_commands"}
     for f in specs:
         doc = inspect.getdoc(f)
         assert "Parameters\n----------" in doc, f.__name__

@@ -11,7 +11,8 @@ Each registration hook receives a ``register`` callable::
     register(name, factory, summary="one line for `textcw list`", **fields)
 
 ``fields`` are keyword-only and typed per kind (:class:`textcw.registry.LearnerEntry`,
-:class:`textcw.registry.CorpusEntry`; featurizers and evaluators take none): a keyword the kind
+:class:`textcw.registry.CorpusEntry`; featurizers, evaluators, metrics and comparisons take none:
+the evaluation components declare their contract on their class): a keyword the kind
 does not have is a :class:`textcw.errors.PluginError` naming the plugin, never a value silently
 ignored. ``name`` is what users type; registering a name another plugin already registered is an error
 that names both plugins. ``factory`` is the callable itself or a ``"package.module:attribute"``
@@ -121,25 +122,50 @@ def register_corpora(register: Register) -> None:
 
 @hookspec
 def register_evaluators(register: Register) -> None:
-    """Register evaluators: deprecated, kept one release so that plugins implementing it load.
+    """Register evaluation designs: what ``textcw evaluate --design NAME`` runs.
 
     Parameters
     ----------
     register : callable
-        ``register(name, factory, summary="")``. ``factory(**options)`` returns a callable
-        that runs the evaluation and returns an object with ``to_dict()``.
+        ``register(name, factory, summary="")``. ``factory(**options)`` returns a
+        :class:`textcw.evaluation.contract.Design` (usually ``factory`` is the class itself).
+        A design runs tasks x learners and returns a table of per-fold results
+        (:class:`textcw.evaluation.suite.SuiteReport`); it declares its options in its
+        ``options`` class attribute, and ``textcw evaluate`` refuses any other (exit 2).
+        Subclass :class:`textcw.evaluation.contract.SplitDesign` and write only
+        ``splits(task, seed)`` for a design that differs from cross-validation by how it
+        splits the documents. The built-ins are ``cv``, ``holdout`` and ``noise``.
+    """
 
-    Notes
-    -----
-    textcw's evaluators are named library functions (:mod:`textcw.evaluation.evaluators`:
-    ``cv``, ``tune``, ``noise``, ``curve``, ``online``, ``timing``, ``calibration``,
-    ``combination``, ``mcnemar``, ``rank``, ``holdout``), not registrations: their runners
-    answer different questions with different arguments, so no command could dispatch on one
-    protocol, and a registry nothing runs would only suggest otherwise. ``textcw evaluate``
-    runs :func:`textcw.evaluation.suite.run_suite`. What a plugin registers here is listed by
-    ``textcw list evaluators`` and reachable as ``current_registries().evaluators``, but textcw
-    runs none of it; ship an evaluator as a library function, and a command
-    (:func:`register_commands`) if users should run it from the command line.
+
+@hookspec
+def register_metrics(register: Register) -> None:
+    """Register metrics: what ``textcw evaluate --metric NAME`` computes on every fold.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="")``. ``factory(**options)`` returns a
+        :class:`textcw.evaluation.contract.Metric`: ``metric(fold) -> float`` or, for a
+        per-class metric, ``{class: float}``. The class declares what it reads of the fold
+        (``needs``: ``labels``, ``scores``, ``proba``), so decision scores and probabilities
+        are computed only when a chosen metric needs them, and whether lower or higher is
+        better (``better``).
+    """
+
+
+@hookspec
+def register_comparisons(register: Register) -> None:
+    """Register comparisons: what ``textcw evaluate --compare NAME`` concludes from the table.
+
+    Parameters
+    ----------
+    register : callable
+        ``register(name, factory, summary="")``. ``factory(**options)`` returns a
+        :class:`textcw.evaluation.contract.Comparison`: ``comparison(report, metric=,
+        baseline=)`` returns a :class:`textcw.evaluation.contract.Verdict` (a table textcw
+        prints and writes into the JSON report) or ``None`` when it marks the metric's own
+        table (``mcnemar``'s significance marks, ``rank``'s mean-rank row).
     """
 
 

@@ -86,6 +86,7 @@ BUILTIN_PLUGINS = (
     "textcw.default_plugins.corpora",
     "textcw.default_plugins.baselines",
     "textcw.default_plugins.scale",
+    "textcw.default_plugins.evaluation",
     "textcw.default_plugins.commands",
 )
 BUILTIN_PROVIDER = "textcw"

@@ -1,6 +1,6 @@
 """Name -> factory tables, filled by the plugins' registration hooks.
 
-Each registry kind (learners, featurizers, corpora, evaluators) maps the names users type to an
+Each registry kind (learners, featurizers, corpora, evaluators, metrics, comparisons) maps the names users type to an
 :class:`Entry`. Registering a name twice is an error that names both providers, so two plugins
 can never silently shadow each other.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
 
-KINDS = ("learners", "featurizers", "corpora", "evaluators")
+KINDS = ("learners", "featurizers", "corpora", "evaluators", "metrics", "comparisons")
 DEFAULT_FEATURIZER = "binary-bow"
 
 
@@ -149,6 +149,7 @@ class CorpusEntry(Entry):
 
 ENTRY_TYPES: dict[str, type[Entry]] = {
     "learners": LearnerEntry, "featurizers": Entry, "corpora": CorpusEntry, "evaluators": Entry,
+    "metrics": Entry, "comparisons": Entry,  # their contract is declared on the class (textcw.evaluation.contract)
 }
 
 
@@ -222,13 +223,15 @@ class Registry:
 
 
 class Registries:
-    """The four registries of one plugin manager."""
+    """The registries of one plugin manager, one per kind of :data:`KINDS`."""
 
     def __init__(self) -> None:
         self.learners = Registry("learners")
         self.featurizers = Registry("featurizers")
         self.corpora = Registry("corpora")
         self.evaluators = Registry("evaluators")
+        self.metrics = Registry("metrics")
+        self.comparisons = Registry("comparisons")
 
     def __getitem__(self, kind: str) -> Registry:
         if kind not in KINDS:

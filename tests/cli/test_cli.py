@@ -34,7 +34,7 @@ def test_list_corpora_and_plugins(capsys):
 
 def test_list_unknown_kind(capsys):
     code, _, err = run(capsys, "list", "models")
-    assert code == 2 and "valid kind names: corpora, evaluators, featurizers, learners" in one_line_error(err)
+    assert code == 2 and "valid kind names: comparisons, corpora, evaluators, featurizers, learners, metrics" in one_line_error(err)
 
 
 @pytest.mark.parametrize(

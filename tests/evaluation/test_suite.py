@@ -116,10 +116,14 @@ def test_probabilities_belong_to_the_chosen_pass(report):
             assert all(c is None or c >= 0.5 for c in cell.confidence), cell.learner
 
 
-def test_evaluators_are_named_library_functions_not_registrations(regs):
+def test_evaluators_are_library_functions_and_the_designs_are_registered(regs):
     from textcw.evaluation import evaluators
 
-    assert regs.evaluators.names() == []  # textcw dispatches on no evaluator registry
+    builtin = {kind: sorted(e.name for e in regs[kind] if e.provider == "textcw")
+               for kind in ("evaluators", "metrics", "comparisons")}
+    assert builtin == {"evaluators": ["cv", "holdout", "noise"],  # what `textcw evaluate --design` runs
+                       "metrics": ["brier", "ece", "error", "log-loss", "macro-f1"],
+                       "comparisons": ["bootstrap", "mcnemar", "rank"]}
     factory = {name: getattr(evaluators, name) for name in evaluators.__all__}
     assert set(factory) == {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing",
                             "calibration", "combination"}

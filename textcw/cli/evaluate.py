@@ -56,19 +56,36 @@ def task_lines():
     return on_task
 
 
-def print_report(report, *, spread: bool = False) -> None:
-    """The error table of every noise rate, the legend, and the tuned settings."""
-    from textcw.evaluation.table import error_table, legend, noise_table, tuning_table
+def print_report(report, *, spread: bool = False, caption: str | None = None) -> None:
+    """The table of the first metric at every noise rate (with McNemar's marks and the mean
+    ranks when compared), the legend, the tables of the other metrics, the comparisons'
+    verdicts and the tuned settings. ``caption`` follows the metric's name in the titles
+    (default: ``", K-fold CV"`` when a task was cross-validated)."""
+    from textcw.evaluation.table import error_table, legend, noise_table, per_class_table, tuning_table
 
-    for p in report.noise:
-        columns, rows = error_table(report, p, spread=spread, markup=True)
-        title = "test error (%)" + (f", {report.folds}-fold CV" if any(t.protocol == "cv" for t in report.tasks) else "")
-        if len(report.noise) > 1 or p:
-            title += f", training labels flipped with p={p:g}"
-        print_table(columns, rows, title=title)
-    typer.echo(legend(report.baseline))
-    if len(report.noise) > 1:
-        print_table(*noise_table(report), title="mean test error (%) over the tasks")
+    if caption is None:
+        caption = f", {report.folds}-fold CV" if any(t.protocol == "cv" for t in report.tasks) else ""
+    for k, info in enumerate(report.metrics or [report.metric("error")]):
+        name = info["name"]
+        for p in report.noise:
+            title = info["title"] + caption
+            if len(report.noise) > 1 or p:
+                title += f", training labels flipped with p={p:g}"
+            if info["per_class"]:
+                print_table(*per_class_table(report, name, p, markup=True), title=title)
+            else:
+                columns, rows = error_table(report, p, spread=spread, markup=True, metric=name, marks=k == 0)
+                print_table(columns, rows, title=title)
+        if k == 0:
+            # a report of run_suite (no design named) has the library's default comparisons
+            mcnemar = "mcnemar" in report.compared if report.design else True
+            ranked = any(r.tasks for r in report.ranks.values()) if report.design else True
+            typer.echo(legend(report.baseline if mcnemar else None, ranked=ranked, better=info["better"],
+                              metric="error" if name == "error" else name))
+            if len(report.noise) > 1 and not info["per_class"]:
+                print_table(*noise_table(report, name), title=f"mean {info['title']} over the tasks")
+    for verdict in report.verdicts.values():
+        print_table(verdict.columns, verdict.rows, title=verdict.title)
     if report.tuning:
         print_table(*tuning_table(report), title="chosen on the tuning run")
 
@@ -176,36 +193,56 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
 def evaluate(
     corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
     learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
-    folds: Annotated[int, typer.Option("--folds", help="Cross-validation folds")] = 10,
+    design: Annotated[str | None, typer.Option("--design", metavar="NAME[:KEY=VALUE...]", help=(
+        "Evaluation design (textcw list evaluators): cv (default), holdout, noise, or a plugin's"))] = None,
+    metric: Annotated[str, typer.Option("--metric", metavar="NAME[:KEY=VALUE],...", help=(
+        "Metrics, comma-separated (textcw list metrics); the first is the main table"))] = "error",
+    compare: Annotated[str | None, typer.Option("--compare", metavar="NAME,...", help=(
+        "Comparisons, comma-separated (textcw list comparisons); default: rank, plus mcnemar with --baseline"))] = None,
+    folds: Annotated[int | None, typer.Option("--folds", help="Cross-validation folds (default 10)")] = None,
     tune: Annotated[bool, typer.Option("--tune", help="Choose parameters and passes (1..10) on a tuning run first")] = False,
     quick: Annotated[bool, typer.Option("--quick", help="With --tune: a smaller grid")] = False,
     noise: Annotated[str | None, typer.Option("--noise", help="Training label-noise rates, comma-separated, e.g. 0,0.1,0.3")] = None,
-    baseline: Annotated[str | None, typer.Option("--baseline", help="Mark McNemar significance against this learner")] = None,
-    split: Annotated[bool, typer.Option("--split", help="Use the corpus's train/test split instead of cross-validation")] = False,
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Compare against this learner (McNemar marks; default: the first learner when a comparison needs one)")] = None,
+    split: Annotated[bool, typer.Option("--split", help="Use the corpus's train/test split instead of cross-validation (--design holdout)")] = False,
     sample: Annotated[int | None, typer.Option("--sample", help="Cross-validate a class-balanced sample of this many documents")] = None,
     featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer (default: each corpus's own)")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of folds, samples, shuffling and noise (default 0)")] = None,
     spread: Annotated[bool, typer.Option("--spread", help="Show the standard deviation over the folds")] = False,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
     plot: Annotated[Path | None, typer.Option("--plot", metavar="DIR", help="Write figures (PNG, or --plot-format) into this folder")] = None,
     plot_format: PlotFormats = None,
 ) -> None:
-    """Cross-validate learners on tasks: error (%) per task and learner, McNemar marks, mean ranks."""
-    from textcw.evaluation.specs import CV, SPLIT, LearnerSpec, TaskSpec, split_list
-    from textcw.evaluation.suite import run_suite
+    """Evaluate learners on tasks with a registered design, metrics and comparisons; by default
+    10-fold cross-validation: error (%) per task and learner, McNemar marks, mean ranks."""
+    from textcw.evaluation.dispatch import build, build_all, resolve_baseline, run_evaluation
+    from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
 
-    tasks = [TaskSpec(name, SPLIT if split else CV, sample, featurizer) for name in split_corpora(corpus)]
+    if split and design is not None and design.split(":")[0].strip() != "holdout":
+        raise ParameterError(f"--split is --design holdout; give one of --split and --design {design}")
+    named = {"folds": folds, "tune": tune or None, "quick": quick or None, "sample": sample, "seed": seed,
+             "noise": None if noise is None else parse_floats(noise, "--noise")}
+    design_name, chosen = build("evaluators", design or ("holdout" if split else "cv"),
+                                {k: v for k, v in named.items() if v is not None})
+    metrics = build_all("metrics", metric)
+    if compare is None:  # the papers' table: the ranks (of one number per cell), McNemar with --baseline
+        default = ["mcnemar"] * (baseline is not None) + ["rank"] * (not next(iter(metrics.values())).per_class)
+        comparisons = build_all("comparisons", ",".join(default)) if default else {}
+    else:
+        comparisons = build_all("comparisons", compare)
+    tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in split_corpora(corpus)]
     learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
-    if quick and not tune:
+    baseline = resolve_baseline(comparisons, baseline, learners)
+    if chosen.settings.get("quick") and not chosen.settings.get("tune"):
         raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
     formats = figure_formats(plot, plot_format)
     check_outputs(json_out=json_out, plot=plot)
     on_task = task_lines()
     with progress_bar() as report_progress:
-        report = run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
-                           noise=parse_floats(noise, "--noise"), baseline=baseline, curves=plot is not None,
-                           probabilities=plot is not None, progress=report_progress, on_task=on_task)
+        report = run_evaluation(chosen, tasks, learners, metrics=metrics, comparisons=comparisons, baseline=baseline,
+                                design_name=design_name, curves=plot is not None, probabilities=plot is not None,
+                                progress=report_progress, on_task=on_task)
     if report.failures and not report.task_info and not report.interrupted:
         # Nothing finished: an empty table would only hide the reason, so the failures are
         # the error (one line, like every other command's).
@@ -216,7 +253,7 @@ def evaluate(
             message += f" (the report is in {json_out})"
         raise TextcwError(message)
     if not as_json:
-        print_report(report, spread=spread)
+        print_report(report, spread=spread, caption=chosen.caption(report))
     if (as_json or json_out is not None or plot is not None) and not report.interrupted:
         report.online = online_curves(report)  # the JSON report's online mistake curves
     finish_run(report, as_json=as_json, json_out=json_out, plot=plot,

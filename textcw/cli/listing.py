@@ -16,7 +16,7 @@ def _size(value: int | None) -> str:
 
 
 def list_(
-    kind: Annotated[str, typer.Argument(help="learners, featurizers, corpora or evaluators")],
+    kind: Annotated[str, typer.Argument(help="learners, featurizers, corpora, evaluators, metrics or comparisons")],
     name: Annotated[str | None, typer.Argument(help="Learners: one learner's parameters, with defaults, ranges and meanings")] = None,
     as_json: JsonFlag = False,
     sizes: Annotated[bool, typer.Option(
@@ -24,7 +24,7 @@ def list_(
         help="Corpora: load every task to show its train/test size and classes (reads the "
              "local archives; never downloads)")] = True,
 ) -> None:
-    """List registered learners, featurizers, corpora (with tasks and sizes) or evaluators."""
+    """List registered learners, featurizers, corpora (with tasks and sizes), evaluators (designs), metrics or comparisons."""
     from textcw.plugins import current_registries
 
     if kind not in KINDS:

@@ -7,4 +7,4 @@ should not wait for scikit-learn, scipy and numba.
 """
 
 # The hook-implementation modules, one per kind of registration (textcw.plugins loads each).
-__all__ = ["baselines", "commands", "corpora", "featurizers", "learners", "scale"]
+__all__ = ["baselines", "commands", "corpora", "evaluation", "featurizers", "learners", "scale"]

@@ -1,12 +1,15 @@
 """Evaluators: experiments that turn learners and data into reports.
 
-:mod:`textcw.evaluation.evaluators` holds the evaluators by name;
-:func:`textcw.evaluation.suite.run_suite` is what ``textcw evaluate`` runs. The modules not
-listed below (``data``, ``grids``, ``plot``, ``table``, ``training`` and the reproductions in
+:mod:`textcw.evaluation.contract` is the contract of the registered designs, metrics and
+comparisons ``textcw evaluate`` dispatches on (:mod:`textcw.evaluation.dispatch`); the
+built-ins are :mod:`~textcw.evaluation.designs`, :mod:`~textcw.evaluation.measures` and
+:mod:`~textcw.evaluation.comparisons`. :mod:`textcw.evaluation.evaluators` holds the library
+functions by name. The modules not listed below (``data``, ``grids``, ``plot``, ``table``, ``training`` and the reproductions in
 ``experiments``) are internal.
 """
 
 __all__ = [
-    "calibration", "combination", "curve", "cv", "evaluators", "holdout", "mcnemar", "metrics",
-    "noise", "online", "rank", "report", "specs", "suite", "timing", "tune",
+    "calibration", "combination", "comparisons", "contract", "curve", "cv", "designs", "dispatch",
+    "evaluators", "holdout", "mcnemar", "measures", "metrics", "noise", "online", "rank", "report",
+    "specs", "suite", "timing", "tune",
 ]

@@ -9,11 +9,13 @@ training part; with label noise only the training labels are corrupted (AROW 201
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from textcw.errors import PluginError, TextcwError
+from textcw.evaluation.contract import Fold, Metric
 from textcw.evaluation.data import TaskData, featurize, fold_indices
 from textcw.metrics import label_metrics
 from textcw.evaluation.noise import check_noise, corrupt_labels
@@ -59,6 +61,10 @@ class CellResult(Report):
         Macro-averaged F1 of each finished fold (:mod:`textcw.metrics`).
     mean_macro_f1 : float or None
         Mean of ``fold_macro_f1``.
+    metrics : dict
+        ``{metric name: [value of each finished fold]}`` for the metrics the run was given
+        (:class:`textcw.evaluation.contract.Metric`); a value is a number, a ``{class:
+        number}`` mapping, or None where the learner lacks what the metric needs.
     """
 
     task: str
@@ -76,6 +82,7 @@ class CellResult(Report):
     std_error: float | None = None
     fold_macro_f1: list[float] = field(default_factory=list)
     mean_macro_f1: float | None = None
+    metrics: dict[str, list] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -105,16 +112,21 @@ class CVReport(Report):
 def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 10, seed: int = 0,
                    settings: dict | None = None, noise=(0.0,), curves: bool = False,
                    curve_passes: int = CURVE_PASSES, probabilities: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> CVReport:
+                   progress: Callable[[int, int], None] | None = None, splits: list | None = None,
+                   metrics: Mapping[str, Metric] | None = None) -> CVReport:
     """Cross-validate ``learners`` on ``task`` at each label-noise rate in ``noise``.
 
     ``settings`` maps ``(learner label, noise)`` to ``(params, passes)`` (e.g. from ``tune``);
     missing entries use the spec's parameters and the learner's default passes.
     ``progress(done, total)`` is called after each fitted model. Ctrl-C stops after the current
-    model: the report keeps the folds that finished and says ``interrupted``.
+    model: the report keeps the folds that finished and says ``interrupted``. ``splits``
+    replaces the stratified folds (``[(train, test), ...]``, from a design's splitter);
+    ``metrics`` are computed on every fold into each cell's ``metrics``.
     """
     levels = [check_noise(p) for p in noise]
-    splits = fold_indices(task, folds, seed)
+    splits = fold_indices(task, folds, seed) if splits is None else check_splits(task, splits)
+    metrics = dict(metrics or {})
+    needs = set().union(*(m.needs for m in metrics.values())) if metrics else set()
     n_eval = len(task.test_index) if task.test_index is not None else len(task)
     offset = task.test_index[0] if task.test_index is not None else 0
     report = CVReport(task.spec.label, task.spec.protocol, len(task), len(task.target_names),
@@ -125,7 +137,8 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
             params, passes = (settings or {}).get((spec.label, p), ({}, None))
             cell = CellResult(task.spec.label, spec.label, p, dict(params), passes, len(splits),
                               outcomes=UNTESTED * n_eval,
-                              confidence=[None] * n_eval if probabilities else [])
+                              confidence=[None] * n_eval if probabilities else [],
+                              metrics={name: [] for name in metrics})
             cells[spec.label, p] = cell
             report.cells.append(cell)
     curves_sum = {key: None for key in cells}
@@ -146,15 +159,18 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
                     if cell.passes is None and has_passes(est):
                         cell.passes = int(est.get_params()["n_epochs"])
                     if curves and has_passes(est):
-                        predicted, seconds, errors, confidence = _run_with_curve(
-                            est, X_train, y_train, X_test, labels[test], cell.passes, curve_passes, probabilities)
+                        predicted, seconds, errors, confidence, fold = _run_with_curve(
+                            est, X_train, y_train, X_test, labels[test], cell.passes, curve_passes, probabilities,
+                            needs if metrics else None, classes)
                         curves_sum[spec.label, p] = (errors if curves_sum[spec.label, p] is None
                                                      else np.add(curves_sum[spec.label, p], errors))
                     else:
                         seconds = fit_timed(est, X_train, y_train)
                         predicted = est.predict(X_test)
                         confidence = _confidence(est, X_test, predicted) if probabilities else None
-                    _record(cell, test - offset, labels[test], predicted, seconds, confidence)
+                        fold = _fold(est, X_test, labels[test], predicted, needs, classes) if metrics else None
+                    values = measure(metrics, fold, task=task.spec.label, learner=spec.label) if metrics else {}
+                    _record(cell, test - offset, labels[test], predicted, seconds, confidence, values)
                     done += 1
                     if progress is not None:
                         progress(done, total)
@@ -167,20 +183,91 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
     return report
 
 
-def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities):
-    """Train pass by pass; the fold's result (and its probabilities) is the model after ``passes``."""
+def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=None,
+                    labels=None):
+    """Train pass by pass; the fold's result (and its probabilities) is the model after ``passes``.
+    ``needs`` (None: no metric) is what the metrics read of the fold at that pass."""
     errors, chosen, proba = [], None, {}
 
     def at_pass(k, model):
-        if probabilities and k == passes:
-            proba["confidence"] = _confidence(model, X_test, model.predict(X_test))
+        if k == passes and (probabilities or needs is not None):
+            predicted = model.predict(X_test)
+            if needs is not None:  # some metric reads this fold
+                proba["fold"] = _fold(model, X_test, y_test, predicted, needs, labels)
+            if probabilities:
+                proba["confidence"] = _confidence(model, X_test, predicted)
 
     for k, predicted, seconds in predictions_per_pass(est, X_train, y_train, X_test, max(passes, curve_passes),
                                                       at_pass=at_pass):
         errors.append(error_percent(y_test, predicted))
         if k == passes:
             chosen = (predicted, seconds)
-    return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence")
+    return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), proba.get("fold")
+
+
+def check_splits(task: TaskData, splits) -> list[tuple[np.ndarray, np.ndarray]]:
+    """A design's ``[(train, test), ...]``, checked before any training: a wrong split must be
+    an error, not a silently wrong table."""
+    n = len(task)
+    if isinstance(splits, (str, bytes)) or not hasattr(splits, "__len__") or len(splits) == 0:
+        raise PluginError(f"{task.spec.label}: the design gave no splits; give [(train, test), ...]")
+    checked = []
+    for k, pair in enumerate(splits):
+        try:
+            train, test = (np.asarray(part) for part in pair)
+        except (TypeError, ValueError):
+            raise PluginError(f"{task.spec.label}: split {k} is not a (train, test) pair of index arrays") from None
+        for name, part in (("train", train), ("test", test)):
+            if part.ndim != 1 or part.size == 0 or not np.issubdtype(part.dtype, np.integer):
+                raise PluginError(f"{task.spec.label}: split {k}'s {name} part must be a non-empty "
+                                  "1-d array of document indices")
+            if part.min() < 0 or part.max() >= n or np.unique(part).size != part.size:
+                raise PluginError(f"{task.spec.label}: split {k}'s {name} part must hold distinct "
+                                  f"indices in 0..{n - 1}")
+        if np.intersect1d(train, test).size:
+            raise PluginError(f"{task.spec.label}: split {k} tests on documents it trains on")
+        if task.test_index is not None and not np.isin(test, task.test_index).all():
+            raise PluginError(f"{task.spec.label}: split {k} tests outside the corpus's test split, which a "
+                              "design with protocol 'split' must test on (use protocol 'cv' to split the pool)")
+        checked.append((train.astype(np.int64), test.astype(np.int64)))
+    return checked
+
+
+def _fold(est, X_test, y_test, predicted, needs, labels=None) -> Fold:
+    """The fold a metric reads: scores and probabilities only if some metric needs them."""
+    scores = est.decision_function(X_test) if "scores" in needs and hasattr(est, "decision_function") else None
+    proba = est.predict_proba(X_test) if "proba" in needs and hasattr(est, "predict_proba") else None
+    return Fold(np.asarray(y_test), np.asarray(predicted), np.asarray(est.classes_), scores, proba, labels)
+
+
+def measure(metrics: Mapping[str, Metric], fold: Fold, *, task: str, learner: str) -> dict:
+    """``{name: metric(fold)}``; None for a metric whose needs the learner cannot give. A metric
+    that raises, or returns anything but a finite number (or ``{class: finite number}``), is an
+    error naming it (the task fails; the others run)."""
+    values = {}
+    for name, metric in metrics.items():
+        if ("scores" in metric.needs and fold.scores is None) or ("proba" in metric.needs and fold.proba is None):
+            values[name] = None
+            continue
+        try:
+            value = metric(fold)
+        except TextcwError:
+            raise
+        except Exception as exc:  # a plugin's metric: its failure is reported, not a traceback
+            raise PluginError(f"metric {name!r} failed on {learner} ({type(exc).__name__}: {exc})") from None
+        values[name] = plain_value(name, value)
+    return values
+
+
+def plain_value(name: str, value):
+    """A metric's value as JSON data; anything but a finite number or a mapping of them is an error."""
+    if isinstance(value, Mapping):
+        return {str(k): plain_value(name, v) for k, v in value.items()}
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or \
+            not np.isfinite(value):
+        raise PluginError(f"metric {name!r} returned {value!r}; a metric returns a finite number "
+                          "or a {class: number} mapping")
+    return float(value)
 
 
 def _confidence(est, X_test, predicted):
@@ -191,7 +278,7 @@ def _confidence(est, X_test, predicted):
     return proba[np.arange(len(predicted)), column]
 
 
-def _record(cell: CellResult, positions, truth, predicted, seconds, confidence) -> None:
+def _record(cell: CellResult, positions, truth, predicted, seconds, confidence, values=None) -> None:
     # Build the new values first and assign them together, so Ctrl-C never leaves a cell with a
     # fold counted in one list and not in another.
     outcomes = list(cell.outcomes)
@@ -207,3 +294,4 @@ def _record(cell: CellResult, positions, truth, predicted, seconds, confidence) 
     cell.fold_errors = [*cell.fold_errors, error_percent(truth, predicted)]
     cell.fold_macro_f1 = [*cell.fold_macro_f1, macro_f1]
     cell.train_seconds = [*cell.train_seconds, float(seconds)]
+    cell.metrics = {name: [*fold_values, (values or {}).get(name)] for name, fold_values in cell.metrics.items()}

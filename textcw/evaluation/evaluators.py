@@ -2,11 +2,10 @@
 
 Each is a factory: it takes options, checks them, and returns a runner that does the work and
 returns a report with ``to_dict()``. Their runners take different arguments (a list of tasks, one
-task, a corpus and a learner, a table of errors), because they answer different questions, so
-``textcw evaluate`` does not dispatch on them: it runs :func:`textcw.evaluation.suite.run_suite`,
-which composes ``tune``, ``cv``, ``mcnemar`` and ``rank``. They are not registered either (the
-``register_evaluators`` hook is kept one release for plugins that implement it; see
-:mod:`textcw.hookspecs`): call them by name::
+task, a corpus and a learner, a table of errors), because they answer different questions.
+``textcw evaluate`` dispatches on the registered designs, metrics and comparisons of
+:mod:`textcw.evaluation.contract` instead (the designs ``cv``, ``holdout`` and ``noise`` run
+:func:`textcw.evaluation.suite.run_suite`, as ``cv`` and ``noise`` below do); call these by name::
 
     from textcw.evaluation.evaluators import cv, mcnemar, tune
     report = cv(folds=10, tune=True)(["newsgroups:comp"], ["cw-var", "pa1"], baseline="pa1")

@@ -9,18 +9,19 @@ the tasks (``rank``). Ctrl-C stops after the current model and returns what fini
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from textcw.errors import ParameterError, TextcwError
-from textcw.evaluation.cv import CellResult, cross_validate
+from textcw.evaluation.contract import Metric, Verdict
+from textcw.evaluation.cv import CellResult, check_splits, cross_validate
 from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
-from textcw.evaluation.mcnemar import McNemarResult, mcnemar_test
+from textcw.evaluation.mcnemar import McNemarResult
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.online import OnlineReport
-from textcw.evaluation.rank import RankReport, mean_ranks
+from textcw.evaluation.rank import RankReport
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec, TaskSpec, as_learner, as_task, check_specs
 from textcw.evaluation.training import single_threaded
@@ -82,6 +83,18 @@ class SuiteReport(Report):
         Per task, the cumulative online mistakes of one pass of each online learner (with its
         tuned settings; :func:`textcw.evaluation.online.online`), when they were asked for
         (``textcw evaluate`` with ``--json``, ``--json-out`` or ``--plot``); empty otherwise.
+    design : str
+        The registered design that ran (``textcw evaluate --design``; empty from Python).
+    metrics : list of dict
+        ``{"name", "title", "better", "per_class"}`` of each metric whose per-fold values each
+        cell's ``metrics`` holds, in the order asked for (the first is the main table;
+        :mod:`textcw.evaluation.contract`).
+    verdicts : dict
+        ``{comparison name: Verdict}`` of the comparisons that conclude with a table of their own.
+    compared : list of str
+        The comparisons that ran after the registered ``design`` (``textcw evaluate
+        --compare``); a report without a design has the library's: McNemar's test against
+        ``baseline`` if there is one, and the ranks.
     """
 
     tasks: list[TaskSpec]
@@ -101,12 +114,25 @@ class SuiteReport(Report):
     failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
     online: list[OnlineReport] = field(default_factory=list)
+    design: str = ""
+    metrics: list[dict] = field(default_factory=list)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    compared: list[str] = field(default_factory=list)
 
     def cell(self, task: str, learner: str, noise: float = 0.0) -> CellResult | None:
         for c in self.cells:
             if c.task == task and c.learner == learner and c.noise == noise:
                 return c
         return None
+
+    def metric(self, name: str) -> dict:
+        """The description of metric ``name`` (``{"name", "title", "better", "per_class"}``);
+        the error's when the report was made without metrics."""
+        for info in self.metrics:
+            if info["name"] == name:
+                return info
+        return {"name": name, "title": "test error (%)" if name == "error" else name, "better": "lower",
+                "per_class": False}
 
     def comparison(self, task: str, learner: str, noise: float = 0.0) -> Comparison | None:
         for c in self.comparisons:
@@ -153,7 +179,8 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
               noise=(0.0,), baseline: str | None = None, curves: bool = False, probabilities: bool = False,
               max_passes: int = MAX_PASSES, grids: dict | None = None, registries=None,
               progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None,
-              specialise: Callable | None = None) -> SuiteReport:
+              specialise: Callable | None = None, splitter: Callable | None = None,
+              metrics: Mapping[str, Metric] | None = None) -> SuiteReport:
     """Evaluate every learner on every task; see the module docstring.
 
     ``progress(task label, done, total)`` is called after each fitted model (tuning runs count
@@ -162,7 +189,9 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     may return the learners adapted to one task (same labels, e.g. ``k`` capped at the number of
     labels). A task that fails with a textcw error is recorded in ``failures``; the rest run.
     ``registries`` overrides the registries in use for this call
-    (:func:`textcw.plugins.use_registries`).
+    (:func:`textcw.plugins.use_registries`). ``splitter(task data, seed)`` replaces the
+    stratified folds (a :class:`~textcw.evaluation.contract.SplitDesign`'s ``splits``);
+    ``metrics`` (``{name: Metric}``) are computed on every fold.
     """
     t0 = time.perf_counter()
     tasks = [as_task(t) for t in tasks]
@@ -170,13 +199,15 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     levels = [check_noise(p) for p in noise]
     with use_registries(registries):
         check_specs(tasks, learners, baseline)
-        if any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
+        if splitter is None and any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
             raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")
-        report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline)
+        report = SuiteReport(tasks, learners, folds, seed, tune, quick, levels, baseline,
+                             metrics=[describe_metric(name, m) for name, m in (metrics or {}).items()])
         with single_threaded():
             _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
                        probabilities=probabilities, max_passes=max_passes, grids=grids,
-                       progress=progress, on_task=on_task, specialise=specialise)
+                       progress=progress, on_task=on_task, specialise=specialise, splitter=splitter,
+                       metrics=metrics)
     summarise(report)
     report.seconds = time.perf_counter() - t0
     return report
@@ -200,12 +231,19 @@ def _run_tasks(report, tasks, learners, levels, **options) -> None:
         report.interrupted = True
 
 
+def describe_metric(name: str, metric: Metric) -> dict:
+    """What a report keeps of a metric to redraw its table from JSON."""
+    return {"name": name, "title": metric.title or name, "better": metric.better,
+            "per_class": bool(metric.per_class)}
+
+
 def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
-              grids, progress, on_task, specialise) -> TaskInfo:
+              grids, progress, on_task, specialise, splitter, metrics) -> TaskInfo:
     t_task = time.perf_counter()
     data = load_task(task, seed=seed)
     specs = specialise(data, learners) if specialise is not None else learners
-    n_splits = 1 if task.protocol != "cv" else folds
+    splits = check_splits(data, splitter(data, seed)) if splitter is not None else None
+    n_splits = len(splits) if splits is not None else 1 if task.protocol != "cv" else folds
     total = n_splits * len(specs) * len(levels) + (len(specs) * len(levels) if tune else 0)
     done = [0]
 
@@ -222,7 +260,8 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
             for spec, r in zip(specs, results):
                 settings[spec.label, p] = (r.params, r.passes)
     cv = cross_validate(data, specs, folds=folds, seed=seed, settings=settings, noise=levels, curves=curves,
-                        curve_passes=max_passes, probabilities=probabilities, progress=tick)
+                        curve_passes=max_passes, probabilities=probabilities, progress=tick, splits=splits,
+                        metrics=metrics)
     report.tuning.extend(tuning)
     report.cells.extend(cv.cells)
     fixed = {s.label: s.params for s, g in zip(specs, learners) if s.params != g.params}
@@ -234,20 +273,11 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
 
 
 def summarise(report: SuiteReport) -> None:
-    """Fill in the McNemar comparisons and the mean ranks from the cells."""
+    """Fill in the McNemar comparisons (with a baseline) and the mean ranks of the error, with
+    the registered comparisons' classes (:mod:`textcw.evaluation.comparisons`)."""
+    from textcw.evaluation.comparisons import McNemar, Rank
+
     report.comparisons = []
     if report.baseline is not None:
-        for cell in report.cells:
-            if cell.learner == report.baseline:
-                continue
-            base = report.cell(cell.task, report.baseline, cell.noise)
-            if base is None:
-                continue
-            both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != "." and b != "."]
-            if not both:
-                continue
-            result = mcnemar_test([cell.outcomes[i] == "1" for i in both], [base.outcomes[i] == "1" for i in both])
-            report.comparisons.append(Comparison(cell.task, cell.learner, report.baseline, cell.noise, result))
-    labels = [s.label for s in report.learners]
-    report.ranks = {str(p): mean_ranks(report.errors(p), labels) for p in report.noise}
-
+        McNemar()(report, metric="error", baseline=report.baseline)
+    Rank()(report, metric="error", baseline=None)

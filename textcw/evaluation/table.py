@@ -8,6 +8,8 @@ last row is each learner's mean rank over the tasks every learner finished (JMLR
 
 from __future__ import annotations
 
+import statistics
+
 from textcw.evaluation.mcnemar import significance_mark
 
 BEST = "•"
@@ -15,46 +17,85 @@ MISSING = "–"
 DECIMALS = 2
 
 
-def legend(baseline: str | None) -> str:
-    text = f"{BEST} lowest error in the row"
+def legend(baseline: str | None, *, ranked: bool = True, better: str = "lower", metric: str = "error") -> str:
+    """The line under the tables: the best mark, McNemar's marks (with a baseline) and the ranks."""
+    best = "lowest" if better == "lower" else "highest"
+    text = f"{BEST} {best} {metric} in the row"
     if baseline:
         text += f"; McNemar vs {baseline}: ⋆ p<0.05, ∗ p<0.01, † p<0.001"
-    return text + "; mean rank: 1 = lowest error"
+    return text + (f"; mean rank: 1 = {best} {metric}" if ranked else "")
 
 
-def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: bool = False):
-    """``(columns, rows)`` of the error table at one noise rate.
+def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: bool = False, metric: str = "error",
+                marks: bool = True):
+    """``(columns, rows)`` of the table of a scalar metric (the error by default) at one noise rate.
 
     ``markup`` wraps the best cells in rich's bold tags (for the terminal); ``spread`` adds the
-    standard deviation over the folds.
+    standard deviation over the folds; ``marks`` adds McNemar's marks and the mean-rank row
+    (those of the report's comparisons, computed on its first metric).
     """
+    from textcw.evaluation.comparisons import cell_mean
+
+    better = report.metric(metric)["better"]
+    pick = min if better == "lower" else max
     learners = [s.label for s in report.learners]
     columns = ["task", *learners]
     rows = []
     for task in report.tasks:
         cells = [report.cell(task.label, name, noise) for name in learners]
-        if all(c is None or c.mean_error is None for c in cells):
+        means = [None if c is None else cell_mean(c, metric) for c in cells]
+        if all(m is None for m in means):
             continue  # nothing finished on this task (e.g. interrupted before its first fold)
-        done = [round(c.mean_error, DECIMALS) for c in cells if c is not None and c.complete and c.mean_error is not None]
-        best = min(done) if done else None
+        done = [round(m, DECIMALS) for c, m in zip(cells, means) if c is not None and c.complete and m is not None]
+        best = pick(done) if done else None
         row = [task.label]
-        for name, cell in zip(learners, cells):
-            row.append(_cell_text(report, task.label, name, cell, noise, best, spread, markup))
+        for name, cell, mean in zip(learners, cells, means):
+            row.append(_cell_text(report, task.label, name, cell, mean, metric, noise, best, spread, markup, marks))
         rows.append(row)
-    ranking = report.ranks.get(str(noise))
+    ranking = report.ranks.get(str(noise)) if marks else None
     if ranking is not None and ranking.tasks:
         rows.append(["mean rank", *[_fmt(ranking.mean_rank.get(name)) for name in learners]])
     return columns, rows
 
 
-def _cell_text(report, task, learner, cell, noise, best, spread, markup) -> str:
-    if cell is None or cell.mean_error is None:
+def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = False):
+    """``(columns, rows)`` of a per-class metric: one row per task and class, each learner's mean
+    over the folds that have a value for the class (``–`` if none), the best marked ``•``."""
+    pick = min if report.metric(metric)["better"] == "lower" else max
+    learners = [s.label for s in report.learners]
+    rows = []
+    for task in report.tasks:
+        cells = [report.cell(task.label, name, noise) for name in learners]
+        folds = [[v for v in (c.metrics.get(metric) or [])] if c is not None else [] for c in cells]
+        classes = sorted({k for values in folds for v in values if isinstance(v, dict) for k in v})
+        for label in classes:
+            means = []
+            for values in folds:
+                got = [v[label] for v in values if isinstance(v, dict) and label in v]
+                means.append(round(sum(got) / len(got), DECIMALS) if got else None)
+            best = pick([m for m in means if m is not None], default=None)
+            rows.append([task.label, label, *[_marked(m, best, markup) for m in means]])
+    return ["task", "class", *learners], rows
+
+
+def _marked(value, best, markup) -> str:
+    if value is None:
         return MISSING
-    value = round(cell.mean_error, DECIMALS)
     text = f"{value:.{DECIMALS}f}"
-    if spread and cell.std_error is not None:
-        text += f" ±{cell.std_error:.1f}"
-    comparison = report.comparison(task, learner, noise)
+    if value != best:
+        return text
+    return f"[bold]{BEST}{text}[/bold]" if markup else f"{BEST}{text}"
+
+
+def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, markup, marks) -> str:
+    if cell is None or mean is None:
+        return MISSING
+    value = round(mean, DECIMALS)
+    text = f"{value:.{DECIMALS}f}"
+    values = cell.metrics.get(metric) if metric in cell.metrics else cell.fold_errors
+    if spread and len(values) > 1:
+        text += f" ±{statistics.stdev(values):.1f}"
+    comparison = report.comparison(task, learner, noise) if marks else None
     if comparison is not None:
         text += significance_mark(comparison.result.p_value)
     if not cell.complete:
@@ -86,12 +127,15 @@ def describe_choice(params: dict, passes: int | None) -> str:
     return ", ".join(parts) or "defaults"
 
 
-def noise_table(report):
-    """``(columns, rows)``: mean error over the tasks at each noise rate (AROW 2013 Figure 9)."""
+def noise_table(report, metric: str = "error"):
+    """``(columns, rows)``: mean error (or ``metric``) over the tasks at each noise rate (AROW
+    2013 Figure 9)."""
+    from textcw.evaluation.comparisons import metric_means
+
     learners = [s.label for s in report.learners]
     rows = []
     for p in report.noise:
-        errors = report.errors(p)
+        errors = metric_means(report, metric, p)
         tasks = [t for t, row in errors.items() if all(name in row for name in learners)]
         if not tasks:
             continue

@@ -29,6 +29,14 @@ See ``docs/plugins.md`` for a tutorial that builds a complete plugin with this k
 """
 
 from textcw.testing.datasets import awkward_documents, make_documents, make_sparse_classification
+from textcw.testing.evaluation_checks import (
+    DESIGN_CHECKS,
+    METRIC_CHECKS,
+    check_design,
+    check_metric,
+    design_under_test,
+    metric_under_test,
+)
 from textcw.testing.featurizer_checks import FEATURIZER_CHECKS, check_featurizer, featurizer_under_test
 from textcw.testing.isolation import make_corpus_plugin, make_plugin_manager, make_registries
 from textcw.testing.learner_checks import (
@@ -42,16 +50,21 @@ from textcw.testing.plugin_checks import check_plugin, plugin_components
 from textcw.testing.runner import Check, Component
 
 __all__ = [
+    "DESIGN_CHECKS",
     "FEATURIZER_CHECKS",
     "LEARNER_CHECKS",
+    "METRIC_CHECKS",
     "SKLEARN_CONTRACT_CHECKS",
     "Check",
     "Component",
     "awkward_documents",
+    "check_design",
     "check_featurizer",
     "check_learner",
+    "check_metric",
     "check_names",
     "check_plugin",
+    "design_under_test",
     "featurizer_under_test",
     "iter_checks",
     "learner_under_test",
@@ -60,6 +73,7 @@ __all__ = [
     "make_plugin_manager",
     "make_registries",
     "make_sparse_classification",
+    "metric_under_test",
     "parametrize_with_checks",
     "plugin_components",
 ]

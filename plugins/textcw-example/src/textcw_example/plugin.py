@@ -24,3 +24,17 @@ def register_learners(register):
 def register_featurizers(register):
     register("char-ngrams", "textcw_example.featurizers:char_ngrams",
              summary="Binary character n-grams within word boundaries (CountVectorizer, char_wb)")
+
+
+@textcw.hookimpl
+def register_evaluators(register):
+    register("shuffle-split", "textcw_example.evaluators:ShuffleSplit",
+             summary="Repeated stratified random train/test splits (Monte Carlo cross-validation)")
+
+
+@textcw.hookimpl
+def register_metrics(register):
+    register("auc-per-class", "textcw_example.metrics:AUCPerClass",
+             summary="AUC of each class against the rest, from decision scores; higher is better")
+    register("cost-error", "textcw_example.metrics:CostError",
+             summary="Mean misclassification cost from a CSV cost matrix (costs=PATH); lower is better")

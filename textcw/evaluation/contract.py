@@ -1,0 +1,317 @@
+"""The evaluation contract: designs, metrics and comparisons, each registered through a hook.
+
+``textcw evaluate --design cv --metric error,macro-f1 --compare rank`` names one of each kind:
+
+- a :class:`Design` (hook ``register_evaluators``) runs tasks x learners and returns a table of
+  per-fold results, a :class:`~textcw.evaluation.suite.SuiteReport`;
+- a :class:`Metric` (hook ``register_metrics``) turns one fold's predictions (a :class:`Fold`)
+  into a number or a ``{class: number}`` mapping, and declares what it reads (``needs``), so
+  decision scores and probabilities are computed only when some chosen metric reads them;
+- a :class:`Comparison` (hook ``register_comparisons``) turns the table into a verdict.
+
+Each declares its options as ``options = {name: Option(...)}`` on the class; an option it does
+not declare, or a value of the wrong kind, is a :class:`~textcw.errors.ParameterError` (a usage
+error, exit 2, on the command line) with a "did you mean" for a near miss. Everything a plugin
+needs is public here; see ``docs/plugins.md`` for a metric and a design of a few lines each.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from textcw.errors import ParameterError
+from textcw.evaluation.report import Report
+
+if TYPE_CHECKING:
+    from textcw.evaluation.data import TaskData
+    from textcw.evaluation.suite import SuiteReport
+
+__all__ = ["NEEDS", "Comparison", "Design", "Fold", "Metric", "Option", "SplitDesign", "Verdict",
+           "check_options"]
+
+NEEDS = ("labels", "scores", "proba")
+"""What a metric may read of a fold: predicted labels, decision scores, probabilities."""
+KINDS = ("bool", "int", "float", "floats", "str", "path")
+MAX_OPTION_FILE = 1 << 20  # a ``path`` option names a small file (a cost matrix), read whole
+
+
+@dataclass(frozen=True)
+class Option:
+    """One declared option of a design, metric or comparison.
+
+    Attributes
+    ----------
+    kind : str
+        ``bool``, ``int``, ``float``, ``floats`` (a list of numbers), ``str`` or ``path`` (an
+        existing regular file of at most 1 MiB).
+    default : object
+        The value when the option is not given; ``None`` means "none" and is always allowed.
+    help : str
+        One line for ``textcw list`` and error messages.
+    minimum, maximum : float, optional
+        Bounds of an ``int``, ``float`` or each of ``floats``.
+    required : bool
+        The option has no default: building the component without it is an error.
+    """
+
+    kind: str
+    default: Any = None
+    help: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    required: bool = False
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"Option kind {self.kind!r} is not one of {', '.join(KINDS)}")
+
+    def check(self, what: str, name: str, value: Any) -> Any:
+        """``value`` as this option's kind, or a :class:`ParameterError` naming ``what``."""
+        if value is None:
+            if self.required:
+                raise ParameterError(f"{what} needs {name}=...: {self.help}")
+            return None
+        kind = self.kind
+        ok = {"bool": lambda v: isinstance(v, bool),
+              "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+              "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+              "floats": lambda v: isinstance(v, (list, tuple)) and len(v) > 0
+              and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v),
+              "str": lambda v: isinstance(v, str) and v != "",
+              "path": lambda v: isinstance(v, (str, Path)) and str(v) != ""}[kind]
+        if not ok(value):
+            raise ParameterError(f"{what}: {name}={value!r} is invalid; give {_describe_kind(kind)} ({self.help})")
+        if kind in ("int", "float", "floats"):
+            for x in value if kind == "floats" else [value]:
+                if not math.isfinite(x) or (self.minimum is not None and x < self.minimum) or \
+                        (self.maximum is not None and x > self.maximum):
+                    raise ParameterError(f"{what}: {name}={value!r} is invalid; {self.help} "
+                                         f"({_bounds(self.minimum, self.maximum)})")
+            if kind == "float":
+                return float(value)
+            if kind == "floats":
+                return [float(x) for x in value]
+        if kind == "path":
+            path = Path(value)
+            if not path.is_file():
+                raise ParameterError(f"{what}: {name}={str(value)!r} is not a file; give the path of {self.help}")
+            if path.stat().st_size > MAX_OPTION_FILE:
+                raise ParameterError(f"{what}: {name}={str(value)!r} is larger than 1 MiB; "
+                                     f"give a small file ({self.help})")
+            return path
+        return value
+
+
+def _describe_kind(kind: str) -> str:
+    return {"bool": "true or false", "int": "an integer", "float": "a number",
+            "floats": "a list of numbers", "str": "a non-empty text", "path": "a file path"}[kind]
+
+
+def _bounds(low, high) -> str:
+    if low is not None and high is not None:
+        return f"from {low:g} to {high:g}"
+    return f">= {low:g}" if low is not None else f"<= {high:g}"
+
+
+def check_options(what: str, declared: Mapping[str, Option], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Every declared option's value (given or default), checked; an undeclared name is a
+    :class:`ParameterError` naming ``what``, with the nearest declared name if one is close."""
+    for name in given:
+        if name not in declared:
+            close = difflib.get_close_matches(str(name), list(declared), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            valid = ", ".join(declared) if declared else "none"
+            raise ParameterError(f"{what} has no option {name!r} (its options: {valid}){hint}")
+    return {name: option.check(what, name, given.get(name, option.default)) for name, option in declared.items()}
+
+
+class _Configured:
+    """A component built from checked options (``self.settings``)."""
+
+    options: ClassVar[Mapping[str, Option]] = {}
+
+    def __init__(self, **options: Any):
+        self.settings = check_options(f"{type(self).__name__}", type(self).options, options)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One learner's predictions on one fold's test documents: what a :class:`Metric` reads.
+
+    Attributes
+    ----------
+    y_true, y_pred : ndarray
+        True and predicted labels of the test documents (the task's class names).
+    classes : ndarray
+        The learner's ``classes_``: the label of each column of ``scores`` and ``proba``
+        (the classes it saw in training).
+    labels : ndarray
+        Every class of the task, sorted: the rows and columns of a per-class table or a cost
+        matrix (default: ``classes``).
+    scores : ndarray or None
+        ``decision_function`` of the test documents (``(n,)`` for two classes, else
+        ``(n, n_classes)``), when a chosen metric needs ``scores`` and the learner has it.
+    proba : ndarray or None
+        ``predict_proba`` of the test documents, when a chosen metric needs ``proba`` and the
+        learner has it.
+    """
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    classes: np.ndarray
+    scores: np.ndarray | None = None
+    proba: np.ndarray | None = None
+    labels: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.labels is None:
+            object.__setattr__(self, "labels", np.asarray(self.classes))
+
+    def label_index(self, y) -> np.ndarray:
+        """The position of each label of ``y`` in :attr:`labels`."""
+        position = {label: i for i, label in enumerate(np.asarray(self.labels).tolist())}
+        try:
+            return np.asarray([position[label] for label in np.asarray(y).tolist()], dtype=np.int64)
+        except KeyError as exc:
+            raise ParameterError(f"label {exc.args[0]!r} is not among the task's labels") from None
+
+    def class_scores(self) -> np.ndarray:
+        """``scores`` as ``(n, n_classes)``: a binary learner's single column ``s`` is the
+        score of ``classes[1]`` and ``-s`` that of ``classes[0]``."""
+        if self.scores is None:
+            raise ParameterError("this fold has no decision scores; declare needs = {'labels', 'scores'}")
+        scores = np.asarray(self.scores, dtype=np.float64)
+        return np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
+
+    def class_index(self, labels) -> np.ndarray:
+        """The column of each label of ``labels`` in ``classes`` (-1 for a label the learner
+        never saw in training)."""
+        classes = np.asarray(self.classes)
+        position = {label: i for i, label in enumerate(classes.tolist())}
+        return np.asarray([position.get(label, -1) for label in np.asarray(labels).tolist()], dtype=np.int64)
+
+
+class Metric(_Configured, ABC):
+    """A number (or ``{class: number}``) per fold: ``metric(fold)``.
+
+    Attributes
+    ----------
+    needs : frozenset of str
+        What :meth:`__call__` reads of the :class:`Fold`, among :data:`NEEDS`; scores and
+        probabilities are computed only for metrics that declare them. A learner without
+        ``decision_function`` (``predict_proba``) gets no value (shown ``–``) for a metric that
+        needs scores (probabilities).
+    better : {"lower", "higher"}
+        Which values are better: marks the best cell of a row and orders the ranks.
+    title : str
+        The heading of the metric's table, e.g. ``"test error (%)"``.
+    per_class : bool
+        :meth:`__call__` returns ``{class: number}`` rather than a number.
+    options : dict
+        ``{name: Option}``: the options ``__init__`` takes (``NAME:KEY=VALUE`` on the command
+        line); ``self.settings`` holds their checked values.
+    """
+
+    needs: ClassVar[frozenset[str]] = frozenset({"labels"})
+    better: ClassVar[str] = "lower"
+    title: ClassVar[str] = ""
+    per_class: ClassVar[bool] = False
+
+    @abstractmethod
+    def __call__(self, fold: Fold) -> float | dict[str, float]:
+        """The metric of one fold."""
+
+
+class Design(_Configured, ABC):
+    """Tasks x learners -> a table of per-fold results (:class:`~textcw.evaluation.suite.SuiteReport`).
+
+    ``options`` declares what the design takes (``textcw evaluate`` maps ``--folds``,
+    ``--tune``, ``--quick``, ``--noise``, ``--sample`` and ``--seed`` onto the options of the
+    same names, and ``--design NAME:KEY=VALUE`` onto any; any other is a usage error).
+    ``protocol`` says how tasks are loaded: ``cv`` pools a task's train and test splits,
+    ``split`` keeps them apart (:class:`~textcw.evaluation.specs.TaskSpec`).
+    """
+
+    protocol: ClassVar[str] = "cv"
+
+    @abstractmethod
+    def run(self, tasks: Sequence, learners: Sequence, *, metrics: Mapping[str, Metric], baseline: str | None = None,
+            **hooks: Any) -> SuiteReport:
+        """Evaluate ``learners`` on ``tasks``, computing ``metrics`` on every fold.
+
+        ``hooks`` are ``progress``, ``on_task``, ``curves``, ``probabilities`` and
+        ``featurizer`` as :func:`textcw.evaluation.suite.run_suite` takes them.
+        """
+
+    def caption(self, report: SuiteReport) -> str:
+        """What follows the metric's name in a table's title (e.g. ``", 10-fold CV"``)."""
+        return ""
+
+
+class SplitDesign(Design):
+    """A design that is cross-validation with its own splits: write :meth:`splits` only.
+
+    Every learner is trained on each ``train`` part and tested on its ``test`` part; textcw
+    tunes (``tune``/``quick`` options), adds label noise (``noise``), featurizes per split,
+    times, records per-document outcomes for McNemar and computes the metrics. The options
+    ``seed``, ``tune``, ``quick`` and ``noise`` are read when declared (see :class:`CV`'s).
+    """
+
+    @abstractmethod
+    def splits(self, task: TaskData, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``[(train indices, test indices), ...]`` into ``task``'s documents.
+
+        ``task`` has ``len(task)`` documents, ``task.target`` (each one's class, an integer
+        code) and, with ``protocol = "split"``, ``task.train_index`` and ``task.test_index``
+        (the corpus's splits; such a design must test inside ``test_index``). textcw checks
+        the splits before training: indices in range and distinct, train and test disjoint.
+        """
+
+    def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
+        from dataclasses import replace
+
+        from textcw.evaluation.specs import as_task
+        from textcw.evaluation.suite import run_suite
+
+        get = self.settings.get
+        tasks = [replace(task, protocol=self.protocol, sample=get("sample", task.sample))
+                 for task in map(as_task, tasks)]
+        return run_suite(tasks, learners, splitter=self.splits, folds=get("folds", 0) or 0,
+                         seed=get("seed", 0) or 0, tune=bool(get("tune")), quick=bool(get("quick")),
+                         noise=get("noise") or (0.0,), baseline=baseline, metrics=metrics, **hooks)
+
+
+@dataclass
+class Verdict(Report):
+    """What a comparison concludes, as a table (printed, and kept in the JSON report)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list] = field(default_factory=list)
+
+
+class Comparison(_Configured, ABC):
+    """A verdict from the table of per-fold results: ``comparison(report, metric=, baseline=)``.
+
+    ``needs_baseline``: the comparison is against one learner (``--baseline``; the first
+    learner listed when not given). ``marks_table``: it marks the first metric's table. Return a :class:`Verdict`, or ``None`` after marking the
+    report itself (``report.comparisons``, ``report.ranks``) for the metric's table to show.
+    """
+
+    needs_baseline: ClassVar[bool] = False
+    marks_table: ClassVar[bool] = False
+    """It returns ``None`` and marks the first metric's table, which must then hold one number
+    per cell (not a per-class metric): refused before the run otherwise."""
+
+    @abstractmethod
+    def __call__(self, report: SuiteReport, *, metric: str, baseline: str | None) -> Verdict | None:
+        """The verdict on ``report``'s results for ``metric``."""
+
