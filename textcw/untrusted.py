@@ -80,10 +80,9 @@ def unprintable_kind(char: str) -> str:
     return "a line break" if len(f"a{char}b".splitlines()) > 1 else "a control character"
 
 
-def check_printable(value, what: str, error=ModelFileError) -> None:
-    """Raise ``error`` if a string in ``value`` (a str, or lists and dicts of them, keys too)
-    holds a control character or a line break: the rule of ``folder:`` corpus labels
-    (:func:`textcw.corpus.folder.label_of`), for strings that will be printed one per line."""
+def _strings(value):
+    """Every str in ``value`` (a str, or lists, tuples and dicts of them, keys too), without
+    recursion (a deeply nested file cannot exhaust the stack)."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -93,11 +92,19 @@ def check_printable(value, what: str, error=ModelFileError) -> None:
         elif isinstance(item, (list, tuple)):
             stack.extend(item)
         elif isinstance(item, str):
-            bad = first_unprintable(item)
-            if bad is not None:
-                raise error(f"{what} holds {unprintable_kind(bad)} (U+{ord(bad):04X}) in "
-                            f"{safe_text(item, 60)!r}; such text would garble the terminal when printed, so "
-                            "it is refused")
+            yield item
+
+
+def check_printable(value, what: str, error=ModelFileError) -> None:
+    """Raise ``error`` if a string in ``value`` (a str, or lists and dicts of them, keys too)
+    holds a control character or a line break: the rule of ``folder:`` corpus labels
+    (:func:`textcw.corpus.folder.label_of`), for strings that will be printed one per line."""
+    for item in _strings(value):
+        bad = first_unprintable(item)
+        if bad is not None:
+            raise error(f"{what} holds {unprintable_kind(bad)} (U+{ord(bad):04X}) in "
+                        f"{safe_text(item, 60)!r}; such text would garble the terminal when printed, so "
+                        "it is refused")
 
 
 def read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path, limit: int, what: str) -> bytes:
@@ -154,15 +161,8 @@ def install_advice(name) -> str:
 def check_text_sizes(value, what: str, limit: int = MAX_TEXT_CHARS, error=ModelFileError) -> None:
     """Raise ``error`` if a string in ``value`` (str, lists and dicts of them, keys too) is longer
     than ``limit`` characters: text a file asks textcw to keep in a manifest or print."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, str) and len(item) > limit:
+    for item in _strings(value):
+        if len(item) > limit:
             raise error(f"{what} holds a string of {len(item):,} characters ({safe_text(item, 40)!r}), more "
                         f"than the {limit:,} a name or parameter may have; the file is damaged or hostile")
 
