@@ -34,11 +34,12 @@ import time
 from pathlib import Path
 
 
-def start(model: Path, state: Path, group_size: int, log: Path):
+def start(model: Path, state: Path, log: Path, *options: str, preexec_fn=None):
+    """``textcw serve MODEL --learn`` on a free port with ``options``; the process and its port."""
     handle = open(log, "wb")
     proc = subprocess.Popen([sys.executable, "-m", "textcw", "serve", str(model), "--learn", "--state", str(state),
-                             "--port", "0", "--checkpoint-every", "0", "--group-size", str(group_size)],
-                            stdout=handle, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                             "--port", "0", *options], stdout=handle, stderr=subprocess.STDOUT,
+                            preexec_fn=preexec_fn, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         found = re.search(r"http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
@@ -49,23 +50,6 @@ def start(model: Path, state: Path, group_size: int, log: Path):
         time.sleep(0.05)
     proc.kill()
     raise SystemExit("textcw serve did not start")
-
-
-class Connection:
-    def __init__(self, port: int):
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-
-    def post(self, path: str, payload: dict) -> dict:
-        self.conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
-        reply = self.conn.getresponse()
-        body = reply.read()
-        if reply.status != 200:
-            raise RuntimeError(f"{path}: {reply.status} {body[:200]!r}")
-        return json.loads(body)
-
-    def get(self, path: str) -> dict:
-        self.conn.request("GET", path)
-        return json.loads(self.conn.getresponse().read())
 
 
 def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str, int, float]]:
@@ -138,7 +122,8 @@ def main() -> None:
 
     folder = Path(tempfile.mkdtemp(prefix="textcw-serve-load-"))
     try:
-        proc, port = start(args.model, folder / "state", 1024, folder / "serve.log")
+        proc, port = start(args.model, folder / "state", folder / "serve.log", "--checkpoint-every", "0",
+                            "--group-size", "1024")
         try:
             row("predict, 1 document, 1 client", run_clients(port, 1, args.seconds, lambda c, i: predict(c, i, 1)),
                 "requests/s")
@@ -153,7 +138,8 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(60)
-        proc, port = start(args.model, folder / "state-1", 1, folder / "serve-1.log")
+        proc, port = start(args.model, folder / "state-1", folder / "serve-1.log", "--checkpoint-every", "0",
+                            "--group-size", "1")
         try:
             row(f"learn, 1 document, {args.clients} clients, one fsync per update",
                 run_clients(port, args.clients, args.seconds, learn_one), "durable updates/s")

@@ -18,35 +18,23 @@ import argparse
 import http.client
 import json
 import os
-import re
 import resource
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import serve_load  # beside this file: starting the service and waiting for its port
+
 
 def start(model: Path, state: Path, log: Path, descriptors: int):
+    """The service with at most ``descriptors`` open files (its soft RLIMIT_NOFILE)."""
     def limit():
         resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
-    handle = open(log, "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "textcw", "serve", str(model), "--learn", "--state", str(state),
-                             "--port", "0"], stdout=handle, stderr=subprocess.STDOUT, preexec_fn=limit,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
-        if found:
-            return proc, int(found.group(1))
-        if proc.poll() is not None:
-            raise SystemExit(log.read_text())
-        time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("textcw serve did not start")
+    return serve_load.start(model, state, log, preexec_fn=limit)
 
 
 def timed(port: int, method: str, path: str, body: bytes | None) -> float:
