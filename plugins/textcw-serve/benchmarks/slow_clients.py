@@ -21,7 +21,6 @@ import os
 import resource
 import socket
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
