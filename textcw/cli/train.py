@@ -69,11 +69,13 @@ def train(
     from textcw.plugins import current_registries, resolve_corpus
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
-    resolve_corpus(corpus)
+    corpus_entry, _ = resolve_corpus(corpus)
     registries = current_registries()
     registries.learners.get(learner)
     if featurizer is not None:
         registries.featurizers.get(featurizer)
+    if out is not None:
+        warn_if_vectors(corpus, featurizer or corpus_entry.featurizer, out)
     from textcw.persist import save
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
@@ -142,6 +144,18 @@ def train(
     )
     if shards is not None or stream:
         typer.echo(scale_line(result))
+
+
+def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
+    """Say before training, not when the model is first used, that a model of feature vectors
+    will not label text (``textcw predict`` and ``textcw serve`` refuse it)."""
+    from textcw.corpus.catalogue import is_vector_featurizer
+
+    if is_vector_featurizer(featurizer):
+        log.warning("%s is a corpus of feature vectors (featurizer %s): the model saved to %s will label "
+                    "vectors from Python (textcw.load(path).predict(X)), not text; `textcw predict` and "
+                    "`textcw serve` will refuse it. To label text, train on a text corpus (textcw list "
+                    "corpora, input column)", corpus, featurizer, out)
 
 
 def check_probability_option(probability: str | None, *, scaled: bool) -> None:
