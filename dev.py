@@ -12,7 +12,7 @@
                                      (strict: a broken link or a docstring that does not render fails)
     python3 dev.py setup             only set up
 
-Setting up makes `.venv/` and installs textcw with its test, plot, dask and docs extras plus the
+Setting up makes `.venv/` and installs textcw with its test, plot, dask, docs and parquet extras plus the
 first-party plugins under `plugins/`, all editable. It is skipped when nothing it installs from
 has changed since the last run. Corpora are read from `$TEXTCW_DATA`; when that is unset and a
 `shared/corpora` folder stands beside the checkout (our CI layout), that folder is used.
@@ -83,7 +83,7 @@ def setup() -> None:
     wanted = install_inputs_digest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
-    packages = ["-e", f"{ROOT}[test,plot,dask,docs]"]
+    packages = ["-e", f"{ROOT}[test,plot,dask,docs,parquet]"]
     for plugin in plugin_dirs():
         # with each plugin's own test extra (textcw-serve's page test drives Chromium via selenium)
         packages += ["-e", f"{plugin}[test]"]
