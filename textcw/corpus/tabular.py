@@ -249,9 +249,15 @@ def _name(path: str) -> str:
     return "standard input" if path == "-" else safe_text(path, limit=None)
 
 
-def _open(path: str):
-    """A binary file object of ``path`` (``-``: standard input); a regular file is required, so
-    that it can be read again (a pipe or a device could block or give other bytes)."""
+def _open(path: str, once: bool = False):
+    """A binary file object of ``path`` (``-``: standard input, whole in memory unless it is read
+    ``once`` front to back); a regular file is required, so that it can be read again (a pipe or
+    a device could block or give other bytes)."""
+    if path == "-" and once:
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:
+            raise InputError("standard input is closed; give a file instead of -")
+        return stream
     if path == "-":
         return io.BytesIO(_stdin_bytes())
     try:
@@ -285,7 +291,8 @@ class _Lines:
 
     def __init__(self, fh, position: Position, encoding: str, name: str):
         self.fh, self.encoding, self.name = fh, encoding, name
-        fh.seek(position.offset)
+        if position.offset:  # standard input read once is never sought
+            fh.seek(position.offset)
         self.next_offset = position.offset
         self.next_line = position.line  # number of the next line to be read
         self.block_offset, self.block_line, self.block_parts, self.block_ends = position.offset, position.line, [], None
@@ -393,9 +400,12 @@ class _Reader:
     """The rows of one file from a position: ``rows()`` yields :class:`Row`;
     ``position(row)`` is where the next row starts."""
 
-    def __init__(self, spec: TableSpec, path: str, need_label: bool = True):
-        self.spec, self.path, self.need_label = spec, path, need_label
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
+        self.spec, self.path, self.need_label, self.once = spec, path, need_label, once
         self.name = _name(path)
+
+    def open(self):
+        return _open(self.path, self.once and self.spec.fmt != "parquet")
 
     # Each format: open at the start to learn the layout (and the first data row's position),
     # then rows from any position.
@@ -407,14 +417,14 @@ class _Reader:
 
     def close(self) -> None:
         fh = getattr(self, "fh", None)
-        if fh is not None:
+        if fh is not None and fh is not getattr(sys.stdin, "buffer", None):
             fh.close()
 
 
 class _CsvReader(_Reader):
     def _reader(self, position: Position):
         self.close()
-        self.fh = _open(self.path)
+        self.fh = self.open()
         self.lines = _Lines(self.fh, position, self.spec.encoding, self.name)
         self.csv = csv.reader(iter(self.lines), delimiter=self.spec.delimiter)
         self.base_line, self.row = position.line, position.row
@@ -432,6 +442,7 @@ class _CsvReader(_Reader):
             first = self._next()
         except StopIteration:
             raise DataError(f"{self.name} is empty; a table needs a header row and rows") from None
+        self.pending = []  # read once (standard input): the rows already read, for rows()
         if self.spec.header:
             names = [n.strip() for n in first]
             layout = _layout(self.spec, self.path, names, self.need_label)
@@ -440,19 +451,25 @@ class _CsvReader(_Reader):
             names = [str(k + 1) for k in range(len(first))]
             layout = _layout(self.spec, self.path, names, self.need_label)
             start = Position(0, 1, 0)
-        self.close()
+            self.pending = [first]
+        if not self.once:
+            self.close()
         return layout, start
 
     def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
-        self._reader(position)
+        if self.once:  # go on from start(): the input cannot be read again
+            pending = self.pending
+        else:
+            self._reader(position)
+            pending = []
         n, text_at, label_at = len(layout.names), layout.text, layout.label
         single = len(text_at) == 1
         first_line, row = position.line, position.row
         csv_reader, lines = self.csv, self.lines
-        base = position.line - 1
+        base = self.base_line - 1
         try:
-            for fields in iter(self._next_or_stop, None):
-                last_line = base + csv_reader.line_num
+            for fields in itertools.chain(pending, iter(self._next_or_stop, None)):
+                last_line = base + csv_reader.line_num if not pending or fields is not pending[0] else 1
                 if not fields:  # a blank line: no row
                     first_line = last_line + 1
                     continue
@@ -487,7 +504,7 @@ class _JsonlReader(_Reader):
 
     def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
         self.close()
-        self.fh = _open(self.path)
+        self.fh = self.open()
         self.lines = lines = _Lines(self.fh, position, self.spec.encoding, self.name)
         self.last_line, row = position.line - 1, position.row
         need_label = self.need_label
@@ -548,7 +565,7 @@ class _ParquetReader(_Reader):
     def _file(self):
         pq = _pyarrow_parquet()
         self.close()
-        self.fh = _open(self.path)
+        self.fh = self.open()
         try:
             return pq.ParquetFile(self.fh)
         except Exception as exc:  # pyarrow's errors: ArrowInvalid and its relatives
@@ -603,8 +620,8 @@ _READERS = {"csv": _CsvReader, "tsv": _CsvReader, "jsonl": _JsonlReader, "parque
 class _Rows:
     """The rows of a file from a position, and where the row after the last one read starts."""
 
-    def __init__(self, spec: TableSpec, path: str, need_label: bool = True):
-        self.reader = _READERS[spec.fmt](spec, path, need_label)
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
+        self.reader = _READERS[spec.fmt](spec, path, need_label, once)
         self.layout, self.start = self.reader.start()
 
     def read(self, position: Position | None = None) -> Iterator[Row]:
@@ -621,9 +638,10 @@ class _Rows:
 
 
 def read_rows(spec: TableSpec, path: str, *, need_label: bool = False) -> tuple[list[str], Iterator[Row]]:
-    """``(column names, rows)`` of one file, bad rows included (``Row.problem`` says why), for
-    ``textcw predict``: the label column is read when present and needed only if asked."""
-    rows = _Rows(spec, path, need_label)
+    """``(column names, rows)`` of one file, front to back, once, bad rows included
+    (``Row.problem`` says why), for ``textcw predict``: the label column is read only if
+    ``need_label``. Standard input (``-``) is read as it comes, except Parquet (read whole)."""
+    rows = _Rows(spec, path, need_label, once=True)
     return rows.layout.names, rows.read()
 
 
