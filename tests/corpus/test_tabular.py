@@ -223,3 +223,39 @@ def test_corpora_are_listed_as_text_with_their_pattern(capsys):
     rows = {line.split("\t")[0]: line.split("\t") for line in out.splitlines()}
     for fmt in ("csv", "tsv", "jsonl", "parquet"):
         assert rows[f"{fmt}:PATH[,TEST_PATH][?OPTIONS]"][1] == "text"
+
+
+# --------------------------------------------------------------------------- Dataset from Python
+def test_dataset_from_columns_trains_like_the_same_rows_from_a_file(tmp_path):
+    from textcw.corpus.base import Dataset
+
+    rows = table(300)
+    data = Dataset.from_columns([r[2] for r in rows], [r[3] for r in rows], name="mine")
+    assert data.target_names == ["neg", "pos"] and list(data.labels) == [r[3] for r in rows]
+    numeric = Dataset.from_columns(["a", "b", "c"], [1, 0, 1], target_names=[0, 1, 2])
+    assert numeric.target_names == ["0", "1", "2"] and numeric.target.tolist() == [1, 0, 1]
+    model = textcw.make_pipeline("binary-bow", "pa1", probability="raw").fit(data.data, data.labels)
+    path = write_csv(tmp_path / "same.csv", rows)
+    model_file = textcw.make_pipeline("binary-bow", "pa1", probability="raw").fit(
+        *(lambda d: (d.data, d.labels))(CSV.load(f"{path},{path}", "test")))
+    np.testing.assert_array_equal(model[-1].coef_, model_file[-1].coef_)
+    with pytest.raises(InputError, match="3 texts and 2 labels"):
+        Dataset.from_columns(["a", "b", "c"], ["x", "y"])
+    with pytest.raises(InputError, match="label 1 is missing"):
+        Dataset.from_columns(["a", "b"], ["x", float("nan")])
+    with pytest.raises(InputError, match="text 0 is a NoneType"):
+        Dataset.from_columns([None], ["x"])
+
+
+def test_dataset_from_a_table_of_columns():
+    from textcw.corpus.base import Dataset
+
+    frame = {"title": ["Good", "Bad"], "body": ["great film", "awful"], "y": ["pos", "neg"]}
+    data = Dataset.from_frame(frame, text=["title", "body"], label="y")
+    assert data.data == ["Good great film", "Bad awful"] and list(data.labels) == ["pos", "neg"]
+    pa = pytest.importorskip("pyarrow")
+    assert Dataset.from_frame(pa.table(frame), text="body", label="y").data == ["great film", "awful"]
+    with pytest.raises(InputError, match=r"no column 'text' \(its columns: 'title', 'body', 'y'\)"):
+        Dataset.from_frame(frame)
+    with pytest.raises(InputError, match="row 1 has no text in column 'body'"):
+        Dataset.from_frame({"body": ["x", None], "y": ["a", "b"]}, text="body", label="y")
