@@ -382,6 +382,22 @@ def _layout(spec: TableSpec, path: str, names: list[str], need_label: bool) -> _
     return _Layout(names, list(spec.text), spec.label if need_label else None)
 
 
+def _label_checker():
+    """:func:`_check_label` remembering its answers (a table repeats a few labels many times);
+    bounded: past MAX_LABELS distinct values the count of labels stops the read anyway."""
+    seen: dict = {}
+
+    def check(value):
+        answer = seen.get(value) if isinstance(value, str) else None
+        if answer is None:
+            answer = _check_label(value)
+            if isinstance(value, str) and len(seen) <= MAX_LABELS:
+                seen[value] = answer
+        return answer
+
+    return check
+
+
 def _check_label(value) -> tuple[str | None, str | None]:
     """``(label, problem)`` for a label cell."""
     if value is None or (isinstance(value, str) and not value.strip()):
@@ -467,8 +483,9 @@ class _CsvReader(_Reader):
         first_line, row = position.line, position.row
         csv_reader, lines = self.csv, self.lines
         base = self.base_line - 1
+        check_label = _label_checker()
         try:
-            for fields in itertools.chain(pending, iter(self._next_or_stop, None)):
+            for fields in itertools.chain(pending, csv_reader):
                 last_line = base + csv_reader.line_num if not pending or fields is not pending[0] else 1
                 if not fields:  # a blank line: no row
                     first_line = last_line + 1
@@ -481,20 +498,18 @@ class _CsvReader(_Reader):
                 if problem is None:
                     text = fields[text_at[0]] if single else " ".join(fields[k] for k in text_at)
                     if label_at is not None:
-                        label, problem = _check_label(fields[label_at])
+                        label, problem = check_label(fields[label_at])
                 else:
                     text = ""
                 yield Row(first_line, row, text, label, fields, problem)
                 row += 1
                 first_line = last_line + 1
+        except csv.Error as exc:
+            delimiter = f" with delimiter {self.spec.delimiter!r}" if self.spec.fmt == "csv" else ""
+            raise DataError(f"{self.name} line {base + csv_reader.line_num}: {exc}; is it a "
+                            f"{self.spec.fmt.upper()} file{delimiter}?") from None
         finally:
             self.close()
-
-    def _next_or_stop(self):
-        try:
-            return self._next()
-        except StopIteration:
-            return None
 
 
 class _JsonlReader(_Reader):
@@ -507,7 +522,7 @@ class _JsonlReader(_Reader):
         self.fh = self.open()
         self.lines = lines = _Lines(self.fh, position, self.spec.encoding, self.name)
         self.last_line, row = position.line - 1, position.row
-        need_label = self.need_label
+        need_label, check_label = self.need_label, _label_checker()
         try:
             for line_no, text_line in enumerate(lines, start=position.line):
                 self.last_line = line_no
@@ -528,7 +543,7 @@ class _JsonlReader(_Reader):
                     if layout.label not in obj:
                         problem = f"no {layout.label!r} key (the label)"
                     else:
-                        label, problem = _check_label(obj[layout.label])
+                        label, problem = check_label(obj[layout.label])
                 yield Row(line_no, row, text, label, obj, problem)
                 row += 1
         finally:
@@ -682,14 +697,18 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
         rows = _Rows(spec, path, need_label=True)
         position = rows.start
         block, held = -1, None
-        for row in rows.read():
+
+        def split_of_row(number: int) -> str:
+            nonlocal block, held
             if fixed is not None:
-                split = fixed
-            else:
-                if row.row // SPLIT_BLOCK != block:
-                    block = row.row // SPLIT_BLOCK
-                    held = _test_rows(spec.seed, block, spec.test_share)
-                split = "test" if held[row.row % SPLIT_BLOCK] else "train"
+                return fixed
+            if number // SPLIT_BLOCK != block:
+                block = number // SPLIT_BLOCK
+                held = _test_rows(spec.seed, block, spec.test_share)
+            return "test" if held[number % SPLIT_BLOCK] else "train"
+
+        for row in rows.read():
+            split = split_of_row(row.row)
             if row.problem is not None:
                 if not spec.skip_bad:
                     raise _bad_row(spec, path, row)
@@ -705,7 +724,10 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
                         raise DataError(
                             f"{_name(path)}: column {spec.label!r} has more than {MAX_LABELS:,} distinct "
                             f"values; is it the label column? Name it: {spec.example(label='COLUMN')}")
-            position = rows.position_after(row)
+            # Where the next row starts is needed only if it may start a run of STRIDE rows
+            # (found right after this row: a reader knows only where it stands).
+            if sizes[split_of_row(row.row + 1)] % STRIDE == 0:
+                position = rows.position_after(row)
     for split in ("train", "test"):
         if skipped[split]:
             log.warning("%s: skipped %d bad row%s of the %s split (first: %s)", spec.example()[:-1], skipped[split],
