@@ -61,6 +61,7 @@ INSTALL_PROFILES = {
     "no-extras": ("", None),
     "plot": ("plot", None),
     "dask": ("dask", None),
+    "parquet": ("parquet", None),
     "minimum-versions": ("", ROOT / "tests" / "install" / "minimum-versions.txt"),
     "serve": ("", None),  # with the textcw-serve plugin, installed from its folder (PROFILE_PLUGINS)
 }
@@ -376,7 +377,7 @@ def test_installs(stage: Stage) -> None:
         uv = str(BIN / "uv")
         env = environment()
         plugins = PROFILE_PLUGINS.get(name, [])
-        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras,
+        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras, TEXTCW_INSTALLED_PROFILE=name,
                    TEXTCW_INSTALLED_PLUGINS=",".join(p.name for p in plugins))
         if stage.run([uv, "venv", "--quiet", "--python", str(BIN / "python"), str(target)]) != 0 or stage.run(
                 [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(bindir / "python"), requirement,
