@@ -51,7 +51,6 @@ import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -61,7 +60,8 @@ from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
 
 __all__ = [
     "CSV", "FORMATS", "JSONL", "MAX_FIELD", "MAX_LABELS", "MAX_MATERIALISED", "MAX_STDIN_BYTES", "PARQUET",
-    "STRIDE", "TASK_PATTERNS", "TSV", "Row", "TableCorpus", "TableSpec", "parse_spec", "read_rows"
+    "STRIDE", "TASK_PATTERNS", "TSV", "Position", "Row", "TableCorpus", "TableSpec", "parse_spec", "read_rows",
+    "split_of"
 ]
 
 log = logging.getLogger("textcw.corpus")
