@@ -12,13 +12,17 @@
                                      (strict: a broken link or a docstring that does not render fails)
     python3 dev.py setup             only set up
 
-Setting up makes `.venv/` and installs textcw with its test, plot, dask and docs extras plus the
+Setting up makes `.venv/` and installs textcw with its test, plot, dask, docs and parquet extras plus the
 first-party plugins under `plugins/`, all editable. It is skipped when nothing it installs from
 has changed since the last run. Corpora are read from `$TEXTCW_DATA`; when that is unset and a
 `shared/corpora` folder stands beside the checkout (our CI layout), that folder is used.
 Compiled kernels are cached in `build/numba-cache/<digest of every kernel module's source>`
 (NUMBA_CACHE_DIR, unless it is set): numba alone would keep a kernel whose callee in another
 module changed, and an unchanged tree keeps its warm cache.
+
+`test` names each stage as it starts and ends with one line of totals over every pytest run of
+every stage, `N passed, N failed, N skipped` (from each run's JUnit XML file in
+build/logs/results); the warnings the suites expect are left out of the console.
 
 What a user installs is tested too: `test` builds the wheel, installs it into a fresh
 environment for each of INSTALL_PROFILES (no extras, each extra, every dependency at its lowest
@@ -48,11 +52,16 @@ KERNEL_TESTS = [f"tests/learners/{name}.py" for name in
                  "test_solver_fallback", "test_variance_floor")]
 INSTALLS = ROOT / "build" / "installs"
 LOGS = ROOT / "build" / "logs"  # of the stages that run in the background
+RESULTS = LOGS / "results"  # one JUnit XML file per pytest run of `test`, summed into its last line
+# The console shows failures and the run's totals; the warnings the suites expect (deprecations
+# tested on purpose, numpy's in the plain-Python kernels, ...) stay in each test's own report.
+QUIET_WARNINGS = ["--disable-warnings"]
 # name: (extras, constraints file or None)
 INSTALL_PROFILES = {
     "no-extras": ("", None),
     "plot": ("plot", None),
     "dask": ("dask", None),
+    "parquet": ("parquet", None),
     "minimum-versions": ("", ROOT / "tests" / "install" / "minimum-versions.txt"),
     "serve": ("", None),  # with the textcw-serve plugin, installed from its folder (PROFILE_PLUGINS)
 }
@@ -83,7 +92,7 @@ def setup() -> None:
     wanted = install_inputs_digest()
     if STAMP.exists() and STAMP.read_text() == wanted:
         return
-    packages = ["-e", f"{ROOT}[test,plot,dask,docs]"]
+    packages = ["-e", f"{ROOT}[test,plot,dask,docs,parquet]"]
     for plugin in plugin_dirs():
         # with each plugin's own test extra (textcw-serve's page test drives Chromium via selenium)
         packages += ["-e", f"{plugin}[test]"]
@@ -163,6 +172,8 @@ def main(argv: list[str]) -> int:
     if args:  # a chosen subset of the tests: the install stage is not part of it
         return subprocess.run([*pytest, *suites, *args], cwd=ROOT, env=environment()).returncode
     started = time.monotonic()
+    shutil.rmtree(RESULTS, ignore_errors=True)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     if command == "coverage":
         stages = run_suites(pytest, suites, traced=True)
         stages.append(Stage("coverage summary"))
@@ -193,9 +204,9 @@ def run_suites(pytest: list[str], suites: list[str], *, traced: bool) -> list[St
     xdist = ["-n", "auto", "--dist", "worksteal"]
     cov = ["--cov=textcw", "--cov-report="] if traced else []
     stage = Stage("kernels as plain Python")
-    stage.run([*pytest, *KERNEL_TESTS, "-q", *xdist, *cov,
-               "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
-              cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"})
+    stage.pytest([*pytest, *KERNEL_TESTS, "-q", *xdist, *cov,
+                  "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
+                 cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"})
     stages = [stage.done(), Stage("all suites")]
     # tests/install runs in the installed-package stage against every profile's environment
     # (five of them, built from the wheel); here it would only add the development environment,
@@ -203,18 +214,43 @@ def run_suites(pytest: list[str], suites: list[str], *, traced: bool) -> list[St
     # commands run as separate processes, which coverage does not trace, so no line loses
     # coverage either. (`dev.py test tests/install` still runs it here.) The 20 slowest tests
     # are listed: they are where the stage's time goes (docs/benchmarks.md, "The test loop").
-    stages[-1].run([*pytest, *suites, "--ignore=tests/install", *xdist, "--durations=20",
-                    *(["--cov-append", *cov] if traced else [])], cwd=ROOT, env=environment())
+    stages[-1].pytest([*pytest, *suites, "--ignore=tests/install", *xdist, "--durations=20",
+                       *(["--cov-append", *cov] if traced else [])], cwd=ROOT, env=environment())
     stages[-1].done()
     return stages
 
 
 def report(command: str, stages: list[Stage], started: float) -> int:
-    """Print every stage's wall and CPU time; the worst exit code of them all."""
+    """Print every stage's wall and CPU time, then, as the last line, the tests' totals over
+    every pytest run of every stage; the worst exit code of them all."""
     code = max(stage.code for stage in stages)
     print(f"{command}: {time.monotonic() - started:.0f} s wall in all; "
           + ", ".join(f"{s.name} {s.wall:.0f} s ({s.cpu:.0f} s CPU)" for s in stages), flush=True)
+    totals = test_totals([run for stage in stages for run in stage.pytest_runs])
+    print(f"{totals['passed']} passed, {totals['failed']} failed, {totals['skipped']} skipped", flush=True)
     return code
+
+
+def test_totals(runs: list[tuple[Path, int]]) -> dict:
+    """Tests passed, failed (errors included) and skipped (expected failures included) over
+    pytest runs ``(JUnit XML file, exit code)``; a run that failed without writing its file
+    (pytest could not start, or was killed) counts as one failure."""
+    import xml.etree.ElementTree as ET
+
+    totals = {"passed": 0, "failed": 0, "skipped": 0}
+    for path, code in runs:
+        try:
+            root = ET.parse(path).getroot()
+        except (OSError, ET.ParseError):
+            totals["failed"] += 1 if code != 0 else 0
+            continue
+        for suite in ([root] if root.tag == "testsuite" else root.iter("testsuite")):
+            tests, skipped = int(suite.get("tests", 0)), int(suite.get("skipped", 0))
+            failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
+            totals["failed"] += failed
+            totals["skipped"] += skipped
+            totals["passed"] += tests - failed - skipped
+    return totals
 
 
 class Stage:
@@ -223,6 +259,19 @@ class Stage:
     def __init__(self, name: str, log=None):
         self.name, self.log, self.code, self.cpu, self.wall = name, log, 0, 0.0, 0.0
         self.started, self.thread = time.monotonic(), None
+        self.pytest_runs: list[tuple[Path, int]] = []
+        where = " (in the background; its output is shown when it ends)" if log is not None else ""
+        print(f"[stage] {name}: running{where}", flush=True)
+
+    def pytest(self, cmd: list[str], **kwargs) -> int:
+        """A pytest command (``cmd``), its results kept in a JUnit XML file for the totals and
+        the expected warnings left out of the console."""
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        slug = "".join(c if c.isalnum() else "-" for c in self.name)
+        path = RESULTS / f"{slug}-{len(self.pytest_runs)}.xml"
+        code = self.run([*cmd, *QUIET_WARNINGS, f"--junit-xml={path}"], **kwargs)
+        self.pytest_runs.append((path, code))
+        return code
 
     def run(self, cmd: list[str], **kwargs) -> int:
         if self.log is not None:
@@ -328,13 +377,15 @@ def test_installs(stage: Stage) -> None:
         uv = str(BIN / "uv")
         env = environment()
         plugins = PROFILE_PLUGINS.get(name, [])
-        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras,
+        env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras, TEXTCW_INSTALLED_PROFILE=name,
                    TEXTCW_INSTALLED_PLUGINS=",".join(p.name for p in plugins))
         if stage.run([uv, "venv", "--quiet", "--python", str(BIN / "python"), str(target)]) != 0 or stage.run(
                 [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(bindir / "python"), requirement,
-                 *map(str, plugins), *(["--constraint", str(constraints)] if constraints else [])]) != 0 or stage.run(
-                [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install",
-                 *([] if name in FULL_PROFILES else ["-m", "every_profile"])], cwd=ROOT, env=env) != 0:
+                 *map(str, plugins), *(["--constraint", str(constraints)] if constraints else [])]) != 0:
+            failed.append(name)
+            stage.pytest_runs.append((RESULTS / f"install-{name}-not-installed.xml", 1))  # counted as failed
+        elif stage.pytest([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install",
+                           *([] if name in FULL_PROFILES else ["-m", "every_profile"])], cwd=ROOT, env=env) != 0:
             failed.append(name)
     print(f"installs: {len(INSTALL_PROFILES) - len(failed)} passed, {len(failed)} failed"
           + (f" ({', '.join(failed)})" if failed else ""), file=stage.log, flush=True)

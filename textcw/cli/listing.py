@@ -68,14 +68,19 @@ def show_learner(entry, *, as_json: bool) -> None:
 
 
 def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
-    from textcw.corpus.catalogue import task_rows
+    """Every corpus and its tasks, with sizes, and what its documents are: ``text`` (any text
+    featurizer applies, and a model trained on it labels text) or ``vectors`` (precomputed
+    feature vectors: a model trained on them labels vectors from Python, not text)."""
+    from textcw.corpus.catalogue import input_kind, task_rows
 
     corpora = [(e, task_rows(e, sizes=sizes)) for e in entries]
     if as_json:
         print_json([{"name": e.name, "summary": e.summary, "provider": e.provider,
-                     "featurizer": e.featurizer,
+                     "featurizer": e.featurizer, "input": input_kind(e),
                      "tasks": [t.to_dict() for t in tasks]} for e, tasks in corpora])
         return
+    from rich.markup import escape
+
     table = []
     for entry, tasks in corpora:
         problems = {t.problem for t in tasks if t.problem}
@@ -83,9 +88,10 @@ def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
         shared = problems.pop() if len(problems) == 1 and all(t.problem for t in tasks) else None
         summary = f"{entry.summary} [{entry.provider}]"
         summary = f"{summary}. Sizes unknown: {shared}" if shared else summary
-        table.append([entry.name, "", "", "", summary])
+        kind = input_kind(entry)
+        table.append([entry.name, kind, "", "", "", escape(summary)])
         for t in tasks:
             note = t.summary if t.problem is None or shared else f"{t.summary} ({t.problem})"
-            table.append([f"  {t.name}", _size(t.train), _size(t.test), _size(t.classes), note])
-    print_table(["corpus / task", "train", "test", "classes", "summary [provider]"], table,
-                keep=(0, 1, 2, 3))
+            table.append([f"  {t.name}", kind, _size(t.train), _size(t.test), _size(t.classes), escape(note)])
+    print_table(["corpus / task", "input", "train", "test", "classes", "summary [provider]"], table,
+                keep=(0, 1, 2, 3, 4))

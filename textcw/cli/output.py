@@ -47,25 +47,45 @@ def write_json(obj, path: Path) -> None:
 def print_table(columns: list[str], rows: list[list], title: str | None = None, *,
                 keep: tuple[int, ...] = (0,)) -> None:
     """A table that fits a terminal by wrapping its prose columns (the columns in ``keep``, names a
-    user must type, are never wrapped or cut); logs and files get the whole table, never squeezed
-    below its content's width."""
-    from rich.text import Text
+    user must type, are never wrapped or cut). Off a terminal (a pipe, a file) the same table is
+    plain tab-separated text (:func:`table_lines`), one line per row, for ``cut``, ``grep`` and
+    ``sort``."""
+    from rich.markup import escape
 
-    table = Table(title=title, show_lines=False)
+    console = Console()
+    if not console.is_terminal:
+        sys.stdout.write("".join(line + "\n" for line in table_lines(columns, rows, title)))
+        return
+    table = Table(title=escape(title) if title else None, show_lines=False)
     for k, col in enumerate(columns):
         if k in keep:
             width = max([len(str(row[k])) for row in rows] + [len(col)])
-            table.add_column(col, no_wrap=True, min_width=width)
+            table.add_column(escape(col), no_wrap=True, min_width=width)
         else:
-            table.add_column(col, overflow="fold")
+            table.add_column(escape(col), overflow="fold")
     for row in rows:
         table.add_row(*[str(v) for v in row])
-    console = Console()
-    if not console.is_terminal:
-        widths = [max([len(Text.from_markup(str(r[k])).plain) for r in rows] + [len(c)])
-                  for k, c in enumerate(columns)]
-        console = Console(width=max(80, sum(widths) + 3 * len(widths) + 1))
     console.print(table)
+
+
+def plain_cell(value, markup: bool = True) -> str:
+    """A cell as plain text on one line: rich markup removed (cells may hold it; column names
+    and titles are plain), tabs and line breaks made spaces, the indentation of nested rows
+    dropped."""
+    from rich.text import Text
+
+    text = Text.from_markup(str(value)).plain if markup and "[" in str(value) else str(value)
+    return " ".join(text.replace("\t", " ").splitlines()).strip()
+
+
+def table_lines(columns: list[str], rows: list[list], title: str | None = None) -> list[str]:
+    """The lines of a table as tab-separated text: ``# title`` if any, the column names, then
+    one line per row with exactly one field per column (stable for scripts). Cells may hold rich
+    markup (escape literal brackets with :func:`rich.markup.escape`)."""
+    lines = [f"# {plain_cell(title, markup=False)}"] if title else []
+    lines.append("\t".join(plain_cell(c, markup=False) for c in columns))
+    lines += ["\t".join(plain_cell(v) for v in row) for row in rows]
+    return lines
 
 
 @contextmanager

@@ -9,6 +9,7 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from textcw.cli.output import log
 from textcw.errors import InputError
 from textcw.untrusted import safe_text
 
@@ -81,11 +82,19 @@ def predict(
     files: Annotated[list[Path] | None, typer.Argument(help="Documents, one per file (default: one per stdin line)")] = None,
     proba: Annotated[bool, typer.Option("--proba", help="Also print the probability of the predicted label")] = False,
     url: Annotated[str | None, typer.Option("--url", help="Ask the `textcw serve` service at this address (http://HOST:PORT) instead of loading a model; every argument is then a document")] = None,
+    table: Annotated[str | None, typer.Option("--input", metavar="FORMAT:PATH[?OPTIONS]", help="Label every row of a table, e.g. csv:new.csv?text=body (csv, tsv, jsonl, parquet; - for stdin): writes its rows with `predicted` and `probability` columns, as CSV/TSV/JSON lines (JSON lines for Parquet)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="With --input: write the rows to this file (atomically) instead of stdout")] = None,
+    chunk_size: Annotated[int, typer.Option("--chunk-size", help="With --input: rows labelled at a time")] = 10_000,
 ) -> None:
     """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
-    label per stdin line; `--proba` adds `<TAB>probability`."""
+    label per stdin line; `--proba` adds `<TAB>probability`. With `--input`, label the rows of a
+    CSV, TSV, JSON-lines or Parquet file, streaming."""
     from textcw.persist import load
 
+    if table is not None:
+        return predict_table(model, table, files=files, out=out, url=url, chunk_size=chunk_size)
+    if out is not None:
+        raise InputError("--out applies to --input (a table of rows); the labels of documents go to stdout")
     if url is not None:
         files = [model, *(files or [])] if model is not None else files
         return predict_with_service(url, files, proba)
@@ -104,6 +113,132 @@ def predict(
         p = pipeline.predict_proba(docs)
         best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
     typer.echo("\n".join(output_lines(labels, best, files)))
+
+
+LABEL_COLUMN, PROBABILITY_COLUMN = "predicted", "probability"
+
+
+def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None, url, chunk_size: int) -> None:
+    """``textcw predict MODEL --input FORMAT:PATH``: every row of the table with the predicted
+    label and its probability appended, written as the rows are read, ``chunk_size`` at a time
+    (so memory is one chunk whatever the length of the table)."""
+    from textcw._atomic import atomic_output, check_output_path
+    from textcw.corpus.base import split_task_name
+    from textcw.corpus.tabular import FORMATS, parse_spec, read_rows
+    from textcw.persist import load
+
+    if url is not None or files:
+        raise InputError("--input labels a table with a MODEL file: give no document files and no --url")
+    if model is None:
+        raise InputError("give a MODEL file: textcw predict MODEL --input csv:new.csv")
+    if chunk_size < 1:
+        raise InputError(f"--chunk-size {chunk_size} is invalid; give at least 1 row")
+    fmt, task = split_task_name(spec_text)
+    if fmt not in FORMATS:
+        raise InputError(f"--input {spec_text!r}: give FORMAT:PATH with a format among {', '.join(FORMATS)}, "
+                         "e.g. csv:new.csv?text=body")
+    spec = parse_spec(fmt, task)
+    if spec.test is not None:
+        raise InputError(f"--input {spec_text!r}: give one file to label (no TEST_PATH)")
+    if out is not None:
+        check_output_path(out, "--out", not_same_as=spec.train if spec.train != "-" else None,
+                          example="predictions.csv")
+    pipeline = load(model)
+    check_model(pipeline, model)
+    names, rows = read_rows(spec, spec.train)
+    taken = [n for n in (LABEL_COLUMN, PROBABILITY_COLUMN) if n in names]
+    if taken:
+        raise InputError(f"the input already has a column {taken[0]!r}, where the prediction goes; rename "
+                         "that column")
+    probabilities = hasattr(pipeline, "predict_proba")
+    writer = _RowWriter(fmt, spec, names, probabilities)
+    skipped, first = 0, None
+
+    def write_all(fh) -> None:
+        nonlocal skipped, first
+        writer.start(fh)
+        try:
+            chunk = []
+            for row in rows:
+                if row.problem is not None:
+                    where = f"row {row.line}" if fmt == "parquet" else f"line {row.line}"
+                    if not spec.skip_bad:
+                        raise InputError(f"{safe_text(spec.train, limit=None)} {where}: {row.problem}; fix the "
+                                         f"row, or skip bad rows with {fmt}:{spec.train}?bad_rows=skip")
+                    skipped += 1
+                    first = first or f"{where}: {row.problem}"
+                    continue
+                chunk.append(row)
+                if len(chunk) == chunk_size:
+                    writer.write(fh, chunk, *_label(pipeline, chunk, probabilities))
+                    chunk = []
+            if chunk:
+                writer.write(fh, chunk, *_label(pipeline, chunk, probabilities))
+        finally:  # also on an error: the stream stays open for its owner
+            writer.finish()
+
+    if out is None:
+        write_all(sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        with atomic_output(out) as fh:
+            write_all(fh)
+        log.info("wrote %s", out)
+    if skipped:
+        log.warning("skipped %d bad row%s of %s (first: %s)", skipped, "s" if skipped != 1 else "",
+                    safe_text(spec.train, limit=None), first)
+
+
+def _label(pipeline, rows, probabilities: bool):
+    docs = [row.text for row in rows]
+    labels = pipeline.predict(docs)
+    if not probabilities:
+        return labels, None
+    p = pipeline.predict_proba(docs)
+    return labels, p[np.arange(len(docs)), np.argmax(p, axis=1)]
+
+
+class _RowWriter:
+    """Rows out as they came in, plus the two columns: CSV/TSV with the input's delimiter (and a
+    header if it had one), else JSON lines."""
+
+    def __init__(self, fmt: str, spec, names: list[str], probabilities: bool):
+        self.tabular = fmt in ("csv", "tsv")
+        self.spec, self.names, self.probabilities = spec, names, probabilities
+
+    def start(self, fh) -> None:
+        import io
+
+        if self.tabular:
+            self.text = io.TextIOWrapper(fh, encoding="utf-8", newline="", write_through=True)
+            import csv
+
+            self.csv = csv.writer(self.text, delimiter=self.spec.delimiter, lineterminator="\n")
+            if self.spec.header:
+                self.csv.writerow([*self.names, LABEL_COLUMN,
+                                   *([PROBABILITY_COLUMN] if self.probabilities else [])])
+
+    def write(self, fh, rows, labels, best) -> None:
+        import json
+
+        if self.tabular:
+            self.csv.writerows([*row.raw, str(label), *([f"{q:.6f}"] if best is not None else [])]
+                               for row, label, q in zip(rows, labels, best if best is not None else labels))
+            return
+        lines = []
+        for k, (row, label) in enumerate(zip(rows, labels)):
+            record = {**{key: value for key, value in row.raw.items()}, LABEL_COLUMN: str(label)}
+            if best is not None:
+                record[PROBABILITY_COLUMN] = round(float(best[k]), 6)
+            lines.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        fh.write("".join(lines).encode("utf-8"))
+
+    def finish(self) -> None:
+        text = getattr(self, "text", None)
+        if text is not None:
+            text.flush()
+            text.detach()  # leave the binary stream to its owner
+            self.text = None
 
 
 def predict_with_service(url: str, files: list[Path] | None, proba: bool) -> None:

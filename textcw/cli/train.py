@@ -44,7 +44,7 @@ def parse_params(items: list[str] | None, option: str = "--param") -> dict:
 
 def train(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
-    learner: Annotated[str, typer.Option("--learner", help="Learner name (see `textcw list learners`)")],
+    learner: Annotated[str | None, typer.Option("--learner", help="Learner name (see `textcw list learners`); required unless --init-model")] = None,
     featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
     featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
@@ -60,6 +60,7 @@ def train(
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
     probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs) or raw (the learner's own probabilities) [default: calibrated for online learners; raw with --shards or --stream]")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
+    init_model: Annotated[Path | None, typer.Option("--init-model", help="Continue this saved model (from `textcw train --out`) with partial_fit on the corpus's training split, its featurizer, learner and parameters kept (--epochs passes, 1 by default); then score it and save it with --out")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
     as_json: JsonFlag = False,
     json_out: JsonOut = None,
@@ -69,11 +70,23 @@ def train(
     from textcw.plugins import current_registries, resolve_corpus
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
-    resolve_corpus(corpus)
+    corpus_entry, _ = resolve_corpus(corpus)
     registries = current_registries()
+    if learner is None and init_model is None:
+        raise ParameterError("Missing option '--learner': name a learner (textcw list learners), or continue a "
+                             "saved model with --init-model MODEL")
+    if init_model is not None:
+        return continue_model(init_model, corpus, learner=learner, epochs=epochs, chunk_size=chunk_size,
+                              out=out, as_json=as_json, json_out=json_out, no_cache=no_cache,
+                              refused={"--featurizer": featurizer, "--param": param,
+                                       "--featurizer-param": featurizer_param, "--shards": shards,
+                                       "--probability": probability, "--workers": workers,
+                                       "--combine": combine, "--backend": backend})
     registries.learners.get(learner)
     if featurizer is not None:
         registries.featurizers.get(featurizer)
+    if out is not None:
+        warn_if_vectors(corpus, featurizer or corpus_entry.featurizer, out)
     from textcw.persist import save
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
@@ -142,6 +155,60 @@ def train(
     )
     if shards is not None or stream:
         typer.echo(scale_line(result))
+
+
+def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size, out, as_json, json_out,
+                   no_cache: bool, refused: dict) -> None:
+    """``textcw train --init-model M``: :func:`textcw.cli.resume.continue_training`, reported and
+    saved as ``train`` does."""
+    from textcw._atomic import check_output_path
+    from textcw.cli.resume import continue_training, refuse_options
+
+    refuse_options(**refused)
+    if chunk_size < 1:
+        raise ParameterError(f"--chunk-size {chunk_size} is invalid; give at least 1 document")
+    if out is not None:
+        check_output_path(out, "--out", example="model.textcw-model")
+    if json_out is not None:
+        check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
+    from textcw.corpus.cache import disabled as cache_disabled
+    from textcw.persist import load, save
+
+    model = load(init_model)
+    with progress_bar() as report, cache_disabled(no_cache):
+        result = continue_training(model, init_model, corpus, learner=learner, epochs=epochs,
+                                   chunk_size=chunk_size, progress=report)
+    raise_if_interrupted()
+    summary = dict(result)
+    if out is not None:
+        save(result.model, out, info={"corpus": corpus, "accuracy": result["accuracy"], "n_train": result["n_train"],
+                                      "n_test": result["n_test"], "continued_from": str(init_model)})
+        summary["model"] = str(out)
+        log.info("saved %s", out)
+    if json_out is not None:
+        write_json(summary, json_out)
+    if as_json:
+        print_json(summary)
+        return
+    metrics = result["metrics"]
+    scores = f"accuracy {result['accuracy']:.4f}"
+    if metrics.get("macro_f1") is not None:
+        scores += f"  macro-F1 {metrics['macro_f1']:.4f}"
+    typer.echo(f"{corpus}  {result['learner']} continued from {init_model}  {scores}  "
+               f"(train {result['n_train']} docs x {result['epochs']} pass{'es' if result['epochs'] != 1 else ''}, "
+               f"test {result['n_test']}; train {result['train_seconds']:.2f} s)")
+
+
+def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
+    """Say before training, not when the model is first used, that a model of feature vectors
+    will not label text (``textcw predict`` and ``textcw serve`` refuse it)."""
+    from textcw.corpus.catalogue import is_vector_featurizer
+
+    if is_vector_featurizer(featurizer):
+        log.warning("%s is a corpus of feature vectors (featurizer %s): the model saved to %s will label "
+                    "vectors from Python (textcw.load(path).predict(X)), not text; `textcw predict` and "
+                    "`textcw serve` will refuse it. To label text, train on a text corpus (textcw list "
+                    "corpora, input column)", corpus, featurizer, out)
 
 
 def check_probability_option(probability: str | None, *, scaled: bool) -> None:

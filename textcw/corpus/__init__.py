@@ -8,6 +8,6 @@ corpus, and the corpus cache (:mod:`~textcw.corpus.cache`, :mod:`~textcw.corpus.
 
 __all__ = [
     "amazon", "base", "cache", "catalogue", "datahome", "download", "enron", "feature_cache", "folder",
-    "newsgroups", "rcv1", "remote", "reuters", "sampling", "spam", "svmlight", "synthetic",
+    "newsgroups", "rcv1", "remote", "reuters", "sampling", "spam", "svmlight", "synthetic", "tabular",
     "synthetic_text"
 ]

@@ -37,6 +37,68 @@ class Dataset:
     split: str = "train"
     info: dict = field(default_factory=dict)
 
+    @classmethod
+    def from_columns(cls, texts, labels, *, name: str = "", split: str = "train",
+                     target_names=None) -> Dataset:
+        """A dataset of documents ``texts`` labelled ``labels`` (two sequences of one length).
+
+        Labels are kept as their text (``1`` becomes ``"1"``, as when read from a file), so a
+        model predicts the same names whichever way it was trained; ``target_names`` (every
+        label, sorted by default) may list labels no document has yet. A missing text is an
+        error, as is an empty or unprintable label.
+        """
+        from textcw.untrusted import first_unprintable, unprintable_kind
+
+        texts, labels = list(texts), list(labels)
+        if len(texts) != len(labels):
+            raise InputError(f"{len(texts)} texts and {len(labels)} labels; give one label per text")
+        for k, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise InputError(f"text {k} is a {type(text).__name__}, not a str; fill or drop missing texts first")
+        names = []
+        for k, label in enumerate(labels):
+            if label is None or isinstance(label, float) and label != label or \
+                    isinstance(label, str) and not label.strip():
+                raise InputError(f"label {k} is missing; drop unlabelled rows first")
+            text = label if isinstance(label, str) else str(label)
+            bad = first_unprintable(text)
+            if bad is not None:
+                raise InputError(f"label {k} has {unprintable_kind(bad)} (U+{ord(bad):04X}); labels are printed "
+                                 "one per line")
+            names.append(text)
+        known = sorted(set(names)) if target_names is None else [str(n) for n in target_names]
+        code = {n: i for i, n in enumerate(known)}
+        missing = sorted(set(names) - set(code))
+        if missing:
+            raise InputError(f"labels {missing[:5]} are not in target_names")
+        check_split(split)
+        return cls(data=texts, target=np.asarray([code[n] for n in names], dtype=np.int64), target_names=known,
+                   name=name, split=split)
+
+    @classmethod
+    def from_frame(cls, frame, text="text", label: str = "label", *, name: str = "", split: str = "train",
+                   target_names=None) -> Dataset:
+        """A dataset from the columns of a table: a pandas or polars ``DataFrame``, a
+        ``pyarrow.Table`` or a dict of sequences. ``text`` is a column or a list of columns,
+        joined by a space; ``label`` the label column (:meth:`from_columns` for the checks)."""
+        columns = [text] if isinstance(text, str) else list(text)
+        if not columns:
+            raise InputError("text= names no column; give a column or a list of columns")
+        available = [str(c) for c in (frame.keys() if hasattr(frame, "keys") else getattr(frame, "column_names", []))]
+        for column in [*columns, label]:
+            if column not in available:
+                shown = ", ".join(map(repr, available[:20]))
+                raise InputError(f"the table has no column {column!r} (its columns: {shown}); name it with "
+                                 f"text= or label=")
+        values = [_column(frame, c) for c in columns]
+        for c, column in zip(columns, values):
+            for k, v in enumerate(column):
+                if not isinstance(v, str):
+                    if v is None or isinstance(v, float) and v != v:
+                        raise InputError(f"row {k} has no text in column {c!r}; fill or drop missing texts first")
+        texts = values[0] if len(values) == 1 else [" ".join(parts) for parts in zip(*values)]
+        return cls.from_columns(texts, _column(frame, label), name=name, split=split, target_names=target_names)
+
     @property
     def labels(self) -> np.ndarray:
         """The label name of every document (what models are trained on and predict)."""
@@ -63,6 +125,15 @@ class Dataset:
         lines += [f"{key}: {value}" for key, value in self.info.items()
                   if key != "description" and len(repr(value)) <= 200]
         return "\n".join(lines)
+
+
+def _column(frame, name) -> list:
+    """The values of one column of a DataFrame, a pyarrow Table or a dict, as a list."""
+    column = frame[name]
+    for method in ("to_list", "to_pylist", "tolist"):
+        if hasattr(column, method):
+            return list(getattr(column, method)())
+    return list(column)
 
 
 def split_task_name(spec: str) -> tuple[str, str | None]:

@@ -13,7 +13,22 @@ from dataclasses import asdict, dataclass
 from textcw.errors import TextcwError
 from textcw.registry import CorpusEntry
 
-__all__ = ["TaskRow", "task_rows"]
+__all__ = ["INPUT_KINDS", "TaskRow", "input_kind", "is_vector_featurizer", "task_rows"]
+
+# What a corpus's documents are, as `textcw list corpora` says.
+INPUT_KINDS = ("text", "vectors")
+VECTOR_FEATURIZERS = ("precomputed",)
+
+
+def is_vector_featurizer(name: str) -> bool:
+    """Whether the featurizer ``name`` passes feature vectors through instead of reading text."""
+    return name in VECTOR_FEATURIZERS
+
+
+def input_kind(entry: CorpusEntry) -> str:
+    """``"vectors"`` for a corpus of precomputed feature vectors (its default featurizer passes
+    them through), else ``"text"``."""
+    return "vectors" if is_vector_featurizer(entry.featurizer) else "text"
 
 
 @dataclass

@@ -15,7 +15,7 @@ from textcw.hookspecs import hookimpl
 @hookimpl
 def register_corpora(register):
     from textcw.corpus import amazon, enron, folder, newsgroups, rcv1, reuters, spam, svmlight
-    from textcw.corpus import synthetic
+    from textcw.corpus import synthetic, tabular
     register("newsgroups", newsgroups.load, summary="20 Newsgroups, bydate split (Lang 1995)",
              tasks=newsgroups.TASKS, takes_download=True)
     register("amazon", amazon.load,
@@ -41,3 +41,8 @@ def register_corpora(register):
     register("synthetic", synthetic.load,
              summary="20-d rotated Gaussian of the CW-stdev and AROW experiments (NIPS 2008, MLJ 2013)",
              tasks=synthetic.TASKS, featurizer="precomputed")
+    for table, what in ((tabular.CSV, "CSV"), (tabular.TSV, "TSV (tab-separated)"),
+                        (tabular.JSONL, "JSON-lines"), (tabular.PARQUET, "Parquet (the parquet extra)")):
+        register(table.fmt, table.load, summary=f"Your {what} file of text and label columns (train[,test])",
+                 tasks={}, task_check=table.check_task, task_patterns=tabular.TASK_PATTERNS,
+                 takes_path=True, takes_download=True, stream=table.stream, size=table.size)

@@ -1,5 +1,8 @@
 """Stochastic gradient descent on the hinge, log or modified-Huber loss, with L2 decay.
 
+The losses are named as scikit-learn's ``SGDClassifier`` names them (``"log_loss"`` since
+scikit-learn 1.1); the older ``"log"`` is a deprecated alias that warns and fits the same model.
+
 Each example takes one gradient step on ``loss(y w.x) + (alpha/2) ||w||^2``:
 ``w <- (1 - eta_t alpha) w + eta_t g y x`` with ``g = -dloss/dm`` (see
 :mod:`textcw.learners._kernels.sgd` for the losses and the ``O(nnz)`` scaled-weight trick).
@@ -16,6 +19,8 @@ epochs and ``partial_fit`` calls):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from textcw.errors import ParameterError
@@ -25,7 +30,9 @@ from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALIN
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.params import SCALE, SCALE_HIGH, Interval, Options
 
-LOSS_CODES = {"hinge": HINGE, "log": LOG, "modified_huber": MODIFIED_HUBER}
+LOSS_CODES = {"hinge": HINGE, "log_loss": LOG, "modified_huber": MODIFIED_HUBER,
+              "log": LOG}  # deprecated alias of log_loss (scikit-learn removed it in 1.3)
+DEPRECATED_LOSSES = {"log": "log_loss"}
 SCHEDULE_CODES = {"decay": DECAY, "constant": CONSTANT, "invscaling": INVSCALING}
 
 
@@ -34,9 +41,10 @@ class SGD(OnlineLinearClassifier):
 
     Parameters
     ----------
-    loss : {"hinge", "log", "modified_huber"}, default "hinge"
-        ``hinge`` is the linear SVM loss, ``log`` logistic regression, ``modified_huber`` a
-        smoothed hinge (quadratic for margins in [-1, 1], linear below).
+    loss : {"hinge", "log_loss", "modified_huber"}, default "hinge"
+        ``hinge`` is the linear SVM loss, ``log_loss`` logistic regression, ``modified_huber`` a
+        smoothed hinge (quadratic for margins in [-1, 1], linear below). ``"log"`` is a
+        deprecated alias of ``"log_loss"`` (a ``FutureWarning``; scikit-learn's old name).
     alpha : float >= 0, default 1e-4
         L2 regularisation strength (weight decay ``1 - eta_t alpha`` per example).
     learning_rate : {"decay", "constant", "invscaling"}, default "decay"
@@ -88,6 +96,10 @@ class SGD(OnlineLinearClassifier):
 
     def validate_params(self) -> None:
         super().validate_params()
+        if self.loss in DEPRECATED_LOSSES:
+            warnings.warn(f"{type(self).__name__}: loss={self.loss!r} is deprecated and will be removed; "
+                          f"use loss={DEPRECATED_LOSSES[self.loss]!r}, as scikit-learn names it (same model)",
+                          FutureWarning, stacklevel=3)
         if self.learning_rate != "decay" and self.eta0 * self.alpha >= 1.0:
             raise ParameterError(
                 f"{type(self).__name__}: eta0={self.eta0!r} with alpha={self.alpha!r} is invalid; "
