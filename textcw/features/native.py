@@ -56,6 +56,9 @@ _SPACE = np.zeros(256, dtype=np.uint8)  # Python's \s on str: includes \x1c-\x1f
 for _c in range(128):
     _SPACE[_c] = chr(_c).isspace()
 _SPACE_NOT = (1 - _SPACE).astype(np.uint8)  # \S: any byte but whitespace
+_IDENTITY = np.arange(256, dtype=np.uint8)
+_LOWER = _IDENTITY.copy()  # str.lower on ASCII
+_LOWER[65:91] += 32
 
 
 class TextBlock:
@@ -218,9 +221,15 @@ def _run(block: TextBlock, vectorizer, n_features: int, hashing: bool, table) ->
     indptr = np.zeros(n_docs + 1, dtype=np.int32 if bound < 2**31 else np.int64)
     indices = np.empty(bound, dtype=np.int32)
     data = np.empty(bound, dtype=np.float64)
-    nnz = _featurize(block.buf, block.offsets, _SPACE_NOT if kind == 3 else _WORD, _LETTER,
-                     _MIN_LENGTH[kind], kind == 2, bool(p["lowercase"]), low, high, n_features,
-                     bool(p.get("alternate_sign", False)), hashing, table, indptr, indices, data)
+    token = _SPACE_NOT if kind == 3 else _WORD
+    if hashing and high == 1:  # unigrams: hashed as they are read, in one pass
+        nnz = _hash_unigrams(block.buf, block.offsets, token, _LETTER, _LOWER if p["lowercase"] else _IDENTITY,
+                             _MIN_LENGTH[kind], kind == 2, n_features, bool(p.get("alternate_sign", False)),
+                             indptr, indices, data)
+    else:
+        nnz = _featurize(block.buf, block.offsets, token, _LETTER, _MIN_LENGTH[kind], kind == 2,
+                         bool(p["lowercase"]), low, high, n_features, bool(p.get("alternate_sign", False)),
+                         hashing, table, indptr, indices, data)
     return indptr, indices[:nnz], data[:nnz]
 
 
@@ -342,6 +351,112 @@ def _key(piece, s0, s1, n_features, alternate_sign, hashing, slots, terms, term_
 
 
 @kernel
+def _finish_row(row, count, indices, data, nnz):
+    """Write a row's keys sorted by column, duplicates summed, at ``nnz``; the new ``nnz``.
+
+    Insertion sort: rows are short; numpy's sort past 64 entries. A sum of zero is kept, as
+    scipy's ``sum_duplicates`` keeps it.
+    """
+    if count > 64:
+        row[:count] = np.sort(row[:count])
+    else:
+        for a in range(1, count):
+            key = row[a]
+            b = a - 1
+            while b >= 0 and row[b] > key:
+                row[b + 1] = row[b]
+                b -= 1
+            row[b + 1] = key
+    k = 0
+    while k < count:
+        col = row[k] >> 1
+        total = 0.0
+        while k < count and (row[k] >> 1) == col:
+            total += -1.0 if (row[k] & 1) else 1.0
+            k += 1
+        indices[nnz] = col  # a sum of zero is kept, as scipy's sum_duplicates keeps it
+        data[nnz] = total
+        nnz += 1
+    return nnz
+
+
+@kernel
+def _hash_unigrams(buf, offsets, token, letter, lowmap, min_len, letters_only, n_features, alternate_sign,
+                   indptr, indices, data):
+    """:func:`_featurize` for hashed unigrams, in one pass: each token is lowercased (through
+    ``lowmap``) and MurmurHash3-ed byte by byte as it is read, with no copy of the text.
+
+    The same hash as :func:`_murmur3` of the lowercased token (the 4-byte blocks are formed as
+    the bytes arrive; tested against it)."""
+    mask = np.uint64(0xFFFFFFFF)
+    c1 = np.uint64(0xCC9E2D51)
+    c2 = np.uint64(0x1B873593)
+    n_docs = len(offsets) - 1
+    longest = 0
+    for r in range(n_docs):
+        longest = max(longest, offsets[r + 1] - offsets[r])
+    row = np.empty(max(16, longest // (min_len + 1) + 1), dtype=np.int64)
+    nnz = 0
+    for r in range(n_docs):
+        i = offsets[r]
+        stop = offsets[r + 1]
+        count = 0
+        while i < stop:
+            if token[buf[i]] == 0:
+                i += 1
+                continue
+            h = np.uint64(0)
+            k = np.uint64(0)
+            shift = np.uint64(0)
+            length = 0
+            letters = True
+            while i < stop:
+                c = buf[i]
+                if token[c] == 0:
+                    break
+                if letters_only and letter[c] == 0:
+                    letters = False
+                k |= np.uint64(lowmap[c]) << shift
+                shift += np.uint64(8)
+                length += 1
+                if shift == np.uint64(32):
+                    k = (k * c1) & mask
+                    k = ((k << np.uint64(15)) | (k >> np.uint64(17))) & mask
+                    k = (k * c2) & mask
+                    h ^= k
+                    h = ((h << np.uint64(13)) | (h >> np.uint64(19))) & mask
+                    h = (h * np.uint64(5) + np.uint64(0xE6546B64)) & mask
+                    k = np.uint64(0)
+                    shift = np.uint64(0)
+                i += 1
+            if length < min_len or not letters:
+                continue
+            if shift > np.uint64(0):
+                k = (k * c1) & mask
+                k = ((k << np.uint64(15)) | (k >> np.uint64(17))) & mask
+                k = (k * c2) & mask
+                h ^= k
+            h ^= np.uint64(length) & mask
+            h ^= h >> np.uint64(16)
+            h = (h * np.uint64(0x85EBCA6B)) & mask
+            h ^= h >> np.uint64(13)
+            h = (h * np.uint64(0xC2B2AE35)) & mask
+            h ^= h >> np.uint64(16)
+            signed = np.int64(h)
+            if signed >= 2147483648:
+                signed -= 4294967296
+            if signed == -2147483648:  # abs() would overflow: scikit-learn's special case
+                col = (2147483647 - (n_features - 1)) % n_features
+            else:
+                col = abs(signed) % n_features
+            row[count] = 2 * col + (1 if (alternate_sign and signed < 0) else 0)
+            count += 1
+        nnz = _finish_row(row, count, indices, data, nnz)
+        indptr[r + 1] = nnz
+    return nnz
+
+
+@kernel
 def _featurize(buf, offsets, token, letter, min_len, letters_only, lower, low, high, n_features,
                alternate_sign, hashing, table, indptr, indices, data):
     """Every document's features into ``indptr``/``indices``/``data``; returns the entries written.
@@ -410,26 +525,7 @@ def _featurize(buf, offsets, token, letter, min_len, letters_only, lower, low, h
                         row[count] = key
                         count += 1
             i = j
-        if count > 64:
-            row[:count] = np.sort(row[:count])
-        else:
-            for a in range(1, count):
-                key = row[a]
-                b = a - 1
-                while b >= 0 and row[b] > key:
-                    row[b + 1] = row[b]
-                    b -= 1
-                row[b + 1] = key
-        k = 0
-        while k < count:
-            col = row[k] >> 1
-            total = 0.0
-            while k < count and (row[k] >> 1) == col:
-                total += -1.0 if (row[k] & 1) else 1.0
-                k += 1
-            indices[nnz] = col  # a sum of zero is kept, as scipy's sum_duplicates keeps it
-            data[nnz] = total
-            nnz += 1
+        nnz = _finish_row(row, count, indices, data, nnz)
         indptr[r + 1] = nnz
     return nnz
 
