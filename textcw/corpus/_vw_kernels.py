@@ -107,30 +107,25 @@ def _scan(buf, every, max_labels, slots, first, lengths, keys):
 
 
 @kernel
-def _read(buf, begin, skip, count, slots, keys, label_class):
+def _read(buf, begin, limit, skip, count, slots, keys, label_class):
     """``count`` documents after skipping ``skip`` from byte ``begin``: their text (after the
     ``|``, copied into one buffer), its offsets, and their classes; and the position of a
-    document whose label is unknown (else -1)."""
+    document whose label is unknown (else -1). The documents end before byte ``limit`` (the
+    next checkpoint), which bounds the copy."""
     n = len(buf)
-    # First pass: where the documents' bytes end, to size the copy.
     i = begin
     seen = 0
-    start = begin
-    while i < n and seen < skip + count:
+    while i < n and seen < skip:
         j, bar, a, b, words = _line(buf, i, n)
         if not _blank(buf, i, j):
-            if seen == skip:
-                start = i
             seen += 1
         i = j + 1
-    end = min(i, n)
-    text = np.empty(end - start, dtype=np.uint8)
+    text = np.empty(max(0, min(limit, n) - i), dtype=np.uint8)
     offsets = np.zeros(count + 1, dtype=np.int64)
     target = np.empty(count, dtype=np.int64)
-    i = start
     d = 0
     p = 0
-    while i < end and d < count:
+    while i < n and d < count:
         j, bar, a, b, words = _line(buf, i, n)
         if not _blank(buf, i, j):
             label = _find_label(slots, keys, _label_key(buf, a, b))

@@ -177,7 +177,10 @@ def stream(task: str | None = None, split: str = "train", *, start: int = 0, sto
         b = min(stop, a + chunk_size)
         first = lo + a
         begin = scan.checkpoints[first // CHECKPOINT]
-        text, offsets, target, bad = _read(buf, begin, first % CHECKPOINT, b - a, slots, scan.keys, label_class)
+        after = (lo + b - 1) // CHECKPOINT + 1  # the checkpoint after the chunk's last document
+        limit = scan.checkpoints[after] if after < len(scan.checkpoints) else len(buf)
+        text, offsets, target, bad = _read(buf, begin, limit, first % CHECKPOINT, b - a, slots, scan.keys,
+                                           label_class)
         if bad >= 0:
             raise DataError(f"vw: {safe_text(scan.path)!r} changed while it was read (document {lo + a + bad} "
                             "has a label the first reading did not see); read it again")
