@@ -32,6 +32,7 @@ def test_auto_params_are_the_tunable_ones_not_given():
     arow = textcw.make_learner("arow")
     assert tuning.auto_params(arow, None) == {"r": "auto"}
     assert tuning.auto_params(arow, {"r": 2.0}) == {}
+    assert tuning.auto_params(arow, {"r": "auto"}) == {"r": "auto"}
     assert tuning.auto_params(textcw.make_learner("scw1"), {"C": 1.0}) == {"eta": "auto"}
     assert tuning.auto_params(textcw.make_learner("perceptron"), None) == {}
 

@@ -30,9 +30,11 @@ TUNE_DOCUMENTS = 30_000
 
 
 def auto_params(template, given: dict | None) -> dict:
-    """``{name: "auto"}`` for each tunable parameter of ``template`` that ``given`` leaves out."""
+    """``{name: "auto"}`` for each tunable parameter of ``template`` that ``given`` leaves out or
+    sets to ``"auto"``."""
     given = given or {}
-    return {name: AUTO for name in getattr(template, "tunable", ()) if name not in given}
+    return {name: AUTO for name in getattr(template, "tunable", ())
+            if name not in given or (isinstance(given[name], str) and given[name] == AUTO)}
 
 
 def settle(model) -> bool:
