@@ -115,8 +115,9 @@ def test_uniform_combination_of_first_order_shards():
 
 # ---------------------------------------------------------------------- streaming
 def test_stream_is_partial_fit_over_chunks():
+    # tune=False: the learner's own defaults (tuning on the first chunks: test_stream_tuning.py)
     result = train_stream("synthetic-text:3000", "cw-var", chunk_size=700, seed=2,
-                          featurizer_params=SMALL_HASH)
+                          featurizer_params=SMALL_HASH, tune=False)
     feat = make_featurizer("hashing", **SMALL_HASH)
     model = CWVar(n_epochs=1, random_state=2)
     source = CorpusSource.resolve("synthetic-text:3000")

@@ -15,7 +15,7 @@ from textcw.hookspecs import hookimpl
 @hookimpl
 def register_corpora(register):
     from textcw.corpus import amazon, enron, folder, newsgroups, rcv1, reuters, spam, svmlight
-    from textcw.corpus import synthetic, tabular
+    from textcw.corpus import synthetic, tabular, vw
     register("newsgroups", newsgroups.load, summary="20 Newsgroups, bydate split (Lang 1995)",
              tasks=newsgroups.TASKS, takes_download=True)
     register("amazon", amazon.load,
@@ -38,6 +38,9 @@ def register_corpora(register):
              tasks=svmlight.TASKS, task_check=svmlight.check_task,
              task_patterns=svmlight.TASK_PATTERNS, featurizer="precomputed", takes_path=True,
              takes_download=True)
+    register("vw", vw.load, summary="Your 'label | text' lines, as Vowpal Wabbit reads them (train[,test])",
+             tasks=vw.TASKS, task_check=vw.check_task, task_patterns=vw.TASK_PATTERNS, featurizer="hashing",
+             takes_path=True, takes_download=True, stream=vw.stream, size=vw.size)
     register("synthetic", synthetic.load,
              summary="20-d rotated Gaussian of the CW-stdev and AROW experiments (NIPS 2008, MLJ 2013)",
              tasks=synthetic.TASKS, featurizer="precomputed")

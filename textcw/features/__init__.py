@@ -1,8 +1,9 @@
 """Featurizers: scikit-learn transformers from documents to sparse feature matrices.
 
 The package's public names are its modules, imported on first use: :mod:`~textcw.features.text`
-(bag-of-words), :mod:`~textcw.features.hashing`, :mod:`~textcw.features.precomputed` (feature
+(bag-of-words), :mod:`~textcw.features.hashing`, :mod:`~textcw.features.native` (their compiled
+tokenising and hashing), :mod:`~textcw.features.precomputed` (feature
 vectors as they are) and :mod:`~textcw.features.params` (the parameter limits of text featurizers).
 """
 
-__all__ = ["hashing", "params", "precomputed", "text"]
+__all__ = ["hashing", "native", "params", "precomputed", "text"]

@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from textcw.errors import InputError
+from textcw.features import native
 from textcw.features.params import check_text_params
 from textcw.features.text import check_documents
 from textcw.untrusted import one_line
@@ -66,15 +67,23 @@ class Hashing(HashingVectorizer):
         return super().fit(X, y)
 
     def transform(self, X):
+        if isinstance(X, native.TextBlock):
+            return self._native(X) if native.supports(self) else super().transform(list(X))
         check_documents(X, "hashing")
         if hasattr(X, "__len__") and len(X) == 0:
             # scikit-learn's FeatureHasher peeks at the first document and raises StopIteration
             # on an empty list; no documents are simply no rows.
             return sp.csr_matrix((0, self.n_features), dtype=self.dtype)
         try:
+            if isinstance(X, (list, tuple, np.ndarray)) and native.supports(self):
+                return self._native(X)
             return super().transform(X)
         except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents
             raise InputError(f"hashing featurizes text (str or bytes documents): {one_line(exc)}") from None
+
+    def _native(self, X):
+        return native.transform(self, X, lambda block: native.hash_block(block, self),
+                                super().transform)
 
 
 def hashing(**params) -> Hashing:

@@ -11,6 +11,10 @@ Bytes are decoded as UTF-8 with undecodable bytes replaced, so any file can be f
 Documents that are not text, and training documents without a single word, are refused with a
 :class:`~textcw.errors.InputError` that says so (scikit-learn's own errors name neither the
 document nor what to do).
+
+``transform`` (of a fitted vocabulary) tokenises and looks terms up in compiled code
+(:mod:`textcw.features.native`), with exactly scikit-learn's result; learning the vocabulary
+(``fit``) is scikit-learn's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from textcw._sklearn_compat import InvalidParameterError
 from textcw.errors import InputError, ParameterError
+from textcw.features import native
 from textcw.features.params import check_text_params
 from textcw.untrusted import one_line
 
@@ -90,13 +95,36 @@ class WordCounts(CountVectorizer):
             raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
 
     def transform(self, raw_documents):
-        check_documents(raw_documents, "the bag-of-words featurizer")
+        if isinstance(raw_documents, native.TextBlock):
+            raw_documents = raw_documents if native.supports(self) else list(raw_documents)
+        else:
+            check_documents(raw_documents, "the bag-of-words featurizer")
         try:
+            if isinstance(raw_documents, (list, tuple, np.ndarray, native.TextBlock)) and native.supports(self):
+                self._check_vocabulary()
+                table = self._vocabulary_table()
+                return native.transform(self, raw_documents,
+                                        lambda block: native.lookup_block(block, self, table),
+                                        super().transform)
             return super().transform(raw_documents)
         except NotFittedError:  # a programming error, not bad input: keep scikit-learn's message
             raise
         except (AttributeError, TypeError) as exc:
             raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
+
+    def _vocabulary_table(self) -> native.VocabularyTable:
+        # Built once per fitted vocabulary; held with the dict it was built from, so a refit
+        # (a new vocabulary_) builds a new one.
+        cached = self.__dict__.get("_native_table")
+        if cached is None or cached[0] is not self.vocabulary_:
+            cached = (self.vocabulary_, native.VocabularyTable(self.vocabulary_))
+            self.__dict__["_native_table"] = cached
+        return cached[1]
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_native_table", None)  # derived from vocabulary_: rebuilt on first use
+        return state
 
 
 def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:

@@ -25,6 +25,7 @@ from sklearn.utils import get_tags
 from textcw.errors import InputError, ParameterError
 from textcw.scale.pipelined import featurized_chunks
 from textcw.scale.source import CHUNK_SIZE, CorpusSource, class_labels, shard_bounds
+from textcw.scale.tuning import settle
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,8 @@ def train_rows(split: FeaturizedSplit, template, task: ShardTask) -> ShardResult
 
 def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, stream: bool = False,
                 chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None,
-                workers: int = 1, on_chunk: Callable[[int, int], None] | None = None) -> ShardResult:
+                workers: int = 1, on_chunk: Callable[[int, int], None] | None = None,
+                tune_documents: int | None = None) -> ShardResult:
     """Train a copy of ``template`` on shard ``task.index`` of ``source``'s training split.
 
     ``stream=False``: the shard is featurized whole (:func:`featurize_rows`, chunk by chunk) and
@@ -127,7 +129,8 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
     the chunks read ahead by ``workers`` featurizing processes, see
     :func:`textcw.scale.pipelined.featurized_chunks`; the model is the same for any ``workers``).
     ``progress(documents_done)`` and ``on_chunk(documents_done, mistakes_so_far)`` are called
-    after every chunk (``stream=True``).
+    after every chunk (``stream=True``). ``tune_documents``: an ``"auto"`` learner compares its
+    candidates over that many documents, then keeps the best alone (:mod:`textcw.scale.tuning`).
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
     start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
@@ -146,6 +149,8 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
             passes[chunk.epoch] += made
             mistakes += made
             done += len(chunk)
+            if tune_documents is not None and done >= tune_documents:
+                settle(model)
             if progress is not None:
                 progress(done)
             if on_chunk is not None:

@@ -28,6 +28,7 @@ from textcw.scale.shards import (
     ShardTask, check_shard_count, fit_and_featurize, fit_featurizer, iter_shards, needs_fit, train_shard,
 )
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
+from textcw.scale.tuning import TUNE_DOCUMENTS, auto_params
 
 STREAM_FEATURIZER = "hashing"
 
@@ -174,7 +175,7 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
                  featurizer_params: dict | None = None, epochs: int | None = None, seed: int | None = 0,
                  chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
                  progress: Progress | None = None, workers: int | None = None,
-                 monitor: Callable[[StreamStatus], None] | None = None) -> ScaleTrainResult:
+                 monitor: Callable[[StreamStatus], None] | None = None, tune: bool = True) -> ScaleTrainResult:
     """Out-of-core training: chunks of ``chunk_size`` documents -> ``transform`` -> ``partial_fit``.
 
     The featurizer (default ``hashing``) must learn nothing from the data, so every chunk is
@@ -186,6 +187,12 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     ``progress("documents", done, total)`` follows the training documents; ``monitor``, if
     given, receives a :class:`~textcw.scale.pipelined.StreamStatus` (documents, throughput,
     running online error) after every chunk.
+
+    Every tunable hyperparameter that ``params`` does not give (CW's and SCW's ``eta``, AROW's
+    ``r``, PA's and SCW's ``C``) is chosen from the stream itself: progressive validation of
+    the learner's candidates over the first :data:`~textcw.scale.tuning.TUNE_DOCUMENTS`
+    documents, then the winner alone (:mod:`textcw.scale.tuning`); ``tune=False`` keeps the
+    learner's defaults instead.
     """
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ParameterError(f"workers={workers!r} is invalid; workers must be an integer >= 1")
@@ -193,6 +200,8 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
         template, base_seed = _learner(learner, params, epochs, seed, True)
         if not hasattr(template, "partial_fit"):
             raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
+        auto = auto_params(template, params) if tune else {}
+        template.set_params(**auto)
         feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
         source = CorpusSource.resolve(corpus)
     report = progress or (lambda stage, done, total: None)
@@ -210,10 +219,14 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
             monitor(StreamStatus(done, total, mistakes, time.perf_counter() - t0))
 
     result = train_shard(source, feat, template, ShardTask(0, 1, base_seed), stream=True,
-                         chunk_size=chunk_size, workers=workers, on_chunk=chunk_done)
+                         chunk_size=chunk_size, workers=workers, on_chunk=chunk_done,
+                         tune_documents=TUNE_DOCUMENTS if auto else None)
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "stream", "chunk_size": chunk_size}
+    if auto:  # which parameters the stream chose, and on how many documents
+        training["tuned"] = sorted(auto)
+        training["tuned_on"] = min(n_train, -(-TUNE_DOCUMENTS // chunk_size) * chunk_size)
     with use_registries(registries):
         model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training)
     n_test, accuracy, metrics = score(model, source, chunk_size, report)
