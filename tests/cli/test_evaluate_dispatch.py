@@ -24,6 +24,21 @@ BASELINE_SPREAD_NOISE_TABLE = '  test error (%), 3-fold CV, training labels flip
 
 HOLDOUT_TABLE = '            test error (%)            \n┏━━━━━━━━━━━━━━━━━━━━━┳━━━━━━┳━━━━━━━┓\n┃ task                ┃ pa   ┃ arow  ┃\n┡━━━━━━━━━━━━━━━━━━━━━╇━━━━━━╇━━━━━━━┩\n│ synthetic:synthetic │ 3.33 │ •1.43 │\n│ mean rank           │ 2.00 │ 1.00  │\n└─────────────────────┴──────┴───────┘\n• lowest error in the row; mean rank: 1 = lowest error\n'
 
+@pytest.fixture(autouse=True)
+def terminal_tables(monkeypatch):
+    """The tables as a terminal of 80 columns shows them: the tables above were captured before
+    the registries served `evaluate` (off a terminal the same rows print tab-separated)."""
+    from rich.console import Console
+
+    from textcw.cli import output
+
+    def console(**options):
+        terminal = {} if options.get("stderr") else {"force_terminal": True, "color_system": None, "width": 80}
+        return Console(**terminal, **options)
+
+    monkeypatch.setattr(output, "Console", console)
+
+
 SMALL = ["--corpus", "synthetic-text:300", "--learner", "pa,cw-var,perceptron", "--folds", "3"]
 
 
