@@ -119,9 +119,10 @@ class CorpusEntry(Entry):
         The featurizer used when the user names none; corpora that ship feature vectors name
         ``precomputed``.
     task_check : callable, optional
-        ``task_check(task)`` raises a textcw error for a task name it rejects, for corpora whose
-        task names are patterns (``usps:AvB``, ``folder:PATH``); names outside ``tasks`` are
-        accepted when it returns.
+        ``task_check(task) -> bool``, for corpora whose task names are patterns (``usps:AvB``,
+        ``folder:PATH``): ``True`` accepts a name outside ``tasks``, ``False`` refuses it as
+        unknown, and a textcw error it raises says what is wrong with it; any other return
+        value is an error (:func:`textcw.corpus.base.check_task`).
     task_patterns : dict
         ``{pattern: summary}`` describing those names for ``textcw list corpora``.
     takes_path : bool

@@ -87,7 +87,6 @@ class AROW(GaussianLinearClassifier):
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
     }
-    late_defaults = {**mc.DEFAULTS, "proba": "quadrature", **weighting.DEFAULTS}
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,

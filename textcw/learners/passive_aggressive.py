@@ -71,7 +71,6 @@ class PassiveAggressive(FirstOrderLearner):
 
 class _PassiveAggressiveC(PassiveAggressive):
     constraints = {**PassiveAggressive.constraints, "C": auto_or(SCALE), **weighting.CONSTRAINTS}
-    late_defaults = {**PassiveAggressive.late_defaults, **weighting.DEFAULTS}
     tunable = ("C",)
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,

@@ -74,7 +74,6 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
     }
-    late_defaults = {**GaussianLinearClassifier.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None,

@@ -274,8 +274,6 @@ class LearnerState:
                     )
 
     def __setstate__(self, state):
-        for name, value in self.late_defaults.items():
-            state.setdefault(name, value)
         super().__setstate__(state)
         if "_state" in state and "_fitted_params" not in state:
             # pickled before the fitted values were recorded: its parameters are those it was
