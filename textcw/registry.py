@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
@@ -54,25 +54,11 @@ class Entry:
             object.__setattr__(self, "target", resolve_reference(self.target, self.provider, self.name))
         return self.target
 
-    @property
-    def extra(self) -> dict:
-        """The declared fields that differ from their defaults, as a dict.
-
-        Kept for one release for code written against the former ``**extra`` bag; read the
-        typed attributes (``entry.tasks``, ``entry.grid``) instead.
-        """
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name in declared_fields(type(self)) and getattr(self, f.name) != _default(f)}
-
 
 def declared_fields(entry_type: type[Entry]) -> list[str]:
     """The keyword-only fields an entry type adds to :class:`Entry`, in declaration order."""
     base = {f.name for f in fields(Entry)}
     return [f.name for f in fields(entry_type) if f.name not in base]
-
-
-def _default(f):
-    return f.default_factory() if f.default_factory is not MISSING else f.default
 
 
 Grid = Mapping[str, Sequence]

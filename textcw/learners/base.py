@@ -22,6 +22,7 @@ from textcw.learners import autotune, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 from textcw.learners.protocol import KernelCall, bind_kernel
+from textcw.learners.selftune import Axis
 from textcw.learners.state import LearnerState, memory_budget
 
 _PROGRESS_CHUNK = 2048
@@ -98,11 +99,24 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     state_combine: dict = {"mu": "mean"}  # how textcw.combine merges each array (protocol.py)
     binary_kernel = None
     multiclass_kernel = None
-    # Parameters that may be "auto": chosen by progressive validation (textcw.learners.autotune).
-    tunable: tuple[str, ...] = ()
+    # The tunable parameters (textcw.learners.selftune.Axis): the tune evaluator's grid and, for
+    # an axis with a unit, the candidates of "auto" (textcw.learners.autotune), which the
+    # parameter's constraint then accepts.
+    tuning: tuple[Axis, ...] = ()
     # Parameters that do not change the fitted model or its predictions (the plugin kit's
     # parameters_take_effect check holds every other parameter to changing them).
     inert_params: tuple[str, ...] = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        constraints = dict(cls.constraints)
+        for axis in cls.tuning:
+            if not isinstance(axis, Axis) or axis.param not in constraints:
+                raise TypeError(f"{cls.__name__}.tuning: {axis!r} must be an Axis naming one of "
+                                f"its parameters ({', '.join(constraints)})")
+            if axis.self_tunes and not constraints[axis.param].contains(autotune.AUTO):
+                constraints[axis.param] = autotune.auto_or(constraints[axis.param])
+        cls.constraints = constraints
 
     # ----------------------------------------------------------------- subclass interface
     def new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:

@@ -38,7 +38,6 @@ from textcw.learners._kernels.constants import (
     SCW2,
     VARIANCE_FLOOR,
 )
-from textcw.learners.autotune import auto_or
 from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
@@ -440,11 +439,10 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "exact", "full")
-    tunable = ("eta",)
     constraints = {
         **OnlineLinearClassifier.constraints,
         # Any double in (0.5, 1) gives phi = Phi^{-1}(eta) in (2.8e-16, 8.3], a usable confidence.
-        "eta": auto_or(Interval(0.5, 1.0, closed="neither")),
+        "eta": Interval(0.5, 1.0, closed="neither"),
         "a": SCALE,
         "covariance": Options(covariances),
         **mc.CONSTRAINTS,

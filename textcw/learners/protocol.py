@@ -86,7 +86,7 @@ LEARNER_HOOKS: dict[str, str] = {
     "run_counters": "per-epoch counters beyond mistakes_ that state_dict carries",
     "binary_kernel": "the binary epoch kernel",
     "multiclass_kernel": "the multi-class epoch kernel",
-    "tunable": "parameters that may be 'auto' (textcw.learners.autotune)",
+    "tuning": "the tunable parameters (textcw.learners.selftune.Axis): tune's grid and 'auto'",
     "inert_params": "parameters declared not to change the fitted model (the kit checks the others do)",
     "covariances": "Gaussian learners: the covariance forms accepted",
     "diagonal_suggestion": "Gaussian learners: the form named when a full covariance does not fit",

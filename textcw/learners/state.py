@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw._compare import same_value
 from textcw.errors import InputError, ParameterError
+from textcw.learners.selftune import auto_params
 
 
 def memory_budget() -> int:
@@ -208,7 +209,7 @@ class LearnerState:
 
     def _check_tuned(self, tuned) -> dict:
         """The values chosen for the learner's ``"auto"`` parameters, one finite number each."""
-        auto = [name for name in getattr(self, "tunable", ()) if getattr(self, name, None) == "auto"]
+        auto = [name for name in auto_params(self) if getattr(self, name, None) == "auto"]
         if tuned is None and not auto:
             return {}
         if not (isinstance(tuned, dict) and set(tuned) == set(auto) and all(

@@ -165,3 +165,16 @@ def test_registered_and_validated():
     fitted.set_params(covariance="diag-l2")
     with pytest.raises(ParameterError, match="covariance"):
         fitted.partial_fit(X, y)
+
+
+def test_nherd_self_tunes_from_its_own_declaration():
+    """"auto" and the tune grid come from NHERD's ``tuning``: no core table names it."""
+    from textcw.learners.selftune import SelfTuning, tune_grid
+
+    X, y = binary_problem(5)
+    model = NHERD(C="auto", n_epochs=2).fit(X, y)
+    grid = [{"C": [c["C"]]} for c in model.tuning_["candidates"]]
+    reference = SelfTuning(NHERD(n_epochs=2), grid=grid).fit(X, y)
+    assert model.tuned_params_ == reference.best_params_
+    assert_array_equal(model.coef_, reference.best_estimator_.coef_)
+    assert tune_grid(NHERD, quick=True) == {"C": [0.1, 10.0]}

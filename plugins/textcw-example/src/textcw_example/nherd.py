@@ -46,6 +46,7 @@ from __future__ import annotations
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Options
+from textcw.learners.selftune import Axis, decades
 
 from textcw_example import nherd_kernels
 
@@ -59,7 +60,7 @@ class NHERD(GaussianLinearClassifier):
 
     Parameters
     ----------
-    C : float > 0, default 1.0
+    C : float > 0 or "auto", default 1.0
         Aggressiveness: each vector of the herd takes the squared-hinge passive-aggressive step
         with this ``C``. Larger ``C`` means larger mean steps and faster shrinking variances.
     a : float > 0, default 1.0
@@ -99,6 +100,10 @@ class NHERD(GaussianLinearClassifier):
     }
     # NHERD's kernels are its own: no built-in rule code; they read ``C`` by name.
     rule = None
+    # alpha = (1 - m) / (v + 1/C): 1/C is weighed against v = a q on a new document, so the
+    # self-tuning candidates ("auto") are C = c / (a q); tune's grid is in decades
+    tuning = (Axis("C", "inverse-margin-variance", (0.01, 0.1, 1.0, 10.0, 100.0),
+                   grid=decades(-3, 2), quick=(0.1, 10.0)),)
 
     def __init__(self, *, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature", n_epochs=5,
                  shuffle=True, random_state=0, fit_intercept=False):
