@@ -38,6 +38,7 @@ from textcw.learners._kernels.constants import (
     SCW2,
     VARIANCE_FLOOR,
 )
+from textcw.learners._kernels.diagonal_loop import DiagonalKernels
 from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
@@ -117,6 +118,10 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
     factor_states = ("R",)
     state_names = AveragedMean.state_names
     run_counters = ("n_variance_floored", "n_solver_fallbacks")
+    # A variant that is its update and nothing else: the kernels textcw.kernels.
+    # diagonal_gaussian_kernels built from its step (rule None); its step_params() are passed
+    # to them as the tuple ``params``, in the order the kernels were built with.
+    step_kernels: DiagonalKernels | None = None
 
     def __init_subclass__(cls, **kwargs):
         """The ``covariance`` constraint is always the class's own ``covariances``, so that a
@@ -182,7 +187,10 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         return mc.MULTICLASS_CODES[self.multiclass]
 
     def epoch_kernel(self, binary: bool):
-        """The numba kernel of one epoch: the covariance form's, for the multi-class strategy."""
+        """The numba kernel of one epoch: the covariance form's, for the multi-class strategy
+        (or the variant's own ``step_kernels``)."""
+        if self.step_kernels is not None:
+            return self.step_kernels.binary if binary else self.step_kernels.top1
         return self.form.kernel(binary, self.strategy(binary))
 
     def kernel_values(self) -> dict:
@@ -208,8 +216,22 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         if weights is not None:
             values["weights"] = weights
         values.update(self.average_values())
-        values.update(self._checked_step_params(rule))
+        if self.step_kernels is not None:
+            values["params"] = self._packed_step_params()
+        else:
+            values.update(self._checked_step_params(rule))
         return values
+
+    def _packed_step_params(self) -> tuple[float, ...]:
+        """``step_params()`` as the tuple the ``step_kernels`` take, checked against the names
+        they were built with."""
+        params = self.step_params()
+        names = self.step_kernels.params
+        if set(params) != set(names):
+            raise ParameterError(
+                f"{type(self).__name__}: its step kernels read the step parameters {list(names)}, "
+                f"but step_params() gives {sorted(params)}")
+        return tuple(float(params[name]) for name in names)
 
     def optional_kernel_values(self) -> frozenset[str]:
         """The step parameters a built-in rule does not read (passed as 0.0, since the
@@ -260,6 +282,8 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         SCW (``C -> s C``) weight their loss terms; CW's update is a hard probabilistic
         constraint (ICML 2008 eq. 3; JMLR 2012 eqs. 8 and 27), which a weight cannot enter."""
         name = type(self).__name__
+        if self.rule_code() is None:  # a variant's own update: no weighted form is known
+            return super().check_weight_support(binary)
         if self.rule_code() not in WEIGHTED_RULES:
             raise ParameterError(
                 f"{name} has no weighted update: CW's margin constraint Pr[y w.x >= 0] >= eta is "

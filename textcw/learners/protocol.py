@@ -91,6 +91,7 @@ LEARNER_HOOKS: dict[str, str] = {
     "covariances": "Gaussian learners: the covariance forms accepted",
     "diagonal_suggestion": "Gaussian learners: the form named when a full covariance does not fit",
     "rule": "Gaussian learners: the built-in update rule's code (None: the learner's own kernels)",
+    "step_kernels": "diagonal Gaussian variants: the kernels textcw.kernels.diagonal_gaussian_kernels built",
     # methods
     "new_state": "fresh state arrays",
     "state_shapes": "the state arrays' shapes, without building them",
