@@ -211,3 +211,16 @@ def test_the_allow_lists_hold_only_what_still_happens():
     found = cycles(_room_graph())
     stale_cycles = [sorted(known) for known in KNOWN_CYCLES if not any(cycle <= known for cycle in found)]
     assert not stale_cycles, f"fixed cycles still in KNOWN_CYCLES of tests/test_layers.py: {stale_cycles}"
+
+
+def test_the_core_imports_no_plugin():
+    """Plugins depend on textcw, never the reverse: the core reaches a plugin's code only through
+    the entry points the plugin declares (textcw.client, the textcw hook group)."""
+    plugins = {"textcw_serve", "textcw_example", "textcw_pixels"}
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            found += [f"{module} imports {name}" for name in names if name.split(".")[0] in plugins]
+    assert found == []

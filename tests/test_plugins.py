@@ -167,15 +167,14 @@ def test_registration_fields_are_typed_per_kind():
 
     regs = registries()
     cw = regs.learners.get("cw-var")
-    assert isinstance(cw, LearnerEntry) and cw.online and cw.quick_grid == {"eta": [0.6, 0.8, 0.95]}
+    assert isinstance(cw, LearnerEntry) and cw.online and cw.quick_grid is None  # on the class
+    assert regs.learners.get("sgd").quick_grid == {"alpha": [1e-5, 1e-3]}
     assert not regs.learners.get("svm").online and regs.learners.get("perceptron").grid is None
     svmlight = regs.corpora.get("svmlight")
     assert isinstance(svmlight, CorpusEntry) and svmlight.takes_path and svmlight.featurizer == "precomputed"
     assert regs.corpora.get("newsgroups").featurizer == "binary-bow"
     assert not regs.corpora.get("newsgroups").takes_path
-    # the former bag, kept for one release: the fields set at registration
-    assert regs.corpora.get("amazon").extra == {"tasks": regs.corpora.get("amazon").tasks,
-                                                "featurizer": "precomputed", "takes_download": True}
+    assert not hasattr(regs.corpora.get("amazon"), "extra")  # typed fields only
     assert regs.corpora.get("newsgroups").takes_download and not regs.corpora.get("synthetic").takes_download
     with pytest.raises(PluginError, match=r"MisspelledField registered learner 'typo-perceptron' with unknown "
                                           r"keyword\(s\) 'quick_grd'; a learner takes grid, quick_grid, online"):

@@ -30,6 +30,12 @@ def kernel(fn):
     return numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")(fn)
 
 
+def closure_kernel(fn):
+    """:func:`kernel`'s policy for a function built inside a factory, which numba cannot cache
+    on disk: it is compiled on first call in each process."""
+    return numba.njit(nogil=True, fastmath=False, error_model="numpy")(fn)
+
+
 # ---------------------------------------------------------------- cache prefetch hint
 def _prefetch_codegen(context, builder, sig, args):
     """``llvm.prefetch(&arr[i, k], read, high locality, data cache)`` (``&arr[i]`` if 1-d)."""

@@ -102,7 +102,9 @@ def register_corpora(register: Register) -> None:
         ship feature vectors name ``precomputed``.
     task_check : callable, optional
         ``task_check(task) -> bool`` for corpora whose task names are patterns (``usps:AvB``,
-        ``folder:PATH``); names outside ``tasks`` are accepted when it returns True.
+        ``folder:PATH``): a name outside ``tasks`` is accepted when it returns ``True`` and
+        refused as unknown when it returns ``False``; it may instead raise a textcw error that
+        says what is wrong with the name. Any other return value (``None``) is an error.
     task_patterns : dict, optional
         ``{pattern: summary}`` describing those names for ``textcw list corpora``.
     takes_path : bool, optional

@@ -21,6 +21,11 @@ callables, and every dispatch on a code ends in an error for an unknown one.
 
 :func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``); the
 functions below are compiled with it and may be called from a plugin's kernels.
+
+A diagonal Gaussian variant need not write a kernel at all: :func:`diagonal_gaussian_kernels`
+builds its binary and top-1 multi-class epoch kernels from its ``step`` and ``variance``
+functions, with textcw's guards (smallest normal, floor counting, mistake before update, a tie
+counts as a mistake) applied by the loop; set the result as the learner's ``step_kernels``.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from textcw.learners._kernels.constants import (
     SMALLEST_NORMAL,
     VARIANCE_FLOOR,
 )
+from textcw.learners._kernels.diagonal_loop import DiagonalKernels, diagonal_gaussian_kernels
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners.protocol import KernelCall, bind_kernel
 
@@ -56,6 +62,7 @@ __all__ = [
     "COUNT_SOLVER_UNCERTIFIED",
     "DIAG_KL",
     "DIAG_L2",
+    "DiagonalKernels",
     "KernelCall",
     "MAX_ABS_VALUE",
     "N_COUNTS",
@@ -63,6 +70,7 @@ __all__ = [
     "VARIANCE_FLOOR",
     "bind_kernel",
     "column",
+    "diagonal_gaussian_kernels",
     "kernel",
     "row_dot",
     "row_dot_and_variance",

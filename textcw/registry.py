@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
@@ -54,25 +54,11 @@ class Entry:
             object.__setattr__(self, "target", resolve_reference(self.target, self.provider, self.name))
         return self.target
 
-    @property
-    def extra(self) -> dict:
-        """The declared fields that differ from their defaults, as a dict.
-
-        Kept for one release for code written against the former ``**extra`` bag; read the
-        typed attributes (``entry.tasks``, ``entry.grid``) instead.
-        """
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name in declared_fields(type(self)) and getattr(self, f.name) != _default(f)}
-
 
 def declared_fields(entry_type: type[Entry]) -> list[str]:
     """The keyword-only fields an entry type adds to :class:`Entry`, in declaration order."""
     base = {f.name for f in fields(Entry)}
     return [f.name for f in fields(entry_type) if f.name not in base]
-
-
-def _default(f):
-    return f.default_factory() if f.default_factory is not MISSING else f.default
 
 
 Grid = Mapping[str, Sequence]
@@ -119,9 +105,10 @@ class CorpusEntry(Entry):
         The featurizer used when the user names none; corpora that ship feature vectors name
         ``precomputed``.
     task_check : callable, optional
-        ``task_check(task)`` raises a textcw error for a task name it rejects, for corpora whose
-        task names are patterns (``usps:AvB``, ``folder:PATH``); names outside ``tasks`` are
-        accepted when it returns.
+        ``task_check(task) -> bool``, for corpora whose task names are patterns (``usps:AvB``,
+        ``folder:PATH``): ``True`` accepts a name outside ``tasks``, ``False`` refuses it as
+        unknown, and a textcw error it raises says what is wrong with it; any other return
+        value is an error (:func:`textcw.corpus.base.check_task`).
     task_patterns : dict
         ``{pattern: summary}`` describing those names for ``textcw list corpora``.
     takes_path : bool

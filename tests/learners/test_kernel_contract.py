@@ -8,8 +8,6 @@
 - :func:`~textcw.learners.protocol.bind_kernel` passes arguments by name and refuses a kernel
   whose signature and the learner disagree.
 - A Gaussian learner's ``step_params()`` must name exactly what its rule reads.
-- A subclass written against the underscored names of the earlier contract still trains the same
-  model, with a ``DeprecationWarning`` when the class is created.
 
 The kernel tests run under ``NUMBA_DISABLE_JIT=1`` too (plain Python), where the same
 ``ValueError`` is raised by the interpreter.
@@ -20,7 +18,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -43,10 +40,8 @@ from textcw.learners._kernels import (
     shared_qp,
 )
 from textcw.learners._kernels import constants as c
-from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.cw_var import CWVar
 from textcw.learners.arow import AROW
-from textcw.learners.perceptron import Perceptron
 from textcw.learners.protocol import DATA_ARGUMENTS, KernelCall, bind_kernel
 from textcw.learners.scw import SCW1
 
@@ -269,35 +264,50 @@ def test_bind_kernel_passes_values_by_name_in_the_kernels_order():
                                                    "floor": 1e-12, "counts": "counts!"}
 
 
-def test_bind_kernel_lets_trailing_defaults_be_omitted_and_ignores_extra_values():
-    call = bind_kernel(recording_kernel, ("mu", "s"), {"phi": 2.0, "rule": c.CW_VAR, "r": 9.0, "k": 3})
-    assert call.args == (c.CW_VAR, 2.0)  # C, floor and counts keep their defaults; r, k unread
+def test_bind_kernel_lets_defaults_be_omitted():
+    call = bind_kernel(recording_kernel, ("mu", "s"), {"phi": 2.0, "rule": c.CW_VAR})
+    assert call.args == (c.CW_VAR, 2.0)  # C, floor and counts keep their defaults
     assert call.kernel(*range(7), *call.args) == {"rule": c.CW_VAR, "phi": 2.0, "C": 1.0, "floor": 0.0,
                                                    "counts": None}
-    # None means "not provided": the default stands
-    assert bind_kernel(recording_kernel, ("mu", "s"),
-                       {"rule": c.CW_VAR, "phi": 2.0, "C": 0.5, "counts": None}).args == (c.CW_VAR, 2.0, 0.5)
+    # a default before a value that is given is passed explicitly: no position shifts
+    call = bind_kernel(recording_kernel, ("mu", "s"), {"rule": c.CW_VAR, "phi": 1.0, "counts": "x"})
+    assert call.args == (c.CW_VAR, 1.0, 1.0, 0.0, "x")
+
+
+def test_bind_kernel_refuses_a_value_the_kernel_does_not_take():
+    # the trap of a kernel parameter spelled ``count``: the learner's ``counts`` would be dropped
+    def misspelled(indptr, indices, data, y, order, mu, s, rule, floor, count=None):
+        return 0, 0
+
+    with pytest.raises(ParameterError, match=r"kernel misspelled does not take 'counts', which the "
+                                             r"learner passes \(it takes \['rule', 'floor', 'count'\]\)"):
+        bind_kernel(misspelled, ("mu", "s"), {"rule": 0, "floor": 0.0, "counts": np.zeros(3)})
+    with pytest.raises(ParameterError, match=r"does not take 'k', 'r'"):
+        bind_kernel(recording_kernel, ("mu", "s"), {"phi": 2.0, "rule": c.CW_VAR, "r": 9.0, "k": 3})
+    # unless the learner declares them optional (values some of its kernels do not read)
+    call = bind_kernel(recording_kernel, ("mu", "s"), {"phi": 2.0, "rule": c.CW_VAR, "r": 0.0},
+                       optional={"r"})
+    assert call.args == (c.CW_VAR, 2.0)
 
 
 def test_bind_kernel_names_a_missing_argument():
     with pytest.raises(ParameterError, match=r"recording_kernel needs the argument 'phi'"):
         bind_kernel(recording_kernel, ("mu", "s"), {"rule": c.CW_VAR, "C": 0.5})
-    with pytest.raises(ParameterError, match=r"'phi'"):
-        bind_kernel(recording_kernel, ("mu", "s"), {"rule": c.CW_VAR, "phi": None})
-    # a default followed by a value that is given cannot be skipped: the position would shift
-    with pytest.raises(ParameterError, match=r"needs the argument 'C'"):
-        bind_kernel(recording_kernel, ("mu", "s"), {"rule": c.CW_VAR, "phi": 1.0, "counts": "x"})
 
 
 def averaging_kernel(indptr, indices, data, y, order, mu, rule, weights=None, u=None, count=None):
     return {"weights": weights, "u": u, "count": count}
 
 
-def test_bind_kernel_passes_none_for_an_optional_array_before_one_that_is_given():
-    call = bind_kernel(averaging_kernel, ("mu",), {"rule": 0, "weights": None, "u": "u!", "count": "c!"})
-    assert call.args == (0, None, "u!", "c!")
+def test_bind_kernel_passes_none_as_a_value_not_as_absence():
+    call = bind_kernel(averaging_kernel, ("mu",), {"rule": 0, "u": "u!", "count": "c!"})
+    assert call.args == (0, None, "u!", "c!")  # weights' default, passed so that u lands on u
     assert call.kernel(*range(6), *call.args) == {"weights": None, "u": "u!", "count": "c!"}
-    assert bind_kernel(averaging_kernel, ("mu",), {"rule": 0, "u": None, "count": None}).args == (0,)
+    assert bind_kernel(averaging_kernel, ("mu",), {"rule": 0}).args == (0,)
+    # None given for a parameter is passed, not taken as "left out"
+    assert bind_kernel(recording_kernel, ("mu", "s"), {"rule": 0, "phi": None}).args == (0, None)
+    with pytest.raises(ParameterError, match=r"does not take 'k'"):
+        bind_kernel(recording_kernel, ("mu", "s"), {"rule": 0, "phi": 1.0, "k": None})
 
 
 def test_bind_kernel_refuses_a_kernel_whose_first_parameters_disagree():
@@ -312,7 +322,9 @@ def test_bind_kernel_refuses_a_kernel_whose_first_parameters_disagree():
 
 
 def test_bind_kernel_binds_a_compiled_kernel():
-    call = bind_kernel(first_order.binary_epoch, ("mu",), {"C": 0.5, "rule": c.PA1, "strategy": 3})
+    with pytest.raises(ParameterError, match=r"binary_epoch does not take 'strategy'"):
+        bind_kernel(first_order.binary_epoch, ("mu",), {"C": 0.5, "rule": c.PA1, "strategy": 3})
+    call = bind_kernel(first_order.binary_epoch, ("mu",), {"C": 0.5, "rule": c.PA1})
     assert call.args == (c.PA1, 0.5)
     X = _tiny_matrix()
     mu = np.zeros(X.shape[1])
@@ -353,72 +365,3 @@ def test_wrong_step_params_for_the_rule_is_a_parameter_error_on_fit(binary_probl
                f"gives {given}")
     with pytest.raises(ParameterError, match=re.escape(message)):
         cls(n_epochs=1).fit(X, y)
-
-
-# --------------------------------------------------------------------------- legacy names
-def _legacy_perceptron_class():
-    """A learner written against the underscored contract of the earlier release."""
-
-    class LegacyPerceptron(OnlineLinearClassifier):
-        _constraints = {**OnlineLinearClassifier._constraints}
-        _state_names = ("mu",)
-        _binary_kernel = first_order.binary_epoch
-        _multiclass_kernel = first_order.multiclass_top1_epoch
-
-        def __init__(self, *, n_epochs=5, shuffle=True, random_state=0, fit_intercept=False):
-            self.n_epochs = n_epochs
-            self.shuffle = shuffle
-            self.random_state = random_state
-            self.fit_intercept = fit_intercept
-
-        def _new_state(self, n_rows, n_labels):
-            return {"mu": np.zeros((n_rows,) if n_labels is None else (n_rows, n_labels))}
-
-        def _kernel_args(self):
-            return (c.PERCEPTRON, 1.0)  # positional: (rule, C)
-
-    return LegacyPerceptron
-
-
-def test_legacy_subclass_warns_at_class_creation():
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        cls = _legacy_perceptron_class()
-    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
-    for old, new in [("_constraints", "constraints"), ("_state_names", "state_names"),
-                     ("_new_state", "new_state"), ("_binary_kernel", "binary_kernel"),
-                     ("_multiclass_kernel", "multiclass_kernel")]:
-        assert any(f"LegacyPerceptron defines {old}," in m and f"define {new} instead" in m
-                   for m in messages), old
-    assert any("defines _kernel/_kernel_args" in m for m in messages)
-    assert all(w.filename == __file__ for w in caught)  # the warning points at the subclass
-    # the old names answer under the new ones
-    assert cls.constraints is cls._constraints and cls.state_names == ("mu",)
-    assert cls.binary_kernel is first_order.binary_epoch
-
-
-def test_base_constraints_answer_to_the_legacy_name():
-    assert OnlineLinearClassifier._constraints is OnlineLinearClassifier.constraints
-    assert set(OnlineLinearClassifier._constraints) == {"n_epochs", "shuffle", "random_state", "fit_intercept"}
-    assert OnlineLinearClassifier._state_names is OnlineLinearClassifier.state_names
-
-
-@pytest.mark.parametrize("problem", ["binary_problem", "multiclass_problem"])
-def test_legacy_subclass_trains_the_builtin_perceptrons_model(problem, request):
-    X, y = request.getfixturevalue(problem)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        legacy = _legacy_perceptron_class()(n_epochs=3, random_state=5).fit(X, y)
-    builtin = Perceptron(n_epochs=3, random_state=5).fit(X, y)
-    assert legacy.epoch_call(legacy._binary) == (
-        first_order.binary_epoch if legacy._binary else first_order.multiclass_top1_epoch, (c.PERCEPTRON, 1.0))
-    np.testing.assert_array_equal(legacy.coef_, builtin.coef_)
-    np.testing.assert_array_equal(legacy.predict(X), builtin.predict(X))
-    np.testing.assert_array_equal(legacy.decision_function(X), builtin.decision_function(X))
-    assert legacy.mistakes_ == builtin.mistakes_ and legacy.n_updates_ == builtin.n_updates_
-    assert np.any(legacy.coef_ != 0)
-    # partial_fit goes through the same legacy call
-    legacy.partial_fit(X, y)
-    builtin.partial_fit(X, y)
-    np.testing.assert_array_equal(legacy.coef_, builtin.coef_)
-

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import pickle
 
 import joblib
 import numpy as np
@@ -147,24 +146,6 @@ def test_partial_fit_label_checks_and_late_classes(name, params, multiclass_prob
     for _ in range(3):
         model.partial_fit(X[rows], [4] * 5)
     assert np.all(model.predict(X[rows]) == 4)
-
-
-def test_models_saved_before_the_multiclass_parameters_load_with_the_old_behaviour(multiclass_problem):
-    X, y = multiclass_problem
-    for name in ("cw-var", "pa1", "perceptron", "scw1"):
-        model = textcw.make_learner(name, random_state=0).fit(X, y)
-        old = pickle.loads(pickle.dumps(model))
-        for param in ("multiclass", "k", "proba"):
-            old.__dict__.pop(param, None)  # as pickled by a version without these parameters
-        loaded = pickle.loads(pickle.dumps(old))
-        params = loaded.get_params()
-        assert params.get("multiclass", "top1") == "top1" and params.get("k") is None
-        if "proba" in params:
-            assert params["proba"] == "quadrature"
-        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
-        loaded.partial_fit(X[:20], y[:20])
-        model.partial_fit(X[:20], y[:20])
-        np.testing.assert_array_equal(loaded.coef_, model.coef_)
 
 
 # --------------------------------------------------------------------------- probabilities

@@ -13,7 +13,8 @@ import textcw
 from sparse_data import random_sparse
 from textcw.errors import InputError, ParameterError
 from textcw.learners.inputs import check_features
-from textcw.learners.selftune import DEFAULT_GRIDS, GRID_CLASSES, SelfTuning, data_scale, default_grid, learner_name
+from textcw.learners.cw_var import CWVar
+from textcw.learners.selftune import Axis, SelfTuning, auto_params, data_scale, default_grid, tune_grid
 from textcw.testing import make_registries
 
 
@@ -31,7 +32,10 @@ def _quiet():
         yield
 
 
-@pytest.mark.parametrize("name", sorted(DEFAULT_GRIDS))
+SELF_TUNING = ("arow", "cw-stdev", "cw-var", "pa1", "pa2", "scw1", "scw2")
+
+
+@pytest.mark.parametrize("name", SELF_TUNING)
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_choice_is_the_fewest_online_mistakes_of_each_candidate_run_alone(name, n_classes):
     X = random_sparse(300, 40, 0.2, seed=3)
@@ -55,16 +59,43 @@ def test_choice_is_the_fewest_online_mistakes_of_each_candidate_run_alone(name, 
     np.testing.assert_array_equal(tuned.decision_function(X), reference.decision_function(X))
 
 
-def test_default_grids_follow_the_learner_registrations():
-    # the grids are found from the learner's class, without the registries: the class table must
-    # name the classes the built-in names are registered with
+def test_the_self_tuning_learners_are_those_whose_class_declares_it():
     registered = make_registries().learners
-    assert set(GRID_CLASSES.values()) == set(DEFAULT_GRIDS)
-    for target, name in GRID_CLASSES.items():
-        factory = registered.get(name).factory
-        assert f"{factory.__module__}:{factory.__qualname__}" == target
-        assert learner_name(textcw.make_learner(name)) == name
-    assert learner_name(textcw.make_learner("perceptron")) is None
+    tuned = sorted(name for name in registered.names() if auto_params(registered.get(name).factory))
+    assert tuned == list(SELF_TUNING)
+    assert auto_params(textcw.make_learner("scw1")) == ("eta", "C")
+    assert auto_params(textcw.make_learner("sop")) == ()  # a tune grid, no "auto"
+    assert tune_grid(textcw.make_learner("sop"), quick=True) == {"a": [1.0]}
+
+
+class _MyCW(CWVar):
+    """A subclass: inherits its parent's tuning, "auto" included, with no table to edit."""
+
+
+def test_a_subclass_self_tunes_like_its_parent():
+    X = random_sparse(200, 30, 0.2, seed=3)
+    y = _labels(X, 3, seed=4)
+    mine = _MyCW(eta="auto", n_epochs=2).fit(X, y)
+    theirs = CWVar(eta="auto", n_epochs=2).fit(X, y)
+    assert mine.tuned_params_ == theirs.tuned_params_
+    np.testing.assert_array_equal(mine.coef_, theirs.coef_)
+
+
+def test_a_learner_class_declares_its_own_tuning():
+    from textcw.learners.params import SCALE
+    from textcw.learners.perceptron import Perceptron
+
+    class Damped(Perceptron):
+        constraints = {**Perceptron.constraints, "damping": SCALE}
+        tuning = (Axis("damping", "inverse-squared-norm", (0.5, 2.0), grid=(0.1, 1.0)),)
+
+    assert Damped.constraints["damping"].contains("auto")  # the declaration admits "auto"
+    assert not Perceptron.constraints.get("damping")
+    assert tune_grid(Damped) == {"damping": [0.1, 1.0]}
+    with pytest.raises(TypeError, match=r"Typo.tuning: Axis\(param='dampng'.* must be an Axis naming one of"):
+        type("Typo", (Perceptron,), {"tuning": (Axis("dampng", grid=(1.0,)),)})
+    with pytest.raises(TypeError, match=r"unit must be one of"):
+        Axis("C", "per-feature", (1.0,))
 
 
 def test_partial_fit_keeps_every_candidate_learning_and_the_running_counts():
@@ -169,7 +200,7 @@ def test_probabilities_only_for_learners_that_have_them():
 def test_bad_input_is_a_clear_error():
     X = random_sparse(60, 8, 0.5, seed=1)
     y = _labels(X, 2, seed=2)
-    with pytest.raises(ParameterError, match="no default grid for Perceptron"):
+    with pytest.raises(ParameterError, match="Perceptron declares no self-tuning parameter"):
         SelfTuning(textcw.make_learner("perceptron")).fit(X, y)
     with pytest.raises(ParameterError, match="has no parameter 'C'"):
         SelfTuning(textcw.make_learner("arow"), grid={"C": [1.0]}).fit(X, y)

@@ -163,4 +163,5 @@ def test_expected_failures_are_strict():
     with pytest.raises(ValueError, match="unknown checks \\['no_such_check'\\]"):
         check_learner(CentroidLearner, expected_failures={"no_such_check": "typo"})
     # A real expected failure is skipped and the remaining checks still run.
-    check_learner(ForgetsAnEpoch, expected_failures={"reports_mistakes": "on purpose"})
+    check_learner(ForgetsAnEpoch, expected_failures={"reports_mistakes": "on purpose",
+                                                     "overrides_only_hooks": "it redefines fit"})

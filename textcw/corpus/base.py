@@ -148,15 +148,25 @@ def check_task(corpus: str, task: str | None, tasks: dict, task_check=None) -> N
     """Accept ``task`` if it is ``None``, a listed task, or passes ``task_check``.
 
     ``task_check(task)``, registered by corpora whose task names are patterns (``usps:3v8``,
-    ``folder:PATH``), raises :class:`UnknownNameError` (or another textcw error) for a name it
-    does not accept.
+    ``folder:PATH``), returns ``True`` for a name it accepts and ``False`` for one it does not
+    (an :class:`UnknownNameError`), or raises a textcw error saying what is wrong with the name.
+    Any other return value (``None`` from a check that forgot its ``return``) is an error: only
+    ``True`` accepts.
     """
     if task is None or task in tasks:
         return
-    if task_check is not None:
-        task_check(task)
+    if task_check is None:
+        raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
+    verdict = task_check(task)
+    if verdict is True:
         return
-    raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
+    if verdict is False:
+        raise UnknownNameError(f"task of corpus {corpus!r}", task, [f"{corpus}:{t}" for t in tasks])
+    raise InputError(
+        f"corpus {corpus!r}: its task_check returned {verdict!r} for the task {task!r}; a "
+        "task_check returns True (accept) or False (reject), or raises a textcw error saying why: "
+        "fix the corpus's plugin"
+    )
 
 
 def check_split(split: str) -> None:

@@ -42,10 +42,11 @@ TASKS: dict = {}
 TASK_PATTERNS = {"PATH": "a folder with one sub-folder of text files per class"}
 
 
-def check_task(task: str) -> None:
+def check_task(task: str) -> bool:
     """Any non-empty path is a task; the loader checks the folder."""
     if not task.strip():
         raise InputError("folder needs a path: --corpus folder:PATH")
+    return True
 
 
 def decode(raw: bytes) -> tuple[str, bool]:

@@ -40,9 +40,10 @@ TASKS: dict = {}
 TASK_PATTERNS = {"PATH[,TEST_PATH]": "an svmlight/libsvm file, optionally with a test file"}
 
 
-def check_task(task: str) -> None:
+def check_task(task: str) -> bool:
     """Any non-empty ``PATH[,TEST_PATH]`` is a task; the loader checks that the files exist."""
     split_paths(task)
+    return True
 
 
 def split_paths(task: str | None) -> list[str]:

@@ -109,9 +109,10 @@ def parse_task(task: str | None) -> tuple[int, int]:
     return n, k
 
 
-def check_task(task: str) -> None:
+def check_task(task: str) -> bool:
     """Accept ``N`` and ``N:K`` (the registry's check for pattern task names)."""
     parse_task(task)
+    return True
 
 
 def split_size(task: str | None, split: str) -> int:

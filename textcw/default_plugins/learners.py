@@ -1,20 +1,15 @@
 """Built-in learners: each summary cites the paper and lists the variants (as parameters).
 
-Each registration carries its tuning grids (``grid``, and ``quick_grid`` for ``--quick``), the
-``{parameter: values}`` the ``tune`` evaluator searches. The papers tune ``phi`` (or ``eta``),
-``C`` and ``r`` without printing their grids (JMLR 2012 section 7.6; AROW 2013 section 5.1), so
-these are textcw's choices: a confidence grid that spans ``phi = Phi^{-1}(eta)`` from 0.025 to
-3.1, and decades for the regularisers. Ranges were widened where the first full reproductions
-often chose an end point; under heavy label noise CW still prefers the smallest eta (the limit
-is 0.5) and PA-I the smallest C. A learner without a grid tunes only its passes.
+The tuning grids the ``tune`` evaluator searches are declared on each learner class (its
+``tuning``, :class:`textcw.learners.selftune.Axis`, where the choices are explained); a
+registration's ``grid``/``quick_grid`` is for a learner whose class declares none (SGD here). A
+learner without either tunes only its passes.
 """
 
 from textcw.hookspecs import hookimpl
 
 GAUSSIAN_FORMS = "covariance=diag-kl|diag-l2|full"
 MULTICLASS = "multiclass=top1|seq|par|exact, k"
-ETA = [0.51, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999]
-QUICK_ETA = [0.6, 0.8, 0.95]
 
 
 # What `textcw train` self-tunes unless the user sets the parameter (textcw.learners.autotune):
@@ -31,15 +26,6 @@ def decades(low: int, high: int) -> list[float]:
     return [float(10.0 ** k) for k in range(low, high + 1)]
 
 
-def _pa_grids() -> dict:
-    return {"grid": {"C": decades(-4, 1)}, "quick_grid": {"C": [0.01, 1.0]}}
-
-
-def _scw_grids() -> dict:
-    return {"grid": {"eta": [0.6, 0.8, 0.9, 0.95], "C": [0.01, 0.1, 1.0]},
-            "quick_grid": {"eta": [0.8, 0.95], "C": [0.1]}}
-
-
 @hookimpl
 def register_learners(register):
     register("perceptron", "textcw.learners.perceptron:Perceptron", online=True,
@@ -48,30 +34,28 @@ def register_learners(register):
              summary="Averaged perceptron (Freund and Schapire 1999; Collins 2002)")
     register("pa", "textcw.learners.passive_aggressive:PassiveAggressive", online=True,
              summary=f"Passive-Aggressive (Crammer et al. JMLR 2006); {MULTICLASS}")
-    register("pa1", "textcw.learners.passive_aggressive:PassiveAggressiveI", online=True, **_pa_grids(),
+    register("pa1", "textcw.learners.passive_aggressive:PassiveAggressiveI", online=True,
              summary=f"Passive-Aggressive I, step capped at C (Crammer et al. JMLR 2006); {MULTICLASS}")
-    register("pa2", "textcw.learners.passive_aggressive:PassiveAggressiveII", online=True, **_pa_grids(),
+    register("pa2", "textcw.learners.passive_aggressive:PassiveAggressiveII", online=True,
              summary=f"Passive-Aggressive II, squared slack (Crammer et al. JMLR 2006); {MULTICLASS}")
     register("sgd", "textcw.learners.sgd:SGD", online=True,
              grid={"alpha": decades(-7, -1)}, quick_grid={"alpha": [1e-5, 1e-3]},
              summary="SGD, loss=hinge|log|modified_huber with L2 decay (Bottou 2012 schedule)")
     register("sop", "textcw.learners.sop:SecondOrderPerceptron", online=True,
-             grid={"a": decades(-2, 3)}, quick_grid={"a": [1.0]},
              summary="Second-order perceptron (Cesa-Bianchi et al. SIAM J. Comput. 2005); "
                      "covariance=diag|full")
     register("cw-var", "textcw.learners.cw_var:CWVar", online=True,
-             grid={"eta": ETA}, quick_grid={"eta": QUICK_ETA}, train_defaults=SELF_TUNED_ETA,
+             train_defaults=SELF_TUNED_ETA,
              summary="Confidence-weighted, variance form (Dredze et al. ICML 2008); "
                      f"covariance=diag-kl|diag-l2|exact|full, {MULTICLASS}")
     register("cw-stdev", "textcw.learners.cw_stdev:CWStdev", online=True,
-             grid={"eta": ETA}, quick_grid={"eta": QUICK_ETA}, train_defaults=SELF_TUNED_ETA,
+             train_defaults=SELF_TUNED_ETA,
              summary="Confidence-weighted, exact stdev form (Crammer et al. NIPS 2008); "
                      f"covariance=diag-kl|diag-l2|exact|full, {MULTICLASS}")
     register("arow", "textcw.learners.arow:AROW", online=True,
-             grid={"r": decades(-2, 4)}, quick_grid={"r": [0.1, 10.0]},
              summary=f"AROW (Crammer, Kulesza, Dredze MLJ 2013); loss=squared_hinge|hinge, {GAUSSIAN_FORMS}, "
                      f"{MULTICLASS}")
-    register("scw1", "textcw.learners.scw:SCW1", online=True, **_scw_grids(), train_defaults=SELF_TUNED_SCW,
+    register("scw1", "textcw.learners.scw:SCW1", online=True, train_defaults=SELF_TUNED_SCW,
              summary=f"Soft CW, SCW-I (Wang, Zhao, Hoi ICML 2012); {GAUSSIAN_FORMS}")
-    register("scw2", "textcw.learners.scw:SCW2", online=True, **_scw_grids(), train_defaults=SELF_TUNED_SCW,
+    register("scw2", "textcw.learners.scw:SCW2", online=True, train_defaults=SELF_TUNED_SCW,
              summary=f"Soft CW, SCW-II (Wang, Zhao, Hoi ICML 2012); {GAUSSIAN_FORMS}")

@@ -1,8 +1,8 @@
 """The hyperparameter grids the ``tune`` evaluator searches.
 
-Each learner registration carries its grids (``register(..., grid={"C": [...]},
-quick_grid=...)``, :class:`textcw.registry.LearnerEntry`); the built-ins' choices, and why, are
-in :mod:`textcw.default_plugins.learners`. ``--quick`` uses ``quick_grid``, or ``grid`` when a
+A learner class declares its grids in ``tuning`` (:class:`textcw.learners.selftune.Axis`); a
+registration may instead carry them (``register(..., grid={"C": [...]}, quick_grid=...)``,
+:class:`textcw.registry.LearnerEntry`). ``--quick`` uses the quick values, or the full grid when a
 learner has none. Parameters a learner spec fixes are not tuned.
 """
 
@@ -17,8 +17,11 @@ def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     """``{parameter: values}`` to search for learner ``name``, leaving out the ``fixed`` parameters."""
     from textcw.plugins import current_registries
 
+    from textcw.learners.selftune import tune_grid
+
     entry = current_registries().learners.get(name)
-    grid = (entry.quick_grid if quick else None) or entry.grid or {}
+    grid = ((entry.quick_grid if quick else None) or entry.grid
+            or tune_grid(entry.factory, quick=quick))
     grid = {k: list(v) for k, v in grid.items() if k not in fixed}
     for key, values in grid.items():
         if not values:

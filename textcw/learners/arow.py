@@ -26,7 +26,7 @@ from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners import weighting
 from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
-from textcw.learners.autotune import auto_or
+from textcw.learners.selftune import Axis, decades
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
@@ -75,10 +75,12 @@ class AROW(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
-    tunable = ("r",)
+    # beta = 1 / (v + r): r = c a q against v = a q on a new document (selftune)
+    tuning = (Axis("r", "margin-variance", (0.01, 0.1, 1.0, 10.0, 100.0), grid=decades(-2, 4),
+                   quick=(0.1, 10.0)),)
     constraints = {
         **OnlineLinearClassifier.constraints,
-        "r": auto_or(SCALE),
+        "r": SCALE,
         "loss": Options(tuple(LOSS_CODES)),
         "a": SCALE,
         "covariance": Options(covariances),
@@ -87,7 +89,6 @@ class AROW(GaussianLinearClassifier):
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
     }
-    late_defaults = {**mc.DEFAULTS, "proba": "quadrature", **weighting.DEFAULTS}
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,

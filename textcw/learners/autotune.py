@@ -1,8 +1,9 @@
 """``"auto"`` hyperparameters: a learner that tunes itself in one pass over its own stream.
 
 A learner whose tunable parameter (``eta`` for CW, ``r`` for AROW, ``eta`` and ``C`` for SCW,
-``C`` for PA-I and PA-II; each class lists them in ``tunable``) is ``"auto"`` runs the
-candidates of :data:`textcw.learners.selftune.DEFAULT_GRIDS` for those parameters side by side
+``C`` for PA-I and PA-II; each class declares them in ``tuning``, a tuple of
+:class:`textcw.learners.selftune.Axis`) is ``"auto"`` runs the candidates its class declares
+for those parameters side by side
 and keeps the one with the fewest online mistakes, counted before each update (progressive
 validation; :mod:`textcw.learners.selftune` explains the grids, stated in the units of the data,
 and what it costs). The learner then *is* the winning candidate: its state, ``mistakes_`` and
@@ -26,7 +27,7 @@ from sklearn.base import clone
 from textcw.errors import ParameterError
 from textcw.learners.inputs import check_features
 from textcw.learners.params import AnyOf
-from textcw.learners.selftune import SelfTuning, default_grid
+from textcw.learners.selftune import SelfTuning, auto_params, default_grid
 
 AUTO = "auto"
 
@@ -49,7 +50,7 @@ def auto_or(constraint) -> AnyOf:
 
 def auto_names(learner) -> list[str]:
     """The learner's tunable parameters that are set to ``"auto"``."""
-    return [name for name in getattr(learner, "tunable", ()) if _is_auto(getattr(learner, name, None))]
+    return [name for name in auto_params(learner) if _is_auto(getattr(learner, name, None))]
 
 
 def _is_auto(value) -> bool:
@@ -62,8 +63,8 @@ def candidates(learner, X, names) -> list[dict]:
     missing = sorted(set(names) - set(grid[0]))
     if missing:
         raise ParameterError(
-            f"{type(learner).__name__}: {missing[0]}='auto' is not supported (tunable: "
-            f"{', '.join(learner.tunable) or 'none'})"
+            f"{type(learner).__name__}: {missing[0]}='auto' is not supported (self-tuning: "
+            f"{', '.join(auto_params(learner)) or 'none'})"
         )
     out: list[dict] = []
     for combination in grid:

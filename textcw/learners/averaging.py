@@ -72,9 +72,9 @@ class AveragedMean:
             raise ParameterError(f"{type(self).__name__}: average=True is not supported {reason}")
 
     def average_values(self) -> dict:
-        """The kernels' named averaging arguments (``None``: no averaging, the plain update)."""
+        """The kernels' named averaging arguments; none without averaging (the plain update)."""
         if not self.averaged:
-            return {"u": None, "count": None}
+            return {}
         return {"u": self._state["u"], "count": self._state["count"]}
 
     def average_state(self, shape) -> dict[str, np.ndarray]:

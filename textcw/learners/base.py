@@ -18,10 +18,11 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
-from textcw.learners import autotune, legacy, weighting
+from textcw.learners import autotune, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
-from textcw.learners.protocol import KernelCall, bind_kernel, kernel_parameters
+from textcw.learners.protocol import KernelCall, bind_kernel
+from textcw.learners.selftune import Axis
 from textcw.learners.state import LearnerState, memory_budget
 
 _PROGRESS_CHUNK = 2048
@@ -38,9 +39,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     depends on a parameter (e.g. ``covariance``) makes ``state_names`` a property and lists that
     parameter in ``state_params``; a learner whose state shapes are plain arithmetic overrides
     :meth:`state_shapes` (the default builds a fresh state once per shape to read them off).
-    The underscored names of earlier releases (``constraints``, ``state_names``,
-    ``new_state``, ``_kernel_args``, ...) still work for subclasses, with a
-    ``DeprecationWarning``, and will be removed in the next release.
+    A subclass overrides only the names in :data:`textcw.learners.protocol.LEARNER_HOOKS`
+    (the plugin kit's ``overrides_only_hooks`` check holds it to that list).
 
     Parameters and the fitted state. ``fit`` starts over with the current parameters.
     ``partial_fit`` continues the fitted model, as in scikit-learn, with the current values of
@@ -99,15 +99,24 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     state_combine: dict = {"mu": "mean"}  # how textcw.combine merges each array (protocol.py)
     binary_kernel = None
     multiclass_kernel = None
-    # Parameters added after models were first saved, with the value that reproduces the older
-    # behaviour: an older pickle gets them when loaded (see __setstate__).
-    late_defaults: dict = {}
-    # Parameters that may be "auto": chosen by progressive validation (textcw.learners.autotune).
-    tunable: tuple[str, ...] = ()
+    # The tunable parameters (textcw.learners.selftune.Axis): the tune evaluator's grid and, for
+    # an axis with a unit, the candidates of "auto" (textcw.learners.autotune), which the
+    # parameter's constraint then accepts.
+    tuning: tuple[Axis, ...] = ()
+    # Parameters that do not change the fitted model or its predictions (the plugin kit's
+    # parameters_take_effect check holds every other parameter to changing them).
+    inert_params: tuple[str, ...] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        legacy.alias_legacy_names(cls)
+        constraints = dict(cls.constraints)
+        for axis in cls.tuning:
+            if not isinstance(axis, Axis) or axis.param not in constraints:
+                raise TypeError(f"{cls.__name__}.tuning: {axis!r} must be an Axis naming one of "
+                                f"its parameters ({', '.join(constraints)})")
+            if axis.self_tunes and not constraints[axis.param].contains(autotune.AUTO):
+                constraints[axis.param] = autotune.auto_or(constraints[axis.param])
+        cls.constraints = constraints
 
     # ----------------------------------------------------------------- subclass interface
     def new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:
@@ -117,8 +126,14 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
     def kernel_values(self) -> dict:
         """The kernels' scalar arguments after the state arrays, by parameter name (variant
         codes and hyperparameters); :meth:`epoch_call` passes each to the kernel parameter of
-        that name."""
+        that name. Offer a name only when its value matters: a kernel must read every value
+        offered (:func:`~textcw.learners.protocol.bind_kernel` fails closed), except those
+        :meth:`optional_kernel_values` names."""
         return {}
+
+    def optional_kernel_values(self) -> frozenset[str]:
+        """The names in :meth:`kernel_values` that a kernel may leave unread (none by default)."""
+        return frozenset()
 
     def epoch_call(self, binary: bool) -> KernelCall:
         """The kernel that runs one epoch, and its arguments after the state arrays."""
@@ -129,7 +144,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                 f"{cls.__name__} sets no {'binary' if binary else 'multiclass'}_kernel and does not "
                 "override epoch_call()"
             )
-        return bind_kernel(kernel, self.kernel_state_names, self.kernel_values())
+        return bind_kernel(kernel, self.kernel_state_names, self.kernel_values(),
+                           self.optional_kernel_values())
 
     def validate_params(self) -> None:
         """Check every parameter; raises :class:`textcw.errors.ParameterError`."""
@@ -151,14 +167,6 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
 
     def check_classes(self, n_classes: int) -> None:
         """Check the parameters that depend on the number of classes (e.g. ``k``), at fit time."""
-
-    def _kernel(self, binary: bool):
-        """The epoch kernel (the name before :meth:`epoch_call`; kept for one release)."""
-        return self.epoch_call(binary).kernel
-
-    def _kernel_args(self) -> tuple:
-        """The kernel's arguments after the state arrays, positionally (as :meth:`_kernel`)."""
-        return self.epoch_call(self._binary).args
 
     # ----------------------------------------------------------------- fitting
     def fit(self, X, y, sample_weight=None, *, progress=None):
@@ -373,22 +381,20 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         return idx.astype(np.int64)
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
-        kernel, args = self.epoch_call(self._binary)
         order = order.astype(np.int64)
         weights = self.__dict__.get("_epoch_weights")
         if weights is not None:
             order = order[weights[order] > 0.0]  # a weight of 0 skips the document
-            if "weights" not in dict(kernel_parameters(kernel)):
-                if not np.all(weights[order] == 1.0):
-                    raise ParameterError(f"{type(self).__name__}: the kernel {kernel.__name__} takes "
-                                         "no example weights; only weights of 0 and 1 apply here")
-            elif np.all(weights[order] == 1.0):
-                # unit weights: the kernel's unweighted path, which they equal bit for bit
-                self.__dict__["_epoch_weights"] = None
-                try:
-                    kernel, args = self.epoch_call(self._binary)
-                finally:
-                    self.__dict__["_epoch_weights"] = weights
+            if np.all(weights[order] == 1.0):
+                # unit weights: the kernel's unweighted path, which they equal bit for bit (and
+                # which every kernel has)
+                weights = None
+        given = self.__dict__.get("_epoch_weights")
+        self.__dict__["_epoch_weights"] = weights
+        try:
+            kernel, args = self.epoch_call(self._binary)
+        finally:
+            self.__dict__["_epoch_weights"] = given
         state = self._kernel_state(X, y, order)
         # The kernel updates the state in place, so running it over consecutive slices of the
         # order is the same epoch; slicing only serves to report progress.
@@ -445,5 +451,3 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-
-legacy.install(OnlineLinearClassifier)

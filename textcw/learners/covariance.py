@@ -42,6 +42,9 @@ class CovarianceForm:
     code : int or None
         The kernels' ``covariance`` argument (``DIAG_KL``/``DIAG_L2``), for the forms whose
         kernels serve more than one form.
+    counts_floored : bool
+        Its kernels count the updates that left a variance at the floor (``counts``); the
+        ``exact`` and ``full`` forms keep variances positive otherwise.
     """
 
     name: str
@@ -50,6 +53,7 @@ class CovarianceForm:
     top1: Callable
     kbest: Callable
     code: int | None = None
+    counts_floored: bool = False
 
     @property
     def diagonal(self) -> bool:
@@ -88,9 +92,9 @@ class CovarianceForm:
 FORMS = {
     form.name: form for form in (
         CovarianceForm("diag-kl", "s", gaussian_diag.binary_epoch, gaussian_diag.multiclass_top1_epoch,
-                       gaussian_diag_kbest.multiclass_epoch, DIAG_KL),
+                       gaussian_diag_kbest.multiclass_epoch, DIAG_KL, True),
         CovarianceForm("diag-l2", "s", gaussian_diag.binary_epoch, gaussian_diag.multiclass_top1_epoch,
-                       gaussian_diag_kbest.multiclass_epoch, DIAG_L2),
+                       gaussian_diag_kbest.multiclass_epoch, DIAG_L2, True),
         CovarianceForm("exact", "s", gaussian_exact.binary_epoch, gaussian_exact.multiclass_top1_epoch,
                        gaussian_exact_kbest.multiclass_epoch),
         CovarianceForm("full", "R", gaussian_full.binary_epoch, gaussian_full.multiclass_top1_epoch,

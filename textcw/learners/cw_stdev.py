@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from textcw.learners._kernels.constants import CW_STDEV
 from textcw.learners.gaussian import ConfidenceWeighted
+from textcw.learners.selftune import ETA, PHI, QUICK_ETA, Axis
 
 
 class CWStdev(ConfidenceWeighted):
@@ -27,6 +28,8 @@ class CWStdev(ConfidenceWeighted):
     """
 
     rule = CW_STDEV
+    # phi is scale-free for CW-stdev (NIPS 2008, Lemma 3) (selftune)
+    tuning = (Axis("eta", "confidence", PHI, grid=ETA, quick=QUICK_ETA),)
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from textcw.learners._kernels.constants import CW_VAR
 from textcw.learners.gaussian import ConfidenceWeighted
+from textcw.learners.selftune import ETA, PHI, QUICK_ETA, Axis
 
 
 class CWVar(ConfidenceWeighted):
@@ -25,6 +26,8 @@ class CWVar(ConfidenceWeighted):
     """
 
     rule = CW_VAR
+    # m >= phi v is not scale-free: what matters is phi sqrt(a q) (selftune)
+    tuning = (Axis("eta", "confidence-per-sd", PHI, grid=ETA, quick=QUICK_ETA),)
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

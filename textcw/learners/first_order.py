@@ -29,7 +29,6 @@ class FirstOrderLearner(AveragedMean, OnlineLinearClassifier):
     kernel_state_names = ("mu",)
     state_names = AveragedMean.state_names
     constraints = {**OnlineLinearClassifier.constraints, **mc.CONSTRAINTS}
-    late_defaults = mc.DEFAULTS
 
     @property
     def state_combine(self):
@@ -65,14 +64,15 @@ class FirstOrderLearner(AveragedMean, OnlineLinearClassifier):
             kernel = first_order_kbest.multiclass_epoch
         values = {
             "rule": self.rule,
-            # PA-I and PA-II's aggressiveness; unread by the others
+            # PA-I and PA-II's aggressiveness; the kernels take it for every rule
             "C": float(self.resolved("C")) if hasattr(self, "C") else 1.0,
-            "strategy": strategy,
-            "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
-            # one weight per row while fit/partial_fit has example weights (base._run_epoch)
-            "weights": self.__dict__.get("_epoch_weights"),
             **self.average_values(),
         }
+        if strategy != MC_TOP1:
+            values.update(strategy=strategy, k=mc.competitors(self, len(self.classes_)))
+        weights = self.__dict__.get("_epoch_weights")  # while fit/partial_fit weights examples
+        if weights is not None:
+            values["weights"] = weights
         return bind_kernel(kernel, self.kernel_state_names, values)
 
     def check_weight_support(self, binary: bool) -> None:

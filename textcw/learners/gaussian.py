@@ -31,13 +31,14 @@ from textcw.learners._kernels.constants import (
     COUNT_SOLVER_FALLBACKS,
     GAUSSIAN_RULE_PARAMETERS,
     GAUSSIAN_STEP_PARAMETERS,
+    MC_EXACT,
     MC_TOP1,
     N_COUNTS,
     SCW1,
     SCW2,
     VARIANCE_FLOOR,
 )
-from textcw.learners.autotune import auto_or
+from textcw.learners._kernels.diagonal_loop import DiagonalKernels
 from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.protocol import bind_kernel
@@ -115,9 +116,24 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
     state_params = ("fit_intercept", "covariance", "average")
     positive_states = ("s",)  # checked when a state is loaded
     factor_states = ("R",)
-    late_defaults = {"proba": "quadrature"}
     state_names = AveragedMean.state_names
     run_counters = ("n_variance_floored", "n_solver_fallbacks")
+    # A variant that is its update and nothing else: the kernels textcw.kernels.
+    # diagonal_gaussian_kernels built from its step (rule None); its step_params() are passed
+    # to them as the tuple ``params``, in the order the kernels were built with.
+    step_kernels: DiagonalKernels | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        """The ``covariance`` constraint is always the class's own ``covariances``, so that a
+        subclass narrowing (or widening) ``covariances`` changes what it accepts."""
+        super().__init_subclass__(**kwargs)
+        unknown = [name for name in cls.covariances if name not in FORMS]
+        if unknown or not cls.covariances:
+            raise TypeError(
+                f"{cls.__name__}.covariances = {cls.covariances!r}: it must name one or more of "
+                f"the covariance forms {list(FORMS)}")
+        if "covariance" in cls.constraints:
+            cls.constraints = {**cls.constraints, "covariance": Options(tuple(cls.covariances))}
 
     # ----------------------------------------------------------------- subclass interface
     def rule_code(self) -> int | None:
@@ -171,26 +187,60 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         return mc.MULTICLASS_CODES[self.multiclass]
 
     def epoch_kernel(self, binary: bool):
-        """The numba kernel of one epoch: the covariance form's, for the multi-class strategy."""
+        """The numba kernel of one epoch: the covariance form's, for the multi-class strategy
+        (or the variant's own ``step_kernels``)."""
+        if self.step_kernels is not None:
+            return self.step_kernels.binary if binary else self.step_kernels.top1
         return self.form.kernel(binary, self.strategy(binary))
 
     def kernel_values(self) -> dict:
-        """Every named argument the Gaussian kernels take after the state arrays."""
+        """Every named argument this configuration's kernel must read, after the state arrays:
+        a name is offered only when its value matters (``covariance`` for the forms whose
+        kernels serve two forms, ``strategy`` and ``k`` for the k-competitor updates, the
+        averaging arrays with ``average=True``, ``weights`` while examples are weighted), so a
+        kernel that does not read one computes something else and binding it is an error."""
         strategy = self.strategy(self._binary)
-        values = {
-            "rule": self.rule_code(),
-            "covariance": self.form.code,
-            "strategy": strategy,
-            "k": None if strategy == MC_TOP1 else mc.competitors(self, len(self.classes_)),
-            "floor": self.floor,
-            # floored updates and joint-solver fallbacks, counted per epoch (see _run_epoch)
-            "counts": self.__dict__.get("_epoch_counts"),
-            # one weight per row while fit/partial_fit has example weights (base._run_epoch)
-            "weights": self.__dict__.get("_epoch_weights"),
-            **self.average_values(),
-        }
-        values.update(self._checked_step_params(values["rule"]))
+        values = {"floor": self.floor}
+        rule = self.rule_code()
+        if rule is not None:
+            values["rule"] = rule
+        if self.form.code is not None:
+            values["covariance"] = self.form.code
+        if strategy != MC_TOP1:
+            values["strategy"] = strategy
+            values["k"] = mc.competitors(self, len(self.classes_))
+        counts = self.__dict__.get("_epoch_counts")  # per epoch, see _run_epoch
+        if counts is not None:
+            values["counts"] = counts
+        weights = self.__dict__.get("_epoch_weights")  # while fit/partial_fit weights examples
+        if weights is not None:
+            values["weights"] = weights
+        values.update(self.average_values())
+        if self.step_kernels is not None:
+            values["params"] = self._packed_step_params()
+        else:
+            values.update(self._checked_step_params(rule))
         return values
+
+    def _packed_step_params(self) -> tuple[float, ...]:
+        """``step_params()`` as the tuple the ``step_kernels`` take, checked against the names
+        they were built with."""
+        params = self.step_params()
+        names = self.step_kernels.params
+        if set(params) != set(names):
+            raise ParameterError(
+                f"{type(self).__name__}: its step kernels read the step parameters {list(names)}, "
+                f"but step_params() gives {sorted(params)}")
+        return tuple(float(params[name]) for name in names)
+
+    def optional_kernel_values(self) -> frozenset[str]:
+        """The step parameters a built-in rule does not read (passed as 0.0, since the
+        built-in kernels take all of them), and ``counts`` where no variance floor is counted
+        (``exact`` and ``full`` guard otherwise; only the joint multi-class solver counts)."""
+        optional = set(GAUSSIAN_STEP_PARAMETERS) - set(GAUSSIAN_RULE_PARAMETERS.get(self.rule_code(), GAUSSIAN_STEP_PARAMETERS))
+        if not self.form.counts_floored and self.strategy(self._binary) != MC_EXACT:
+            optional.add("counts")
+        return frozenset(optional)
 
     def _checked_step_params(self, rule) -> dict[str, float]:
         """``step_params()`` for a built-in rule, checked against the parameters the rule reads,
@@ -207,11 +257,12 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         return {**dict.fromkeys(GAUSSIAN_STEP_PARAMETERS, 0.0), **params}
 
     def epoch_call(self, binary):
-        return bind_kernel(self.epoch_kernel(binary), self.kernel_state_names, self.kernel_values())
+        return bind_kernel(self.epoch_kernel(binary), self.kernel_state_names, self.kernel_values(),
+                           self.optional_kernel_values())
 
     def _run_epoch(self, X, y, order, on_chunk=None) -> None:
-        # The kernels add to ``counts`` (the last kernel argument, see _kernel_args): floored
-        # updates and joint-solver fallbacks, reported per epoch like mistakes_.
+        # The kernels add to ``counts`` (a named kernel argument): floored updates and
+        # joint-solver fallbacks, reported per epoch like mistakes_.
         counts = np.zeros(N_COUNTS, np.int64)
         self.__dict__["_epoch_counts"] = counts
         try:
@@ -231,6 +282,8 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         SCW (``C -> s C``) weight their loss terms; CW's update is a hard probabilistic
         constraint (ICML 2008 eq. 3; JMLR 2012 eqs. 8 and 27), which a weight cannot enter."""
         name = type(self).__name__
+        if self.rule_code() is None:  # a variant's own update: no weighted form is known
+            return super().check_weight_support(binary)
         if self.rule_code() not in WEIGHTED_RULES:
             raise ParameterError(
                 f"{name} has no weighted update: CW's margin constraint Pr[y w.x >= 0] >= eta is "
@@ -410,18 +463,16 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "exact", "full")
-    tunable = ("eta",)
     constraints = {
         **OnlineLinearClassifier.constraints,
         # Any double in (0.5, 1) gives phi = Phi^{-1}(eta) in (2.8e-16, 8.3], a usable confidence.
-        "eta": auto_or(Interval(0.5, 1.0, closed="neither")),
+        "eta": Interval(0.5, 1.0, closed="neither"),
         "a": SCALE,
         "covariance": Options(covariances),
         **mc.CONSTRAINTS,
         "proba": PROBA,
         **AVERAGE_CONSTRAINTS,
     }
-    late_defaults = {**mc.DEFAULTS, "proba": "quadrature"}
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

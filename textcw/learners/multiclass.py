@@ -27,10 +27,6 @@ MULTICLASS = Options(tuple(MULTICLASS_CODES))
 K_COMPETITORS = AnyOf((Options((None, "all")), Interval(1, math.inf, closed="left", integer=True)))
 CONSTRAINTS = {"multiclass": MULTICLASS, "k": K_COMPETITORS}
 
-# Parameters added after models were first saved: a model unpickled from an older version gets
-# these values, which reproduce what it did then.
-DEFAULTS = {"multiclass": "top1", "k": None}
-
 
 def check_strategy(estimator) -> None:
     """Refuse ``k`` with ``top1`` (combinations are checked by each learner)."""

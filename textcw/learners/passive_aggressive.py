@@ -15,7 +15,7 @@ from __future__ import annotations
 from textcw.errors import ParameterError
 from textcw.learners._kernels.constants import PA, PA1, PA2
 from textcw.learners import weighting
-from textcw.learners.autotune import auto_or
+from textcw.learners.selftune import PA_C
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.first_order import FirstOrderLearner, FirstOrderMulticlass  # noqa: F401
 from textcw.learners.params import SCALE
@@ -70,9 +70,8 @@ class PassiveAggressive(FirstOrderLearner):
 
 
 class _PassiveAggressiveC(PassiveAggressive):
-    constraints = {**PassiveAggressive.constraints, "C": auto_or(SCALE), **weighting.CONSTRAINTS}
-    late_defaults = {**PassiveAggressive.late_defaults, **weighting.DEFAULTS}
-    tunable = ("C",)
+    constraints = {**PassiveAggressive.constraints, "C": SCALE, **weighting.CONSTRAINTS}
+    tuning = (PA_C,)
 
     def __init__(self, *, C=1.0, multiclass="top1", k=None, n_epochs=5, shuffle=True,
                  random_state=0, fit_intercept=False, class_weight=None, average=False):

@@ -43,7 +43,6 @@ class Perceptron(FirstOrderLearner):
 
     rule = PERCEPTRON
     constraints = {**FirstOrderLearner.constraints, **weighting.CONSTRAINTS}
-    late_defaults = {**FirstOrderLearner.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, multiclass="top1", k=None, n_epochs=5, shuffle=True, random_state=0,
                  fit_intercept=False, class_weight=None):

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -68,6 +68,54 @@ class OnlineLearner(Protocol):
     def epoch_call(self, binary: bool) -> KernelCall: ...
 
 
+# The names a subclass of a textcw learner may define over textcw's own, and what each is for
+# (docs/plugins.md "The learner contract"). Every other public or private name of the base
+# classes (``fit``, ``floor``, ``fitted_state``, ``_run_epoch``, ...) is textcw's: the guards,
+# counters and warnings around the kernel read them, so a subclass that redefines one computes
+# one thing and reports another. The plugin kit's ``overrides_only_hooks`` check enforces this.
+LEARNER_HOOKS: dict[str, str] = {
+    # declarations
+    "constraints": "{parameter: constraint} for every parameter (textcw.learners.params)",
+    "state_names": "the state arrays, in kernel order",
+    "kernel_state_names": "the state arrays the kernel takes by position, when others go by name",
+    "state_params": "parameters that decide what the state is (fixed once fitted)",
+    "positive_states": "state arrays that must stay > 0 (variances)",
+    "factor_states": "state arrays that are upper Cholesky factors",
+    "weights": "the state array coef_ reads",
+    "state_combine": "how textcw.combine merges each state array (COMBINE_RULES)",
+    "run_counters": "per-epoch counters beyond mistakes_ that state_dict carries",
+    "binary_kernel": "the binary epoch kernel",
+    "multiclass_kernel": "the multi-class epoch kernel",
+    "tuning": "the tunable parameters (textcw.learners.selftune.Axis): tune's grid and 'auto'",
+    "inert_params": "parameters declared not to change the fitted model (the kit checks the others do)",
+    "covariances": "Gaussian learners: the covariance forms accepted",
+    "diagonal_suggestion": "Gaussian learners: the form named when a full covariance does not fit",
+    "rule": "Gaussian learners: the built-in update rule's code (None: the learner's own kernels)",
+    "step_kernels": "diagonal Gaussian variants: the kernels textcw.kernels.diagonal_gaussian_kernels built",
+    # methods
+    "new_state": "fresh state arrays",
+    "state_shapes": "the state arrays' shapes, without building them",
+    "weight_shape": "the shape of a weight-like array",
+    "kernel_values": "the kernel's named arguments after the state arrays",
+    "optional_kernel_values": "names in kernel_values a kernel may leave unread",
+    "epoch_call": "the KernelCall of one epoch",
+    "epoch_kernel": "Gaussian learners: the kernel of one epoch",
+    "rule_code": "Gaussian learners: the rule code passed as ``rule``",
+    "step_params": "Gaussian learners: the rule's step parameters by name",
+    "validate_params": "parameter checks beyond constraints (raise ParameterError)",
+    "check_classes": "checks that depend on the number of classes",
+    "check_weight_support": "refuse example weights the update cannot honour",
+    "check_state_values": "checks of a loaded state's values",
+    "average_refusal": "why a configuration cannot average (None: it can)",
+    "derive_combined_state": "recompute 'derived' state arrays after combining",
+    "coef_": "the weights, when they are not one state array",
+    "decision_function": "the scores, when they are not X @ coef_.T + intercept_",
+    "intercept_": "the intercepts, when they are not in the weights",
+    "predict_proba": "label probabilities",
+    "predict_log_proba": "log label probabilities",
+}
+
+
 @functools.lru_cache(maxsize=None)
 def kernel_parameters(kernel) -> tuple[tuple[str, bool], ...]:
     """``(name, has_default)`` of every parameter of ``kernel`` (a numba dispatcher or a plain
@@ -78,22 +126,30 @@ def kernel_parameters(kernel) -> tuple[tuple[str, bool], ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def optional_parameters(kernel) -> frozenset[str]:
-    """The parameters of ``kernel`` whose default is ``None`` (optional arrays)."""
+def kernel_defaults(kernel) -> dict[str, Any]:
+    """``{name: default}`` of the parameters of ``kernel`` that have a default."""
     function = getattr(kernel, "py_func", kernel)
-    return frozenset(p.name for p in inspect.signature(function).parameters.values() if p.default is None)
+    return {p.name: p.default for p in inspect.signature(function).parameters.values()
+            if p.default is not inspect.Parameter.empty}
 
 
-def bind_kernel(kernel, state_names, values: Mapping[str, Any]) -> KernelCall:
+def bind_kernel(kernel, state_names, values: Mapping[str, Any],
+                optional: Collection[str] = ()) -> KernelCall:
     """The :class:`KernelCall` that passes ``values`` to ``kernel`` by parameter name.
 
     ``kernel``'s signature must start with :data:`DATA_ARGUMENTS` and then ``state_names`` in
-    order; every later parameter is taken from ``values`` by name. A parameter with a default
-    may be left out of ``values`` (so may all after it; one whose default is ``None``, an
-    optional array, is passed as ``None`` when a later one is given); a value the kernel does not name is
-    ignored, so a learner family can offer one set of values to kernels that use different
-    subsets of them. Anything else is a :class:`~textcw.errors.ParameterError` naming the kernel
-    and the argument: the signature and the learner disagree.
+    order; every later parameter is taken from ``values`` by name, and one with a default may be
+    left out of ``values`` (its default is passed). The binding fails closed, with a
+    :class:`~textcw.errors.ParameterError` naming the kernel and the argument:
+
+    - a parameter without a default that ``values`` does not give is an error;
+    - a value the kernel does not take is an error, unless its name is in ``optional``: a
+      learner family that offers one set of values to kernels reading different subsets of them
+      declares which values a kernel may leave unread (e.g. the step parameters its rule does
+      not read). A value the learner offers changes what the learner computes, so a kernel
+      that does not read it would compute something else without a word;
+    - ``None`` is a value like any other (passed as is): a learner that has nothing to pass
+      for a name leaves the name out.
     """
     params = kernel_parameters(kernel)
     name = getattr(kernel, "__name__", repr(kernel))
@@ -105,19 +161,28 @@ def bind_kernel(kernel, state_names, values: Mapping[str, Any]) -> KernelCall:
             f"({', '.join(expected)}, ...): its first parameters must be {DATA_ARGUMENTS} and "
             "then the learner's state_names, in order"
         )
-    args = []
-    for position, (param, has_default) in enumerate(params[len(expected):]):
-        if param in values and values[param] is not None:
-            args.append(values[param])
-            continue
-        later = params[len(expected) + position:]
-        if has_default and not any(p in values and values[p] is not None for p, _ in later):
-            break  # this and the rest keep their defaults
-        if param in optional_parameters(kernel):
-            args.append(None)  # an optional array left out, before one that is given
-            continue
+    taken = [p for p, _ in params[len(expected):]]
+    unread = sorted(set(values) - set(taken) - set(optional))
+    if unread:
         raise ParameterError(
-            f"kernel {name} needs the argument {param!r}, which the learner does not provide "
-            f"(it provides {sorted(k for k, v in values.items() if v is not None)})"
+            f"kernel {name} does not take {', '.join(map(repr, unread))}, which the learner "
+            f"passes (it takes {taken}): the learner would compute something other than its "
+            "parameters say; give the kernel a parameter of that name (spelled exactly), "
+            "choose a kernel that reads it, or refuse the parameter value that needs it"
         )
+    defaults = kernel_defaults(kernel)
+    args = []
+    for param in taken:
+        if param in values:
+            args.append(values[param])
+        elif param in defaults:
+            args.append(defaults[param])
+        else:
+            raise ParameterError(
+                f"kernel {name} needs the argument {param!r}, which the learner does not provide "
+                f"(it provides {sorted(values)})"
+            )
+    # trailing defaults are left to the kernel (a numba kernel then compiles fewer versions)
+    while args and taken[len(args) - 1] not in values:
+        args.pop()
     return KernelCall(kernel, tuple(args))

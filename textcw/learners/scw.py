@@ -21,11 +21,11 @@ from scipy.special import ndtri
 
 from textcw.learners import weighting
 from textcw.learners._kernels import constants
-from textcw.learners.autotune import auto_or
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Interval, Options
+from textcw.learners.selftune import SCW_ETA, Axis
 
 
 class SoftConfidenceWeighted(GaussianLinearClassifier):
@@ -63,18 +63,16 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
-    tunable = ("eta", "C")
     constraints = {
         **OnlineLinearClassifier.constraints,
-        "eta": auto_or(Interval(0.5, 1.0, closed="neither")),
-        "C": auto_or(SCALE),
+        "eta": Interval(0.5, 1.0, closed="neither"),
+        "C": SCALE,
         "a": SCALE,
         "covariance": Options(covariances),
         "proba": PROBA,
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
     }
-    late_defaults = {**GaussianLinearClassifier.late_defaults, **weighting.DEFAULTS}
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None,
@@ -112,6 +110,9 @@ class SCW1(SoftConfidenceWeighted):
     """
 
     rule = constants.SCW1
+    # SCW-I caps the mean step alpha, of size 1/sqrt(v): C = c / sqrt(a q) (selftune)
+    tuning = (SCW_ETA, Axis("C", "inverse-margin-sd", (0.1, 1.0, 10.0), grid=(0.01, 0.1, 1.0),
+                            quick=(0.1,)))
 
 
 class SCW2(SoftConfidenceWeighted):
@@ -126,3 +127,6 @@ class SCW2(SoftConfidenceWeighted):
     """
 
     rule = constants.SCW2
+    # SCW-II adds 1/(2C) to v: C = c / (a q) (selftune)
+    tuning = (SCW_ETA, Axis("C", "inverse-margin-variance", (0.1, 1.0, 10.0), grid=(0.01, 0.1, 1.0),
+                            quick=(0.1,)))

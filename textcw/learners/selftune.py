@@ -17,7 +17,10 @@ made once and shared. After ``fit`` the winner is exactly the model ``fit`` of t
 the winning values gives (same seeded visiting orders), and the other candidates keep their
 first-pass model.
 
-The default candidates (:data:`DEFAULT_GRIDS`) are stated in units of the data, not as
+Each learner class declares its tunable parameters once, in its ``tuning`` attribute (a tuple
+of :class:`Axis`): the ``tune`` evaluator's grid, and the candidates ``"auto"`` and
+:class:`SelfTuning` run. A subclass inherits them and a plugin learner declares its own, with no
+table to edit anywhere else. The self-tuning candidates are stated in units of the data, not as
 constants: the scale ``q``, the median squared norm of the training rows (with the intercept
 column), and the initial variance ``a`` fix how large a margin variance ``x' Sigma x = a q``
 and a step are on this data, and each parameter is compared with that quantity inside its
@@ -68,11 +71,45 @@ from textcw.learners.inputs import as_label_array, check_features, check_labels,
 
 @dataclass(frozen=True)
 class Axis:
-    """One parameter's candidates: ``multipliers`` in the unit ``unit`` (see :data:`UNITS`)."""
+    """One tunable parameter of a learner class, declared in its ``tuning`` attribute.
+
+    Attributes
+    ----------
+    param : str
+        The parameter.
+    unit : str or None
+        How ``"auto"`` and :class:`SelfTuning` state its candidates on the training data: a key
+        of :data:`UNITS`. ``None``: the parameter has no self-tuning (it cannot be ``"auto"``).
+    multipliers : tuple of float
+        Those candidates, in that unit.
+    grid : tuple
+        The values the ``tune`` evaluator searches (absolute values).
+    quick : tuple
+        Its values with ``--quick`` (empty: ``grid``).
+    """
 
     param: str
-    unit: str
-    multipliers: tuple[float, ...]
+    unit: str | None = None
+    multipliers: tuple[float, ...] = ()
+    grid: tuple = ()
+    quick: tuple = ()
+
+    def __post_init__(self):
+        if self.unit is not None and (self.unit not in UNITS or not self.multipliers):
+            raise TypeError(f"Axis({self.param!r}): unit must be one of {sorted(UNITS)} (or None), "
+                            f"with multipliers; got unit={self.unit!r}, multipliers={self.multipliers!r}")
+        if self.unit is None and self.multipliers:
+            raise TypeError(f"Axis({self.param!r}): multipliers need a unit ({sorted(UNITS)})")
+
+    @property
+    def self_tunes(self) -> bool:
+        """The parameter may be ``"auto"``."""
+        return self.unit is not None
+
+
+def decades(low: int, high: int) -> tuple[float, ...]:
+    """``(10**low, ..., 10**high)``."""
+    return tuple(float(10.0 ** k) for k in range(low, high + 1))
 
 
 # How a multiplier ``c`` becomes a parameter value on data of scale q (median squared row norm)
@@ -86,21 +123,17 @@ UNITS = {
     "inverse-squared-norm": lambda c, q, a: c / q,  # PA-I/II C against 1/||x||^2
 }
 
-_PHI = (0.25, 0.5, 1.0, 2.0, 4.0)
-_PA_C = Axis("C", "inverse-squared-norm", (0.01, 0.1, 1.0, 10.0))
-_SCW_ETA = Axis("eta", "confidence", (0.5, 1.0, 2.0))
-
-# Per registered learner name: the axes crossed into the candidate grid. Plain data, so that
-# learner registrations can carry it.
-DEFAULT_GRIDS: dict[str, tuple[Axis, ...]] = {
-    "cw-var": (Axis("eta", "confidence-per-sd", _PHI),),
-    "cw-stdev": (Axis("eta", "confidence", _PHI),),
-    "arow": (Axis("r", "margin-variance", (0.01, 0.1, 1.0, 10.0, 100.0)),),
-    "scw1": (_SCW_ETA, Axis("C", "inverse-margin-sd", (0.1, 1.0, 10.0))),
-    "scw2": (_SCW_ETA, Axis("C", "inverse-margin-variance", (0.1, 1.0, 10.0))),
-    "pa1": (_PA_C,),
-    "pa2": (_PA_C,),
-}
+# Shared by the learners' ``tuning`` declarations. The papers tune ``phi`` (or ``eta``), ``C``
+# and ``r`` without printing their grids (JMLR 2012 section 7.6; AROW 2013 section 5.1), so the
+# ``tune`` grids are textcw's choices: a confidence grid that spans ``phi = Phi^{-1}(eta)`` from
+# 0.025 to 3.1, and decades for the regularisers; ranges were widened where the first full
+# reproductions often chose an end point (under heavy label noise CW still prefers the smallest
+# eta, whose limit is 0.5, and PA-I the smallest C).
+PHI = (0.25, 0.5, 1.0, 2.0, 4.0)
+ETA = (0.51, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 0.999)
+QUICK_ETA = (0.6, 0.8, 0.95)
+PA_C = Axis("C", "inverse-squared-norm", (0.01, 0.1, 1.0, 10.0), grid=decades(-4, 1), quick=(0.01, 1.0))
+SCW_ETA = Axis("eta", "confidence", (0.5, 1.0, 2.0), grid=(0.6, 0.8, 0.9, 0.95), quick=(0.8, 0.95))
 
 # A grid is trained in full for every candidate: keep it a small set.
 MAX_CANDIDATES = 64
@@ -114,40 +147,36 @@ def data_scale(X, fit_intercept: bool = False) -> float:
     return q if q > 0 else 1.0
 
 
-# The learner classes that have a default grid, by ``module:qualname`` (the factory each is
-# registered with, textcw/default_plugins/learners.py) -> the name it is registered under. Matched
-# on the class itself, as a registry lookup would match it, so that this room needs no registry.
-GRID_CLASSES = {
-    "textcw.learners.cw_var:CWVar": "cw-var",
-    "textcw.learners.cw_stdev:CWStdev": "cw-stdev",
-    "textcw.learners.arow:AROW": "arow",
-    "textcw.learners.scw:SCW1": "scw1",
-    "textcw.learners.scw:SCW2": "scw2",
-    "textcw.learners.passive_aggressive:PassiveAggressiveI": "pa1",
-    "textcw.learners.passive_aggressive:PassiveAggressiveII": "pa2",
-}
+def tuning(learner) -> tuple[Axis, ...]:
+    """The ``tuning`` declared by ``learner``'s class (a learner or a class; none: ``()``)."""
+    return tuple(getattr(learner, "tuning", ()))
 
 
-def learner_name(learner) -> str | None:
-    """The registered name of ``learner``'s class if it has a default grid, else None."""
-    cls = type(learner)
-    return GRID_CLASSES.get(f"{cls.__module__}:{cls.__qualname__}")
+def auto_params(learner) -> tuple[str, ...]:
+    """The parameters of ``learner`` (or its class) that may be ``"auto"``."""
+    return tuple(axis.param for axis in tuning(learner) if axis.self_tunes)
+
+
+def tune_grid(learner, *, quick: bool = False) -> dict[str, list]:
+    """``{parameter: values}`` the ``tune`` evaluator searches for ``learner`` (or its class),
+    from its ``tuning``: each axis's ``quick`` values with ``quick=True`` (else ``grid``)."""
+    return {axis.param: list((axis.quick if quick else ()) or axis.grid)
+            for axis in tuning(learner) if axis.grid}
 
 
 def default_grid(learner, X) -> list[dict]:
-    """The candidates of :data:`DEFAULT_GRIDS` for ``learner``, in the units of ``X``."""
-    name = learner_name(learner)
-    if name not in DEFAULT_GRIDS:
+    """The self-tuning candidates of ``learner``'s ``tuning``, in the units of ``X``."""
+    axes = [axis for axis in tuning(learner) if axis.self_tunes]
+    if not axes:
         raise ParameterError(
-            f"SelfTuning: there is no default grid for {type(learner).__name__} (default grids: "
-            f"{', '.join(sorted(DEFAULT_GRIDS))}); pass grid={{'param': [values, ...]}}"
+            f"SelfTuning: {type(learner).__name__} declares no self-tuning parameter (its class's "
+            "tuning attribute has no Axis with a unit); pass grid={'param': [values, ...]}"
         )
     params = learner.get_params(deep=False)
     q = data_scale(X, bool(params.get("fit_intercept", False)))
     a = float(params.get("a", 1.0))
-    axes = [[(axis.param, UNITS[axis.unit](c, q, a)) for c in axis.multipliers]
-            for axis in DEFAULT_GRIDS[name]]
-    return [dict(combo) for combo in itertools.product(*axes)]
+    grids = [[(axis.param, UNITS[axis.unit](c, q, a)) for c in axis.multipliers] for axis in axes]
+    return [dict(combo) for combo in itertools.product(*grids)]
 
 
 def expand_grid(grid) -> list[dict]:
@@ -229,8 +258,8 @@ class SelfTuning(ClassifierMixin, BaseEstimator):
         (``n_epochs``, ``shuffle``, ``random_state``, ...) are kept for every candidate.
     grid : dict, list of dicts or None, default None
         Candidate values, ``{"param": [v1, v2, ...]}`` (several parameters are crossed) or a
-        list of such dicts. ``None``: :data:`DEFAULT_GRIDS` for the learner, in the units of
-        the first training data (module docstring).
+        list of such dicts. ``None``: the candidates the learner's class declares in
+        ``tuning``, in the units of the first training data (module docstring).
 
     Fitted attributes
     -----------------

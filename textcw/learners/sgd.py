@@ -79,7 +79,6 @@ class SGD(OnlineLinearClassifier):
         "power_t": Interval(0.0, 10.0, closed="right", natural="> 0"),
         **weighting.CONSTRAINTS,
     }
-    late_defaults = weighting.DEFAULTS
 
     def __init__(self, *, loss="hinge", alpha=1e-4, learning_rate="decay", eta0=1.0, power_t=0.5,
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None):

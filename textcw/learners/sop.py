@@ -17,6 +17,7 @@ from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.linalg import check_full_fits, quadratic_forms, with_intercept_column
 from textcw.learners.params import SCALE, Options
 from textcw.learners.protocol import bind_kernel
+from textcw.learners.selftune import Axis, decades
 
 
 class SecondOrderPerceptron(OnlineLinearClassifier):
@@ -48,6 +49,7 @@ class SecondOrderPerceptron(OnlineLinearClassifier):
         "a": SCALE,
         "covariance": Options(("diag", "full")),
     }
+    tuning = (Axis("a", grid=decades(-2, 3), quick=(1.0,)),)  # tune's grid; no "auto"
     state_params = ("fit_intercept", "covariance")
     positive_states = ("A",)  # checked when a state is loaded
     factor_states = ("R",)

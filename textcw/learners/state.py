@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw._compare import same_value
 from textcw.errors import InputError, ParameterError
+from textcw.learners.selftune import auto_params
 
 
 def memory_budget() -> int:
@@ -208,7 +209,7 @@ class LearnerState:
 
     def _check_tuned(self, tuned) -> dict:
         """The values chosen for the learner's ``"auto"`` parameters, one finite number each."""
-        auto = [name for name in getattr(self, "tunable", ()) if getattr(self, name, None) == "auto"]
+        auto = [name for name in auto_params(self) if getattr(self, name, None) == "auto"]
         if tuned is None and not auto:
             return {}
         if not (isinstance(tuned, dict) and set(tuned) == set(auto) and all(
@@ -274,8 +275,6 @@ class LearnerState:
                     )
 
     def __setstate__(self, state):
-        for name, value in self.late_defaults.items():
-            state.setdefault(name, value)
         super().__setstate__(state)
         if "_state" in state and "_fitted_params" not in state:
             # pickled before the fitted values were recorded: its parameters are those it was

@@ -96,6 +96,5 @@ class _ClassWeight:
 
 
 CLASS_WEIGHT = _ClassWeight()
-# The class_weight parameter's constraint and its value for models saved before it existed.
+# The class_weight parameter's constraint.
 CONSTRAINTS = {"class_weight": CLASS_WEIGHT}
-DEFAULTS = {"class_weight": None}

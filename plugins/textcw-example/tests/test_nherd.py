@@ -165,3 +165,55 @@ def test_registered_and_validated():
     fitted.set_params(covariance="diag-l2")
     with pytest.raises(ParameterError, match="covariance"):
         fitted.partial_fit(X, y)
+
+
+def test_nherd_self_tunes_from_its_own_declaration():
+    """"auto" and the tune grid come from NHERD's ``tuning``: no core table names it."""
+    from textcw.learners.selftune import SelfTuning, tune_grid
+
+    X, y = binary_problem(5)
+    model = NHERD(C="auto", n_epochs=2).fit(X, y)
+    grid = [{"C": [c["C"]]} for c in model.tuning_["candidates"]]
+    reference = SelfTuning(NHERD(n_epochs=2), grid=grid).fit(X, y)
+    assert model.tuned_params_ == reference.best_params_
+    assert_array_equal(model.coef_, reference.best_estimator_.coef_)
+    assert tune_grid(NHERD, quick=True) == {"C": [1e-3, 1e-1]}
+
+
+@pytest.mark.parametrize("covariance", FORMS)
+@pytest.mark.parametrize("C, a", [(1.0, 1.0), (0.05, 2.5), (1e30, 1.0)])
+@pytest.mark.parametrize("problem", ["binary", "multiclass"])
+def test_the_epoch_loop_equals_the_hand_written_kernels_exactly(problem, C, a, covariance):
+    """textcw's loop over NHERD's step gives the state, counts and counters of the kernels
+    written by hand before it (tests/nherd_kernels_before.py), bit for bit, over shuffled epochs
+    (C=1e30 drives variances to the floor, so the floor counts are compared too)."""
+    import warnings
+
+    import nherd_kernels_before as before
+    from textcw.kernels import COUNT_FLOORED, N_COUNTS
+
+    from textcw_example.nherd import FORM_CODES
+
+    X, y = binary_problem(3) if problem == "binary" else multiclass_problem(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", textcw.errors.VarianceFloorWarning)
+        model = NHERD(C=C, a=a, covariance=covariance, n_epochs=3, random_state=7).fit(X, y)
+    binary = problem == "binary"
+    shape = (X.shape[1],) if binary else (X.shape[1], 4)
+    mu, s = np.zeros(shape), np.full(shape, a)
+    yk = np.where(y == model.classes_[1], 1.0, -1.0) if binary else np.searchsorted(model.classes_, y)
+    epoch = before.binary_epoch if binary else before.multiclass_epoch
+    rng = np.random.RandomState(7)
+    results, floored = [], []
+    for _ in range(3):
+        counts = np.zeros(N_COUNTS, np.int64)
+        results.append(epoch(X.indptr, X.indices, X.data, yk, rng.permutation(X.shape[0]), mu, s,
+                             FORM_CODES[covariance], C, a * VARIANCE_FLOOR, counts))
+        floored.append(int(counts[COUNT_FLOORED]))
+    state = model.fitted_state()
+    assert_array_equal(state["mu"], mu)
+    assert_array_equal(state["s"], s)
+    assert list(zip(model.mistakes_, model.n_updates_)) == results
+    assert model.n_variance_floored_ == floored
+    if C == 1e30 and covariance != "diag-l2":  # diag-l2 shrinks at most s_j x_j^2 / v of s_j
+        assert max(floored) > 0

@@ -58,9 +58,10 @@ def parse_task(task: str | None) -> tuple[list[str], list[list[int]]]:
     return [str(a), str(b)], [[a], [b]]
 
 
-def check_task(task: str) -> None:
+def check_task(task: str) -> bool:
     """Accept ``AvB`` (two different digits) and ``Avall``."""
     parse_task(task)
+    return True
 
 
 @functools.lru_cache(maxsize=2)

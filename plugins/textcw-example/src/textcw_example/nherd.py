@@ -46,12 +46,12 @@ from __future__ import annotations
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Options
+from textcw.learners.selftune import Axis, decades
 
-from textcw_example import nherd_kernels
+from textcw_example import nherd_step
 
 # covariance= -> the kernels' ``covariance`` code
-FORM_CODES = {"diag-kl": nherd_kernels.PROJECT, "diag-l2": nherd_kernels.DROP,
-              "exact": nherd_kernels.EXACT}
+FORM_CODES = {"diag-kl": nherd_step.PROJECT, "diag-l2": nherd_step.DROP, "exact": nherd_step.EXACT}
 
 
 class NHERD(GaussianLinearClassifier):
@@ -59,7 +59,7 @@ class NHERD(GaussianLinearClassifier):
 
     Parameters
     ----------
-    C : float > 0, default 1.0
+    C : float > 0 or "auto", default 1.0
         Aggressiveness: each vector of the herd takes the squared-hinge passive-aggressive step
         with this ``C``. Larger ``C`` means larger mean steps and faster shrinking variances.
     a : float > 0, default 1.0
@@ -97,8 +97,13 @@ class NHERD(GaussianLinearClassifier):
         "covariance": Options(covariances),
         "proba": PROBA,
     }
-    # NHERD's kernels are its own: no built-in rule code; they read ``C`` by name.
+    # NHERD is its update (nherd_step): textcw's loop runs it; no built-in rule code.
     rule = None
+    step_kernels = nherd_step.KERNELS
+    # alpha = (1 - m) / (v + 1/C): 1/C is weighed against v = a q on a new document, so the
+    # self-tuning candidates ("auto") are C = c / (a q); tune's grid is in decades
+    tuning = (Axis("C", "inverse-margin-variance", (0.01, 0.1, 1.0, 10.0, 100.0),
+                   grid=decades(-4, 0), quick=(1e-3, 1e-1)),)
 
     def __init__(self, *, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature", n_epochs=5,
                  shuffle=True, random_state=0, fit_intercept=False):
@@ -113,9 +118,6 @@ class NHERD(GaussianLinearClassifier):
 
     def step_params(self):
         return {"C": self.C}
-
-    def epoch_kernel(self, binary):
-        return nherd_kernels.binary_epoch if binary else nherd_kernels.multiclass_epoch
 
     def kernel_values(self):
         return {**super().kernel_values(), "covariance": FORM_CODES[self.covariance]}

@@ -16,8 +16,9 @@ def register_learners(register):
     register("balanced-winnow", "textcw_example.winnow:BalancedWinnow", online=True,
              summary="Balanced Winnow, multiplicative mistake-driven updates (Dagan, Karov, Roth 1997)")
     register("nherd", "textcw_example.nherd:NHERD", online=True,
-             grid={"C": [1e-4, 1e-3, 1e-2, 1e-1, 1.0]}, quick_grid={"C": [1e-3, 1e-1]},
              summary="Normal herding, NHERD (Crammer and Lee, NIPS 2010); covariance=diag-kl|diag-l2|exact")
+    register("bounded-arow", "textcw_example.bounded_arow:BoundedAROW", online=True,
+             summary="Diagonal AROW with a variance lower bound b; covariance=diag-kl|diag-l2")
 
 
 @textcw.hookimpl

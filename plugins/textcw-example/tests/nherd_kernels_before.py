@@ -1,4 +1,7 @@
-"""Numba kernels of NHERD (Crammer and Lee, "Learning via Gaussian Herding", NIPS 2010).
+"""NHERD's epoch kernels as they were written by hand before textcw's epoch loop took its step
+(:mod:`textcw_example.nherd_step`): kept as the reference the loop must equal bit for bit.
+
+Numba kernels of NHERD (Crammer and Lee, "Learning via Gaussian Herding", NIPS 2010).
 
 The rule, its derivation and the three diagonal forms are in :mod:`textcw_example.nherd`. Per
 example, with margin ``m`` and margin variance ``v = x' Sigma x`` (both before the update):
