@@ -22,7 +22,7 @@ paper cites for it, with its L2 strength ``alpha`` tuned.
 
 from __future__ import annotations
 
-from textcw.evaluation.experiments.base import Check
+from textcw.evaluation.experiments.base import PAPERS_TEXT, Check
 from textcw.evaluation.experiments.table import Row, TableExperiment
 from textcw.evaluation.mcnemar import mcnemar_test
 from textcw.evaluation.specs import SPLIT, LearnerSpec, TaskSpec
@@ -51,12 +51,12 @@ ROWS = [
     Row("Spam A", TaskSpec("spam:u00")),
     Row("Spam B", TaskSpec("spam:u01")),
     Row("Spam C", TaskSpec("spam:u02")),
-    Row("Retail", TaskSpec("rcv1:retail")),
-    Row("Business", TaskSpec("rcv1:business")),
-    Row("Insurance", TaskSpec("rcv1:insurance")),
-    Row("Comp", TaskSpec("newsgroups:comp", sample=1800)),
-    Row("Sci", TaskSpec("newsgroups:sci", sample=1800)),
-    Row("Talk", TaskSpec("newsgroups:talk", sample=1800)),
+    Row("Retail", TaskSpec("rcv1:retail", featurizer=PAPERS_TEXT)),
+    Row("Business", TaskSpec("rcv1:business", featurizer=PAPERS_TEXT)),
+    Row("Insurance", TaskSpec("rcv1:insurance", featurizer=PAPERS_TEXT)),
+    Row("Comp", TaskSpec("newsgroups:comp", sample=1800, featurizer=PAPERS_TEXT)),
+    Row("Sci", TaskSpec("newsgroups:sci", sample=1800, featurizer=PAPERS_TEXT)),
+    Row("Talk", TaskSpec("newsgroups:talk", sample=1800, featurizer=PAPERS_TEXT)),
     Row("Webspam", None, "the Pascal large-scale challenge data is not in textcw"),
     Row("0 vs 9", usps("0v9")),
     Row("1 vs 2", usps("1v2")),
