@@ -7,13 +7,15 @@ scikit-learn's ``TfidfVectorizer(sublinear_tf=True)`` (Manning, Raghavan and Sch
 ``1 + log((1 + n) / (1 + df))``, cosine normalisation), computed from the counts of
 :class:`~textcw.features.text.WordCounts` and the idf of scikit-learn's ``TfidfTransformer``.
 
-Why this and not the papers' binary bag of words: the CW learners' confidence ``phi`` and
-margin are on the scale of ``x' Sigma x``; with binary features a document's squared length is its
-number of distinct words, which varies a hundredfold between a one-line message and a long
-article, so a long document makes a far larger step than a short one, whatever its content.
-Unit length gives every document the same scale, log counts keep a repeated word from
-dominating, and idf lowers the weight of words that occur everywhere. Measured on held-out
-text tasks and the papers' corpora in docs/guide/text-features.md.
+Why this and not the papers' binary bag of words: with binary features every word a document
+contains weighs the same, so a rare, telling word counts no more than "the" or a mail header's
+"received"; idf gives each word a weight that falls with the number of documents it occurs in,
+and ``1 + log count`` lets a repeated word count more, but not linearly. The CW and SCW updates
+are unchanged by scaling a whole document (their constraint ``Pr[y w.x >= 0] >= eta`` does not
+depend on the length of ``x``), so for them only the relative weights within a document
+matter; AROW compares ``x' Sigma x`` with its ``r``, and unit length puts every document on one
+scale there. Measured on held-out text tasks and the papers' corpora in
+docs/guide/text-features.md.
 
 The fitted state is the vocabulary (``vocabulary_``) and the idf weights (``idf_``, a plain
 array), so the model exports and imports as the bag of words does (:mod:`textcw.portable`).
