@@ -21,6 +21,7 @@ def test_is_scikit_learns_sublinear_tfidf_and_the_default_for_text():
     for docs in (DOCS, new):
         np.testing.assert_allclose(ours.transform(docs).toarray(), theirs.transform(docs).toarray(), rtol=0, atol=1e-15)
     np.testing.assert_allclose(ours.idf_, theirs.idf_)
+    assert isinstance(ours.idf_, list)  # plain data: the feature cache and exports keep it
     X = ours.transform(DOCS)
     # unit length; "mat" three times weighs 1 + log 3, not 3
     np.testing.assert_allclose(np.sqrt(X.multiply(X).sum(axis=1)).A1, 1.0)

@@ -17,8 +17,9 @@ matter; AROW compares ``x' Sigma x`` with its ``r``, and unit length puts every 
 scale there. Measured on held-out text tasks and the papers' corpora in
 docs/guide/text-features.md.
 
-The fitted state is the vocabulary (``vocabulary_``) and the idf weights (``idf_``, a plain
-array), so the model exports and imports as the bag of words does (:mod:`textcw.portable`).
+The fitted state is the vocabulary (``vocabulary_``) and the idf weights (``idf_``, a list of
+floats), plain data: the feature cache keeps the fitted featurizer and the model exports and
+imports as the bag of words does (:mod:`textcw.portable`).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ class TfidfWords(WordCounts):
 
     def fit_transform(self, raw_documents, y=None):
         counts = super().fit_transform(raw_documents, y)
-        # scikit-learn's smoothed idf, kept as a plain array (exportable without pickle)
-        self.idf_ = TfidfTransformer(smooth_idf=True).fit(counts).idf_
+        # scikit-learn's smoothed idf, kept as a plain list of floats: JSON, so that the feature
+        # cache can store the fitted featurizer and an export needs no pickle
+        self.idf_ = TfidfTransformer(smooth_idf=True).fit(counts).idf_.tolist()
         return self._weigh(counts)
 
     def transform(self, raw_documents):
