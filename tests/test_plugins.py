@@ -172,7 +172,7 @@ def test_registration_fields_are_typed_per_kind():
     assert not regs.learners.get("svm").online and regs.learners.get("perceptron").grid is None
     svmlight = regs.corpora.get("svmlight")
     assert isinstance(svmlight, CorpusEntry) and svmlight.takes_path and svmlight.featurizer == "precomputed"
-    assert regs.corpora.get("newsgroups").featurizer == "binary-bow"
+    assert regs.corpora.get("newsgroups").featurizer == "tfidf"
     assert not regs.corpora.get("newsgroups").takes_path
     assert not hasattr(regs.corpora.get("amazon"), "extra")  # typed fields only
     assert regs.corpora.get("newsgroups").takes_download and not regs.corpora.get("synthetic").takes_download

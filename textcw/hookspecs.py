@@ -98,7 +98,7 @@ def register_corpora(register: Register) -> None:
     Other Parameters
     ----------------
     featurizer : str, optional
-        The featurizer used when the user names none (default ``binary-bow``); corpora that
+        The featurizer used when the user names none (default ``tfidf``, sublinear TF-IDF at unit length); corpora that
         ship feature vectors name ``precomputed``.
     task_check : callable, optional
         ``task_check(task) -> bool`` for corpora whose task names are patterns (``usps:AvB``,

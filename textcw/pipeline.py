@@ -218,8 +218,13 @@ def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
 
 def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict | None = None,
                   registries: Registries | None = None, probability: str | None = None,
-                  **learner_params) -> Pipeline:
+                  train_defaults: bool = False, **learner_params) -> Pipeline:
     """An unfitted ``Pipeline(featurizer, learner)`` of registered components by name.
+
+    ``train_defaults=True`` builds the learner as ``textcw train`` does: the registry's
+    ``train_defaults`` (e.g. ``eta="auto"``, self-tuned) under ``learner_params``. With the
+    default featurizer of text corpora, ``make_pipeline("tfidf", name, train_defaults=True)``
+    is the model ``textcw train --learner NAME`` fits on a text corpus.
 
     ``probability`` (:func:`resolve_probability`): ``"calibrated"``, the default for online
     learners, gives a :class:`~textcw.learners.calibrated_pipeline.CalibratedPipeline`, whose
@@ -238,6 +243,8 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
 
     featurizer_params = dict(featurizer_params or {})
     with use_registries(registries):
+        if train_defaults:
+            learner_params = {**current_registries().learners.get(learner).train_defaults, **learner_params}
         est = make_learner(learner, **learner_params)
         calibrated = resolve_probability(probability, learner, est) == "calibrated"
         model = assemble(make_featurizer(featurizer, **featurizer_params), est,

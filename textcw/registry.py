@@ -15,7 +15,7 @@ from typing import Any
 from textcw.errors import DuplicateNameError, PluginError, UnknownNameError
 
 KINDS = ("learners", "featurizers", "corpora", "evaluators", "metrics", "comparisons")
-DEFAULT_FEATURIZER = "binary-bow"
+DEFAULT_FEATURIZER = "tfidf"  # docs/guide/text-features.md says why
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ def test_list_unknown_kind(capsys):
         (["--corpus", "nope", "--learner", "cw-var"], "unknown corpus 'nope'; valid corpus names:"),
         (["--corpus", "newsgroups:nope", "--learner", "cw-var"], "newsgroups:comp, newsgroups:sci"),
         (["--corpus", "newsgroups", "--learner", "cw"], "unknown learner 'cw'; valid learner names: "),
-        (["--corpus", "newsgroups", "--learner", "cw-var", "--featurizer", "tfidf"], "unknown featurizer 'tfidf'; valid"),
+        (["--corpus", "newsgroups", "--learner", "cw-var", "--featurizer", "tf_idf"], "unknown featurizer 'tf_idf'; valid"),
         (["--corpus", "newsgroups", "--learner", "cw-var", "--param", "nope=1"], "unknown parameter 'nope' for learner 'cw-var'"),
         (["--corpus", "newsgroups", "--learner", "cw-stdev", "--param", "eta=0.5"], "eta=0.5 is invalid; eta must be a number in (0.5, 1)"),
         (["--corpus", "newsgroups", "--learner", "pa1", "--param", "C=0"], "C=0 is invalid; C must be a number > 0"),

@@ -42,7 +42,7 @@ def test_a_given_value_is_kept(capsys):
     assert result["params"]["eta"] == 0.9 and result["tuned_params"] == {}
 
 
-def test_probability_metrics_are_in_the_json_report_only(capsys):
+def test_the_text_output_has_the_ece_beside_accuracy_and_the_json_every_probability_metric(capsys):
     result = run_json(capsys, "train", "--corpus", "newsgroups:sci", "--learner", "arow", "--json", "--epochs", "1")
     assert 0 < result["log_loss"] and 0 <= result["expected_calibration_error"] <= 1
     try:
@@ -50,4 +50,14 @@ def test_probability_metrics_are_in_the_json_report_only(capsys):
     except SystemExit as exc:
         assert exc.code in (0, None)
     line = capsys.readouterr().out
-    assert "accuracy" in line and "macro-F1" in line and "log-loss" not in line
+    assert (f"accuracy {result['accuracy']:.4f}  ECE {result['expected_calibration_error']:.4f}  "
+            f"macro-F1 {result['macro_f1']:.4f}  (") in line
+    assert "log-loss" not in line
+    # --probability raw: the learner's own probabilities, which can cost more than training, are
+    # computed for the JSON report only
+    try:
+        main(["train", "--corpus", "newsgroups:sci", "--learner", "arow", "--epochs", "1", "--probability", "raw"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    line = capsys.readouterr().out
+    assert f"accuracy {result['accuracy']:.4f}  macro-F1" in line and "ECE" not in line

@@ -123,12 +123,13 @@ def test_bad_probability_values_are_clear_errors(capsys):
 
 
 @pytest.mark.parametrize("options,expected", [
-    ((), "raw"),  # nothing saved or reported uses the probabilities: no cross-fitted second fit
+    ((), None),  # the text output reports the ECE of the model's (calibrated) probabilities
+    (("--probability", "raw"), "raw"),
     (("--json",), None),
     (("--out", "{tmp}/m.textcw-model"), None),
     (("--probability", "calibrated"), "calibrated"),
 ])
-def test_calibration_runs_only_when_its_probabilities_are_used(capsys, tmp_path, monkeypatch, options, expected):
+def test_the_default_probability_is_what_every_output_reports(capsys, tmp_path, monkeypatch, options, expected):
     import textcw.pipeline
 
     asked, real_train = [], textcw.pipeline.train
@@ -144,3 +145,7 @@ def test_calibration_runs_only_when_its_probabilities_are_used(capsys, tmp_path,
     assert asked == [expected]
     if "--json" in options:
         assert json.loads(out)["probability"] == "calibrated"
+    elif expected != "raw":
+        assert "  ECE 0." in out
+    else:
+        assert "ECE" not in out

@@ -61,7 +61,7 @@ def test_listed_and_pattern_tasks_are_accepted(registries):
     with pytest.raises(UnknownNameError, match="valid task of corpus 'plain' names: plain:small"):
         load_corpus("plain:n42", registries=registries)
     assert default_featurizer("toy:n1", registries) == "hashing"
-    assert default_featurizer("plain", registries) == "binary-bow"
+    assert default_featurizer("plain", registries) == "tfidf"
 
 
 def test_task_rows_have_sizes_classes_and_patterns(registries):

@@ -97,5 +97,5 @@ def test_added_files_are_seen(tmp_path):
 def test_trains_end_to_end(tmp_path):
     root = two_topics(tmp_path / "docs", 20)
     result = train(f"folder:{root}", "perceptron")
-    assert result.featurizer == "binary-bow" and (result.n_train, result.n_test) == (32, 8)
+    assert result.featurizer == "tfidf" and (result.n_train, result.n_test) == (32, 8)
     assert result.accuracy == 1.0

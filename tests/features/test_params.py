@@ -13,7 +13,7 @@ from textcw.errors import ParameterError
 from textcw.features.params import MAX_NGRAM, SAFE_TOKEN_PATTERNS
 
 
-@pytest.mark.parametrize("name", ["binary-bow", "bigram-counts", "hashing"])
+@pytest.mark.parametrize("name", ["binary-bow", "bigram-counts", "hashing", "tfidf"])
 @pytest.mark.parametrize("params,message", [
     ({"token_pattern": "(a|aa)+$"}, "token_pattern='\\(a\\|aa\\)\\+\\$' is not allowed"),
     ({"ngram_range": (1, MAX_NGRAM + 1)}, "ngram_range=\\(1, 11\\) is not allowed"),

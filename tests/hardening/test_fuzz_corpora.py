@@ -98,7 +98,7 @@ def test_load_folder(tmp_path, layout):
 @settings(max_examples=40)
 @given(layout=folder_layouts(min_classes=2, max_classes=3, class_names=label_names, faults=False),
        learner=st.sampled_from(["perceptron", "pa", "cw-var", "arow", "cw-stdev"]),
-       featurizer=st.sampled_from(["binary-bow", "bigram-counts", "hashing"]))
+       featurizer=st.sampled_from(["binary-bow", "bigram-counts", "hashing", "tfidf"]))
 def test_train_on_folder(tmp_path, layout, learner, featurizer):
     root = os.fsdecode(layout.write(fresh_dir(tmp_path) / "corpus"))
     expected = expect_folder(layout, train=featurizer != "hashing")
@@ -284,7 +284,7 @@ def has_any_word(docs) -> bool:
 
 
 @given(fit_docs=st.lists(odd_documents, max_size=8), new_docs=st.lists(odd_documents, max_size=4),
-       name=st.sampled_from(["binary-bow", "bigram-counts", "hashing"]))
+       name=st.sampled_from(["binary-bow", "bigram-counts", "hashing", "tfidf"]))
 def test_text_featurizers(fit_docs, new_docs, name):
     featurizer = make_featurizer(name, **({"n_features": 64} if name == "hashing" else {}))
     X = outcome(featurizer.fit_transform, fit_docs)
@@ -306,7 +306,7 @@ def test_text_featurizers(fit_docs, new_docs, name):
     assert (featurizer.transform(fit_docs) != X).nnz == 0  # deterministic
 
 
-@pytest.mark.parametrize("name", ["binary-bow", "bigram-counts", "hashing"])
+@pytest.mark.parametrize("name", ["binary-bow", "bigram-counts", "hashing", "tfidf"])
 @pytest.mark.parametrize("docs,message", [
     ("one string", "not a single string"),
     (b"one bytes", "not a single string"),

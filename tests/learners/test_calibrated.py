@@ -55,21 +55,41 @@ def test_argmax_of_predict_proba_is_predict_and_the_model_is_the_learners_fit(na
 
 
 def _recorded_by_hand(name, X, y, chunk, standardized):
-    """The first (unshuffled) pass, chunk by chunk, each chunk scored before it is learned."""
+    """The first (unshuffled) pass, chunk by chunk (1, 1, 2, 4, ... documents, then ``chunk``),
+    each chunk scored before it is learned."""
     model = textcw.make_learner(name, n_epochs=1, shuffle=False)
     scores, variances = [], []
-    for start in range(0, X.shape[0], chunk):
-        part = X[start:start + chunk]
+    start, size, n_classes = 0, 1, len(np.unique(y))
+    while start < X.shape[0]:
+        part = X[start:start + size]
         if start == 0:
-            shape = (part.shape[0],) if len(np.unique(y)) == 2 else (part.shape[0], len(np.unique(y)))
+            shape = (part.shape[0],) if n_classes == 2 else (part.shape[0], n_classes)
             scores.append(np.zeros(shape))
             variances.append(np.zeros(shape))
         else:
             scores.append(model.decision_function(part))
             variances.append(model.margin_variance(part))
-        model.partial_fit(part, y[start:start + chunk], classes=np.unique(y))
+        model.partial_fit(part, y[start:start + size], classes=np.unique(y))
+        size = size if start == 0 else min(2 * size, chunk)
+        start += part.shape[0]
     z = np.concatenate(scores)
     return standardized_scores(z, np.concatenate(variances)) if standardized else z
+
+
+def _platt_loss(logits, target):
+    """Cross-entropy against Platt's targets, written out: a document of class k targets
+    (N_k + 1) / (N_k + 2) on k and 1 / (N_k + 2) shared by the other labels."""
+    n, k = logits.shape
+    counts = np.bincount(target, minlength=k)
+    weights = np.empty((n, k))
+    for i, c in enumerate(target):
+        weights[i] = 1.0 / (counts[c] + 2) / (k - 1)
+        weights[i, c] = (counts[c] + 1) / (counts[c] + 2)
+
+    def loss(log_t):
+        return -np.mean((weights * np.log(softmax(logits / np.exp(log_t), axis=1))).sum(axis=1))
+
+    return loss
 
 
 @pytest.mark.parametrize("margin", ["raw", "standardized"])
@@ -88,10 +108,12 @@ def test_temperature_minimises_the_log_loss_of_the_recorded_scores(margin, n_cla
         p = softmax(logits / np.exp(log_t), axis=1)
         return -np.mean(np.log(p[np.arange(len(y)), target]))
 
-    best = scipy.optimize.minimize_scalar(log_loss, bounds=(-12, 12), method="bounded",
+    best = scipy.optimize.minimize_scalar(_platt_loss(logits, target), bounds=(-12, 12), method="bounded",
                                           options={"xatol": 1e-10})
     assert model.temperature_ == pytest.approx(np.exp(best.x), rel=1e-6)
-    assert model.recorded_log_loss_[margin] == pytest.approx(best.fun, rel=1e-9)
+    # the reported log-loss is the plain one (against the labels) at the fitted temperature
+    assert model.recorded_log_loss_[margin] == pytest.approx(log_loss(best.x), rel=1e-9)
+    assert model.n_honest_scores_ == 399  # every document but the first, scored before learning
 
 
 def test_auto_keeps_the_margin_with_the_lower_recorded_log_loss():
@@ -129,12 +151,55 @@ def test_inverse_temperature_edge_cases():
     # scores that carry no information: probabilities 1/K (an infinite temperature)
     assert fit_inverse_temperature(np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]), target) == 0.0
     assert fit_inverse_temperature(np.zeros((4, 2)), target) == 0.0
-    # every score on the right side: the loss has no minimum; the search stops where its
-    # derivative underflows to 0, the probabilities being 0 and 1 in float64 there
+    # every score on the right side: the plain log-loss has no minimum; the search stops where
+    # its derivative underflows to 0, the probabilities being 0 and 1 in float64 there
     separable = np.array([[1.0, 0.0], [0.0, 1.0], [2.0, 0.0], [0.0, 3.0]])
-    beta = fit_inverse_temperature(separable, target)
+    beta = fit_inverse_temperature(separable, target, smoothing=False)
     assert 0 < beta <= 1e6 / 3.0
     np.testing.assert_array_equal(softmax(beta * separable, axis=1)[np.arange(4), target], 1.0)
+    # Platt's targets (2 documents a class: 3/4 and 1/4) have a finite minimum, where the
+    # derivative of the loss is 0
+    beta = fit_inverse_temperature(separable, target)
+    best = scipy.optimize.minimize_scalar(_platt_loss(separable, target), bounds=(-12, 12), method="bounded",
+                                          options={"xatol": 1e-12})
+    assert beta == pytest.approx(np.exp(-best.x), rel=1e-6)
+    assert 0.5 < softmax(beta * separable, axis=1)[0, 0] < 0.9
+
+
+def test_separable_data_keeps_probabilities_off_0_and_1():
+    """Two well-separated clusters: every honest score is on the right side. The temperature
+    stays finite and a test document near the boundary gets a probability near 1/2, where the
+    plain maximum likelihood gave an inverse temperature in the thousands and 1e-200."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(2.0, 0.3, (60, 5)), rng.normal(-2.0, 0.3, (60, 5))])
+    y = np.repeat([1, 0], 60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # 119 honest scores: no warning
+        model = Calibrated(textcw.make_learner("arow", n_epochs=1)).fit(X, y)
+    assert model.record_ == "first" and model.n_honest_scores_ == 119
+    near = np.full((1, 5), 0.1)  # deep inside the margin of the training documents
+    margin = model.decision_function(near)[0]
+    typical = np.median(np.abs(model.decision_function(X)))
+    assert 0 < margin < typical / 10
+    p = model.predict_proba(near)[0, 1]
+    assert 0.5 < p < 0.75
+    # the typical document: as sure as 119 documents allow, not 1 - 1e-200
+    p_typical = model.predict_proba(X[:60])[:, 1]
+    assert np.all(p_typical < 1.0) and np.median(p_typical) > 0.95
+
+
+def test_tiny_data_warns_and_still_calibrates():
+    """Twenty documents: the recorded pass scores 19 of them (chunks of 1, 1, 2, 4, ...), the
+    temperature is finite, and fit says the probabilities rest on too few honest scores."""
+    from textcw.learners.temperature import CalibrationWarning
+
+    X = random_sparse(20, 10, 0.5, seed=11)
+    y = _labels(X, 2, seed=12)
+    with pytest.warns(CalibrationWarning, match=r"^Calibrated: the temperature rests on 19 honest scores"):
+        model = Calibrated(textcw.make_learner("cw-stdev", n_epochs=1)).fit(X, y)
+    assert model.n_honest_scores_ == 19 and 0 < model.inverse_temperature_ < np.inf
+    proba = model.predict_proba(X)
+    assert proba.min() > 1e-6 and proba.max() < 1 - 1e-6
 
 
 def test_clone_and_get_params_round_trip():
@@ -198,9 +263,10 @@ def test_cross_fit_temperature_is_the_maximum_likelihood_on_out_of_fold_scores(n
         p = softmax(logits / np.exp(log_t), axis=1)
         return -np.mean(np.log(p[np.arange(len(y)), target]))
 
-    best = scipy.optimize.minimize_scalar(log_loss, bounds=(-12, 12), method="bounded", options={"xatol": 1e-10})
+    best = scipy.optimize.minimize_scalar(_platt_loss(logits, target), bounds=(-12, 12), method="bounded",
+                                          options={"xatol": 1e-10})
     assert model.temperature_ == pytest.approx(np.exp(best.x), rel=1e-6)
-    assert model.recorded_log_loss_["raw"] == pytest.approx(best.fun, rel=1e-9)
+    assert model.recorded_log_loss_["raw"] == pytest.approx(log_loss(best.x), rel=1e-9)
     proba = model.predict_proba(X)
     np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], reference.predict(X))
 

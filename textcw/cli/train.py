@@ -121,16 +121,13 @@ def train(
         else:
             from textcw.pipeline import train as run_train
 
-            # log-loss, Brier and ECE need every test document's probabilities, which for the
-            # Gaussian learners' exact multi-class probabilities can cost more than training:
-            # computed for the JSON report, where they are read
-            # the online mistake curve replays the first pass: also only for the JSON report
-            # calibration changes only predict_proba: a run that neither saves the model nor
-            # reports probabilities (the main job) skips its cross-fitted second fit
-            uses_probabilities = out is not None or as_json or json_out is not None
-            result = run_train(corpus, learner, progress=report,
-                               probability=probability if probability is not None or uses_probabilities else "raw",
-                               probability_metrics=as_json or json_out is not None,
+            # The text output prints the ECE of the model's probabilities beside its accuracy, so
+            # every run computes them (calibrated: a softmax of the scores, cheap). With
+            # --probability raw, the Gaussian learners' exact multi-class probabilities can cost
+            # more than training: then only the JSON report, where they are read, computes them.
+            # The online mistake curve replays the first pass: also only for the JSON report.
+            result = run_train(corpus, learner, progress=report, probability=probability,
+                               probability_metrics=as_json or json_out is not None or probability != "raw",
                                mistake_curve=as_json or json_out is not None, **common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
     summary = result.to_dict()
@@ -144,10 +141,10 @@ def train(
         print_json(summary)
         return
     scores = f"accuracy {result.accuracy:.4f}"
+    if result.metrics.get("expected_calibration_error") is not None:
+        scores += f"  ECE {result.metrics['expected_calibration_error']:.4f}"
     if result.metrics.get("macro_f1") is not None:
         scores += f"  macro-F1 {result.metrics['macro_f1']:.4f}"
-    if result.metrics.get("log_loss") is not None:
-        scores += f"  log-loss {result.metrics['log_loss']:.4f}"
     typer.echo(
         f"{result.corpus}  {result.learner}  {scores}  "
         f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "

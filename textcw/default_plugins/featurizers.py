@@ -5,6 +5,8 @@ from textcw.hookspecs import hookimpl
 
 @hookimpl
 def register_featurizers(register):
+    register("tfidf", "textcw.features.weighting:tfidf",
+             summary="Sublinear TF-IDF of words, unit length (the default for text corpora)")
     register("binary-bow", "textcw.features.text:binary_bow", summary="Binary bag of words (CountVectorizer, binary=True)")
     register("bigram-counts", "textcw.features.text:bigram_counts", summary="Unigram and bigram counts")
     register("hashing", "textcw.features.hashing:hashing",

@@ -9,8 +9,9 @@ honest scores of its training documents (temperature scaling, :mod:`textcw.learn
 Where the honest scores come from (``record=``):
 
 - ``"first"``: progressive validation (Blum, Kalai and Langford, COLT 1999). The first pass is
-  learned in chunks; each chunk is scored by the model before it learns the chunk, so every
-  score is on an unseen document and no data is set aside. Free, and exact for one epoch,
+  learned in chunks (1, 1, 2, 4, ... documents, then ``chunk_size``); each chunk is scored by
+  the model before it learns the chunk, so every score is on an unseen document and no data is
+  set aside. Free, and exact for one epoch,
   where the scoring model is the final one; with several epochs the final model is more
   confident than the young model that was scored, and its probabilities come out
   over-confident (docs/quality.md "Which pass to calibrate on").
@@ -24,6 +25,11 @@ Where the honest scores come from (``record=``):
 - ``"auto"`` (default): ``"first"`` for an online learner with one epoch and no ``"auto"``
   hyperparameters (free and honest), else ``"cross-fit"`` (``"first"`` when a label has a
   single document, which a two-fold split cannot place on both sides).
+
+The temperature is fitted to Platt's regularised targets rather than the 0/1 labels
+(:func:`textcw.learners.temperature.smoothed_targets`), so it stays finite on small or separable
+data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
+were available.
 
 Why one temperature and no offset: ``z / T`` with ``T > 0`` keeps the order of the scores, so
 the most probable label is exactly the label ``predict`` returns. An offset or per-class
@@ -47,10 +53,12 @@ from textcw.learners.params import Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders, learner_has
 from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names this module had)
     BETA_MAX,
+    CalibrationWarning,
     TemperatureScaling,
     as_logits,
     fit_inverse_temperature,
     fit_temperature,
+    informative_scores,
     standardized_scores,
     temperature_log_loss,
 )
@@ -58,6 +66,9 @@ from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names
 MARGINS = ("auto", "raw", "standardized")
 RECORDS = ("auto", "first", "last", "cross-fit")
 CROSS_FIT_FOLDS = 2
+# Fewer honest scores than this and the fitted temperature is reported as uncertain
+# (CalibrationWarning): a reliability diagram of 10 bins needs about 10 documents a bin.
+MIN_HONEST_SCORES = 100
 
 
 def resolve_record(record: str, learner, y: np.ndarray, labels: np.ndarray) -> str:
@@ -87,6 +98,26 @@ def resolve_record(record: str, learner, y: np.ndarray, labels: np.ndarray) -> s
     )
 
 
+def recorded_chunks(n: int, chunk_size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of the chunks a recorded pass over ``n`` documents learns: 1, 1, 2, 4,
+    ... documents, doubling up to ``chunk_size``, then ``chunk_size`` at a time.
+
+    Why the doubling start: a chunk is scored by the model before it, and the model before the
+    first chunk has learned nothing (every score 0, no information for the temperature). With
+    chunks of ``chunk_size`` from the start, a pass over fewer documents than that would
+    record nothing at all; growing chunks lose only the first document, for a few more
+    ``partial_fit`` calls (the model is the same: the online learners learn one document at a
+    time within a chunk)."""
+    chunks, start, size = [], 0, 1
+    while start < n or not chunks:
+        stop = min(n, start + size)
+        chunks.append((start, stop))
+        start = stop
+        if len(chunks) > 1:
+            size = min(2 * size, chunk_size)
+    return chunks
+
+
 def _every_label_twice(y, labels) -> bool:
     counts = np.bincount(np.searchsorted(labels, y), minlength=len(labels))
     return bool(counts.min() >= CROSS_FIT_FOLDS)
@@ -106,8 +137,9 @@ class Calibrated(ClassifierMixin, BaseEstimator):
     record : {"auto", "first", "last", "cross-fit"}, default "auto"
         Where the scores the temperature is fitted to come from (module docstring).
     chunk_size : int in [1, 1000000], default 256
-        With ``first``/``last``: the recorded pass is learned this many documents at a time;
-        each chunk is scored by the model before the chunk.
+        With ``first``/``last``: the recorded pass is learned this many documents at a time
+        (after chunks of 1, 1, 2, 4, ... documents: :func:`recorded_chunks`); each chunk is
+        scored by the model before the chunk.
     probability : {"calibrated", "raw"}, default "calibrated"
         ``raw`` returns the learner's own ``predict_proba`` (the Gaussian probability).
 
@@ -124,6 +156,10 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         ``"first"``, ``"last"`` or ``"cross-fit"``: what ``record`` resolved to.
     temperature_, inverse_temperature_, margin_, recorded_log_loss_
         As in ``scaling_`` (``temperature_`` is ``inf`` when the scores carried no information).
+    n_honest_scores_ : int
+        How many training documents were scored by a model that had not learned them, with
+        scores that tell the labels apart; below ``MIN_HONEST_SCORES`` (100) ``fit`` warns
+        (:class:`~textcw.learners.temperature.CalibrationWarning`).
     mistakes_ : list of int
         Online mistakes per pass of the final model (none for a learner that does not count them).
     classes_, n_features_in_
@@ -175,6 +211,15 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         target = np.searchsorted(labels, y)
         self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
                                         margin=self.margin, record=record)
+        self.n_honest_scores_ = informative_scores(scores)
+        if self.n_honest_scores_ < MIN_HONEST_SCORES:
+            warnings.warn(
+                f"Calibrated: the temperature rests on {self.n_honest_scores_} honest scores (documents "
+                f"scored by a model that had not learned them; fewer than {MIN_HONEST_SCORES}), so the "
+                "probabilities are uncertain and held close to the class frequencies where the scores "
+                "are small; train on more documents for reliable probabilities",
+                CalibrationWarning, stacklevel=2,
+            )
         self.margin_ = self.scaling_.margin
         self.recorded_log_loss_ = dict(self.scaling_.recorded_log_loss)
         self.inverse_temperature_ = self.scaling_.inverse_temperature
@@ -244,7 +289,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         return model, scores, variances
 
     def _n_chunks(self, n: int) -> int:
-        return max(1, -(-n // self.chunk_size))
+        return len(recorded_chunks(n, self.chunk_size))
 
     def _recorded_pass(self, model, X, y, labels, gaussian):
         """Learn ``(X, y)`` chunk by chunk, scoring each chunk with the model before it."""
@@ -253,8 +298,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         shape = (n,) if binary else (n, labels.shape[0])
         scores = np.zeros(shape)
         variances = np.zeros(shape)
-        for start in range(0, max(n, 1), self.chunk_size):
-            stop = min(n, start + self.chunk_size)
+        for start, stop in recorded_chunks(n, self.chunk_size):
             chunk = X[start:stop]
             # before the first update the model is all zeros: every score is 0 (left as is)
             if hasattr(model, "classes_"):

@@ -1,8 +1,14 @@
-"""Temperature scaling of a learner's scores: one inverse temperature fitted by maximum likelihood.
+"""Temperature scaling of a learner's scores: one inverse temperature fitted by regularised
+maximum likelihood.
 
 Guo, Pleiss, Sun and Weinberger, "On calibration of modern neural networks", ICML 2017,
 section 4.2: ``P(k | x) = softmax_k(z_k / T)``; for two labels ``P(classes_[1] | x)`` is the
-logistic of ``z / T``, the softmax of ``(0, z)`` (Platt scaling without its offset).
+logistic of ``z / T``, the softmax of ``(0, z)`` (Platt scaling without its offset). The
+temperature is fitted to Platt's regularised targets (Platt 1999, section 2.2;
+:func:`smoothed_targets`), not to 0/1 labels: on small or separable data the plain maximum
+likelihood has no finite temperature (every recorded score on the right side), and the
+probabilities it gives saturate (1e-200 at a margin a fifth of the typical one); with Platt's
+targets the fit stays finite and the probability of the typical score is about ``1 - 1/(N+2)``.
 
 ``z`` is the learner's decision score (margin ``"raw"``) or, for the Gaussian learners, the
 score in units of its standard deviation under ``N(mu, Sigma)`` (``"standardized"``): binary
@@ -31,6 +37,11 @@ BETA_MAX = 1e6
 MARGIN_KINDS = ("raw", "standardized")
 
 
+class CalibrationWarning(UserWarning):
+    """A temperature fitted to too few honest scores to be trusted (see ``MIN_HONEST_SCORES``
+    in :mod:`textcw.learners.calibrated`)."""
+
+
 def standardized_scores(scores: np.ndarray, variances: np.ndarray) -> np.ndarray:
     """Scores over their standard deviation: per label of a binary margin, per document (the
     root mean variance of its labels) for multi-class scores. A zero variance leaves a zero."""
@@ -45,42 +56,86 @@ def as_logits(z: np.ndarray) -> np.ndarray:
     return np.column_stack([np.zeros_like(z), z]) if z.ndim == 1 else z
 
 
-def temperature_log_loss(beta: float, logits: np.ndarray, target: np.ndarray) -> float:
-    """Mean ``-log softmax(beta * logits)[target]``."""
+def smoothed_targets(target: np.ndarray, n_classes: int) -> np.ndarray:
+    """``(n, K)`` target probabilities: Platt's regularised targets, one class at a time.
+
+    Platt, "Probabilistic outputs for support vector machines and comparisons to regularized
+    likelihood methods" (1999), section 2.2: fitting 0/1 targets lets the sigmoid grow without
+    bound when the scores separate the classes, so a positive document's target is
+    ``(N+ + 1) / (N+ + 2)`` and a negative one's ``1 / (N- + 2)`` (a uniform prior on the
+    probability, as in Laplace's rule of succession). For ``K`` labels a document of class ``k``
+    keeps ``1 - 1 / (N_k + 2)`` on ``k`` and spreads ``1 / (N_k + 2)`` evenly over the others;
+    with ``K = 2`` this is Platt's rule exactly. The targets tend to 0/1 as the data grow, so on
+    large data the fit is the plain maximum likelihood; on small or separable data it keeps the
+    temperature finite (a probability no smaller than about ``1 / (N + 2)`` at the typical score).
+    """
+    target = np.asarray(target, dtype=np.intp)
+    counts = np.bincount(target, minlength=n_classes).astype(float)
+    eps = 1.0 / (counts[target] + 2.0)
+    out = np.repeat((eps / max(n_classes - 1, 1))[:, None], n_classes, axis=1)
+    out[np.arange(target.size), target] = 1.0 - eps
+    return out
+
+
+def _targets(logits: np.ndarray, target: np.ndarray, smoothing: bool) -> np.ndarray:
+    if smoothing:
+        return smoothed_targets(target, logits.shape[1])
+    hard = np.zeros(logits.shape)
+    hard[np.arange(len(target)), target] = 1.0
+    return hard
+
+
+def temperature_log_loss(beta: float, logits: np.ndarray, target: np.ndarray, *,
+                         smoothing: bool = False) -> float:
+    """Mean cross-entropy of ``softmax(beta * logits)`` against the labels ``target`` (the
+    log-loss), or against Platt's targets (:func:`smoothed_targets`) with ``smoothing``."""
     scaled = beta * logits
-    return float(np.mean(logsumexp(scaled, axis=1) - scaled[np.arange(len(target)), target]))
+    weights = _targets(logits, target, smoothing)
+    return float(np.mean(logsumexp(scaled, axis=1) - (weights * scaled).sum(axis=1)))
 
 
-def _gradient(beta, logits, target) -> float:
-    """``d/d beta`` of :func:`temperature_log_loss`: ``mean(E_p[z] - z_target)``; increasing in
-    ``beta`` (its derivative is the mean variance of ``z`` under ``p``), as the loss is convex."""
+def _gradient(beta, logits, weights) -> float:
+    """``d/d beta`` of the cross-entropy against ``weights``: ``mean(E_p[z] - E_t[z])``;
+    increasing in ``beta`` (its derivative is the mean variance of ``z`` under ``p``), as the
+    loss is convex."""
     p = softmax(beta * logits, axis=1)
-    return float(np.mean((p * logits).sum(axis=1) - logits[np.arange(len(target)), target]))
+    return float(np.mean(((p - weights) * logits).sum(axis=1)))
 
 
-def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray) -> float:
-    """The ``beta = 1/T >= 0`` that minimises the log-loss of ``softmax(beta * logits)``.
+def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = True) -> float:
+    """The ``beta = 1/T >= 0`` that minimises the cross-entropy of ``softmax(beta * logits)``
+    against Platt's targets (:func:`smoothed_targets`; the labels themselves, the plain
+    log-loss, with ``smoothing=False``).
 
     The loss is convex in ``beta`` (a log-sum-exp of linear functions minus a linear one), so the
     minimum is where its derivative changes sign: 0 when the derivative at 0 is already >= 0
     (scores no better than chance), else the root found by Brent's method on a bracket doubled
-    until the derivative is no longer negative. When every recorded document is on the right
-    side the loss falls towards 0 without a minimum: the search stops where the derivative
-    underflows to 0 (the probabilities are then 0 and 1 in float64), or at the cap
-    ``BETA_MAX / max|z|``.
+    until the derivative is no longer negative. With Platt's targets that root always exists:
+    every target puts some probability on every label, so the loss grows without bound as
+    ``beta`` does, even when every recorded document is on the right side. Without smoothing
+    such scores have no minimum: the search stops where the derivative underflows to 0, or at
+    the cap ``BETA_MAX / max|z|``.
     """
     logits = np.asarray(logits, dtype=float)
     spread = float(np.max(np.abs(logits))) if logits.size else 0.0
-    if spread == 0.0 or _gradient(0.0, logits, target) >= 0.0:
+    weights = _targets(logits, target, smoothing) if logits.size else np.zeros(logits.shape)
+    if spread == 0.0 or _gradient(0.0, logits, weights) >= 0.0:
         return 0.0
     cap = BETA_MAX / spread
     high = 1.0 / spread
-    while _gradient(high, logits, target) < 0.0:
+    while _gradient(high, logits, weights) < 0.0:
         if high >= cap:
             return cap
         high = min(2.0 * high, cap)
-    return float(scipy.optimize.brentq(_gradient, 0.0, high, args=(logits, target), xtol=1e-14 / spread,
+    return float(scipy.optimize.brentq(_gradient, 0.0, high, args=(logits, weights), xtol=1e-14 / spread,
                                        rtol=1e-12, maxiter=500))
+
+
+def informative_scores(scores: np.ndarray) -> int:
+    """How many recorded documents have scores that tell the labels apart (not all equal: a
+    model that has learned nothing yet scores every label 0)."""
+    z = as_logits(np.asarray(scores, dtype=float))
+    return int(np.count_nonzero(np.ptp(z, axis=1) > 0)) if z.size else 0
 
 
 @dataclass(frozen=True)
@@ -143,8 +198,8 @@ class TemperatureScaling:
 
 def fit_temperature(scores: np.ndarray, variances: np.ndarray | None, target: np.ndarray, *,
                     margin: str, record: str) -> TemperatureScaling:
-    """The temperature that minimises the log-loss of the recorded ``scores`` for labels
-    ``target`` (indices into the classes). ``margin="auto"`` fits the raw scores and, when
+    """The temperature fitted to the recorded ``scores`` for labels ``target`` (indices into the
+    classes) against Platt's targets (:func:`fit_inverse_temperature`). ``margin="auto"`` fits the raw scores and, when
     ``variances`` are given (a Gaussian learner), the standardized ones, and keeps the lower
     log-loss (raw on a tie); ``"standardized"`` needs ``variances``."""
     tried = {}

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 
 from textcw.evaluation.experiments.base import (
-    Check, SideBySide, Timer, check_learners, check_tasks, new_result, published,
+    PAPERS_TEXT, Check, SideBySide, Timer, check_learners, check_tasks, new_result, published,
 )
 from textcw.evaluation.specs import SPLIT, LearnerSpec, TaskSpec
 from textcw.evaluation.suite import run_suite
@@ -35,8 +35,8 @@ LEARNERS = [
 DOMAINS = ("books", "dvd", "electronics", "kitchen")
 TEXT = [
     *[TaskSpec(f"amazon:{a}-vs-{b}") for a, b in itertools.combinations(DOMAINS, 2)],
-    *[TaskSpec(f"newsgroups:{g}") for g in ("comp", "sci", "talk")],
-    *[TaskSpec(f"rcv1:{t}") for t in ("insurance", "business", "retail")],
+    *[TaskSpec(f"newsgroups:{g}", featurizer=PAPERS_TEXT) for g in ("comp", "sci", "talk")],
+    *[TaskSpec(f"rcv1:{t}", featurizer=PAPERS_TEXT) for t in ("insurance", "business", "retail")],
     *[TaskSpec(f"amazon:{d}") for d in DOMAINS],
     *[TaskSpec(f"spam:{u}") for u in ("u00", "u01", "u02")],
 ]

@@ -21,6 +21,10 @@ from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec, TaskSpec
 from textcw.evaluation.suite import SuiteReport
 
+# The papers' text representation (JMLR 2012 section 7: a binary bag of words): the text rows of
+# the reproductions name it, so that they do not follow textcw's default featurizer for text.
+PAPERS_TEXT = "binary-bow"
+
 # Where a corpus comes from when it is not built in: named in the error for a missing corpus.
 PLUGINS = {"usps": "textcw-pixels (pip install -e plugins/textcw-pixels)"}
 

@@ -20,7 +20,7 @@ scheme) and Crammer-Singer ("MC").
 
 from __future__ import annotations
 
-from textcw.evaluation.experiments.base import Check
+from textcw.evaluation.experiments.base import PAPERS_TEXT, Check
 from textcw.evaluation.experiments.table import Row, TableExperiment, worst_p_values
 from textcw.evaluation.specs import LearnerSpec, TaskSpec
 
@@ -30,17 +30,17 @@ ONLINE = ("Perceptron", "PA K=1", "PA K=5")
 BATCH = ("SVM 1 vs. 1", "SVM MC", "Maxent")
 
 ROWS = [
-    Row("20 News", TaskSpec("newsgroups")),
+    Row("20 News", TaskSpec("newsgroups", featurizer=PAPERS_TEXT)),
     Row("Amazon 7", None, "the staged Amazon archive has 4 of the 7 domains (no apparel, music, video)"),
     Row("Amazon 3", None, "needs the music domain, which is not staged"),
     Row("Amazon 4 domains", TaskSpec("amazon:domains")),
-    Row("Enron A", TaskSpec("enron:farmer-d")),
-    Row("Enron B", TaskSpec("enron:kaminski-v")),
+    Row("Enron A", TaskSpec("enron:farmer-d", featurizer=PAPERS_TEXT)),
+    Row("Enron B", TaskSpec("enron:kaminski-v", featurizer=PAPERS_TEXT)),
     Row("NYTD", None, "the New York Times Annotated Corpus (LDC) is not in textcw"),
     Row("NYTO", None, "the New York Times Annotated Corpus (LDC) is not in textcw"),
     Row("NYTS", None, "the New York Times Annotated Corpus (LDC) is not in textcw"),
-    Row("Reuters", TaskSpec("rcv1:topics")),
-    Row("Reuters-21578 R8", TaskSpec("reuters:r8")),
+    Row("Reuters", TaskSpec("rcv1:topics", featurizer=PAPERS_TEXT)),
+    Row("Reuters-21578 R8", TaskSpec("reuters:r8", featurizer=PAPERS_TEXT)),
 ]
 
 COLUMNS = [
@@ -108,7 +108,7 @@ EXPERIMENT = TableExperiment(
            "† p<0.05, †† p<0.001 against the online baselines only.",
            "--quick runs a class-balanced sample of 2,000 messages of 20 Newsgroups, 3 folds."],
     quick_rows=("20 News",),
-    quick_specs={"20 News": TaskSpec("newsgroups", sample=2000)},
+    quick_specs={"20 News": TaskSpec("newsgroups", sample=2000, featurizer=PAPERS_TEXT)},
     accuracy=True,
     marks=marks,
     checks=checks,
