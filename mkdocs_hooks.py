@@ -74,7 +74,72 @@ def on_startup(command: str, dirty: bool) -> None:
 def on_page_markdown(markdown: str, page, config, files) -> str:
     for written, on_site in SOURCE_LINKS.get(page.file.src_uri, {}).items():
         markdown = markdown.replace(f"]({written})", f"]({on_site})")
+    if page.file.src_uri == CLI_PAGE:
+        if CLI_MARKER not in markdown:
+            logging.getLogger("mkdocs.plugins.textcw").warning(
+                "%s lost the line %s where the command reference goes", CLI_PAGE, CLI_MARKER)
+        markdown = markdown.replace(CLI_MARKER, cli_reference())
     return markdown
+
+
+# The command-line reference is generated from the commands themselves (their help, usage,
+# arguments and options), so that it cannot drift from what `textcw COMMAND --help` shows.
+CLI_PAGE = "reference/cli.md"
+CLI_MARKER = "<!-- textcw commands -->"
+
+
+def _cell(text: str, code: bool = False) -> str:
+    """``text`` as one Markdown table cell: one line; pipes escaped, except in a code span (where
+    the tables extension does not split, and a backslash would show)."""
+    text = " ".join(text.split())
+    return f"`{text}`" if code else text.replace("|", "\\|")
+
+
+def cli_reference() -> str:
+    """Markdown for every built-in command of ``textcw`` (plugins' commands left out: the site
+    documents textcw itself, whatever the building environment has installed), in the order
+    ``textcw --help`` lists them: a heading, the usage, the help text and a table of the
+    arguments and options with their help, defaults and ranges as the command prints them."""
+    import inspect
+
+    import typer
+
+    from textcw.cli import HELP_OPTIONS, build_app, build_command
+    from textcw.plugins import get_plugin_manager
+
+    root = build_command(build_app(get_plugin_manager(entry_points=False)))
+    out: list[str] = []
+
+    def describe(command, path: list[str]) -> None:
+        ctx = typer.Context(command, info_name=path[-1], help_option_names=HELP_OPTIONS)
+        params = command.get_params(ctx)
+        arguments = [p for p in params if p.param_type_name == "argument"]
+        usage = [*path, "[OPTIONS]"]
+        for argument in arguments:
+            name = argument.name.upper() + ("..." if argument.nargs == -1 else "")
+            usage.append(name if argument.required else f"[{name}]")
+        if getattr(command, "commands", None):
+            usage.append("COMMAND [ARGS]...")
+        level = "#" * min(len(path) + 1, 4)
+        # the root's own anchor would be "textcw", the identifier of the package itself
+        anchor = " { #textcw-command }" if len(path) == 1 else ""
+        out.extend([f"{level} {' '.join(path)}{anchor}", "", "```text", " ".join(usage), "```", ""])
+        out.extend([inspect.cleandoc(command.help or "").replace("\b\n", ""), ""])
+        rows = []
+        for param in params:
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            name = param.name.upper() if param.param_type_name == "argument" else record[0]
+            rows.append(f"| {_cell(name, code=True)} | {_cell(record[1])} |")
+        if rows:
+            out.extend(["| argument or option | meaning |", "| --- | --- |", *rows, ""])
+        for name, sub in getattr(command, "commands", {}).items():
+            if not getattr(sub, "hidden", False):
+                describe(sub, [*path, name])
+
+    describe(root, ["textcw"])
+    return "\n".join(out)
 
 
 def on_post_build(config) -> None:
