@@ -14,8 +14,14 @@ Each adjustment here is narrow and listed: the build stays strict everywhere els
   ``:class:`~pkg.Name```, ``:mod:`.sibling```, ``:meth:`text <target>```), which Markdown would
   show as raw text. :class:`SphinxRoles` rewrites each into an autorefs cross-reference to the
   object's canonical path, resolved as Sphinx does (the docstring's own scope first, then the
-  absolute path, a leading dot searching from the current module); a target that is not
-  documented on the site renders as code (autorefs' optional references), never as a broken link.
+  absolute path, a leading dot searching from the current module, then a unique suffix); a target
+  that is not documented on the site renders as code (autorefs' optional references), never as a
+  broken link. A built reference page that still shows a raw role fails the build
+  (:func:`raw_roles`).
+- The command-line reference. ``docs/reference/cli.md`` holds a marker line
+  (:data:`CLI_MARKER`) that :func:`cli_reference` replaces with every built-in command's usage,
+  help and options, read from the commands themselves so that the page cannot drift from
+  ``textcw COMMAND --help``.
 - Known docstring defects (:data:`KNOWN_DOCSTRING_DEFECTS`): docstrings whose text after a
   ``Parameters`` or ``Attributes`` section is read as more entries. Their warnings are shown as information
   instead of failing the build, each matched by its module and the words griffe quotes; the list
@@ -257,8 +263,9 @@ def resolve_role_target(obj: griffe.Object, target: str) -> str:
 
     As Sphinx's Python domain: a plain name is looked up in the scope of the object (its
     members, its module's imports, its parents), then as an absolute path; ``.name`` is looked
-    up from the current module and each enclosing package, then as a suffix of any loaded path.
-    A target found nowhere is returned as written (its reference then renders as code).
+    up from the current module and each enclosing package. Either is then taken as the suffix
+    of a loaded path, when exactly one path ends with it. A target found nowhere is returned as
+    written (its reference then renders as code).
     """
     collection = obj.modules_collection
     target = target.removesuffix("()")
@@ -278,7 +285,11 @@ def resolve_role_target(obj: griffe.Object, target: str) -> str:
     for candidate in ([f"{scoped}.{tail}" if tail else scoped] if scoped else []) + [target]:
         if found := _lookup(collection, candidate):
             return found
-    return scoped + (f".{tail}" if tail else "") if scoped else target
+    if scoped:
+        return scoped + (f".{tail}" if tail else "")
+    # A name the docstring's scope does not import (a docstring may name a function of a sibling
+    # module it never imports): the one loaded object whose path ends with it, if only one does.
+    return _suffix_index(collection).get(target, target)
 
 
 _SUFFIXES: dict[int, dict[str, str]] = {}

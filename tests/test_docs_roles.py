@@ -81,6 +81,8 @@ def package():
     # a name the package imports on first use (textcw/__init__.py's _PUBLIC table)
     ("", "textcw.make_pipeline", "textcw.pipeline.make_pipeline"),
     ("", "textcw.hookimpl", "textcw.hookspecs.hookimpl"),
+    # a name the module never imports: the one loaded object whose path ends with it
+    ("testing.plugin_checks", "check_learner", "textcw.testing.learner_checks.check_learner"),
     # an absolute path, and a ~ or () the role may carry
     ("errors", "textcw.corpus.base.Dataset()", "textcw.corpus.base.Dataset"),
     # nothing of that name: the target as written (the reference renders as code)
