@@ -258,16 +258,19 @@ def _lookup(collection, path: str) -> str | None:
         return None
 
 
-def resolve_role_target(obj: griffe.Object, target: str) -> str:
+def resolve_role_target(obj: griffe.Object, target: str, suffixes: dict[str, str] | None = None) -> str:
     """The identifier a role's ``target`` names from the docstring of ``obj``.
 
     As Sphinx's Python domain: a plain name is looked up in the scope of the object (its
     members, its module's imports, its parents), then as an absolute path; ``.name`` is looked
     up from the current module and each enclosing package. Either is then taken as the suffix
     of a loaded path, when exactly one path ends with it. A target found nowhere is returned as
-    written (its reference then renders as code).
+    written (its reference then renders as code). ``suffixes`` is :func:`suffix_index` of the
+    loaded modules, when the caller resolves many targets.
     """
     collection = obj.modules_collection
+    if suffixes is None:
+        suffixes = suffix_index(collection)
     target = target.removesuffix("()")
     if target.startswith("."):
         rest = target.lstrip(".")
@@ -276,7 +279,7 @@ def resolve_role_target(obj: griffe.Object, target: str) -> str:
             if found := _lookup(collection, f"{scope.path}.{rest}"):
                 return found
             scope = scope.parent
-        return _suffix_index(collection).get(rest, rest)
+        return suffixes.get(rest, rest)
     first, _, tail = target.partition(".")
     try:
         scoped = obj.resolve(first)
@@ -289,30 +292,24 @@ def resolve_role_target(obj: griffe.Object, target: str) -> str:
         return scoped + (f".{tail}" if tail else "")
     # A name the docstring's scope does not import (a docstring may name a function of a sibling
     # module it never imports): the one loaded object whose path ends with it, if only one does.
-    return _suffix_index(collection).get(target, target)
+    return suffixes.get(target, target)
 
 
-_SUFFIXES: dict[int, dict[str, str]] = {}
-
-
-def _suffix_index(collection) -> dict[str, str]:
+def suffix_index(collection) -> dict[str, str]:
     """Every dotted suffix of every loaded object's path -> that path, when it names one object."""
-    key = id(collection)
-    if key not in _SUFFIXES:
-        seen: dict[str, set[str]] = {}
+    seen: dict[str, set[str]] = {}
 
-        def walk(node: griffe.Object) -> None:
-            parts = node.path.split(".")
-            for start in range(1, len(parts)):
-                seen.setdefault(".".join(parts[start:]), set()).add(node.path)
-            for member in node.members.values():
-                if not member.is_alias:
-                    walk(member)
+    def walk(node: griffe.Object) -> None:
+        parts = node.path.split(".")
+        for start in range(1, len(parts)):
+            seen.setdefault(".".join(parts[start:]), set()).add(node.path)
+        for member in node.members.values():
+            if not member.is_alias:
+                walk(member)
 
-        for module in collection.members.values():
-            walk(module)
-        _SUFFIXES[key] = {suffix: paths.pop() for suffix, paths in seen.items() if len(paths) == 1}
-    return _SUFFIXES[key]
+    for module in collection.members.values():
+        walk(module)
+    return {suffix: paths.pop() for suffix, paths in seen.items() if len(paths) == 1}
 
 
 def convert_roles(text: str, resolve) -> str:
@@ -352,10 +349,12 @@ class SphinxRoles(griffe.Extension):
     (see :func:`convert_roles`), once the whole package is loaded so that any module resolves."""
 
     def on_package(self, *, pkg: griffe.Module, **kwargs) -> None:
+        suffixes = suffix_index(pkg.modules_collection)
+
         def walk(node: griffe.Object) -> None:
             if node.docstring is not None:
                 node.docstring.value = convert_roles(
-                    node.docstring.value, lambda target: resolve_role_target(node, target))
+                    node.docstring.value, lambda target: resolve_role_target(node, target, suffixes))
             for member in node.members.values():
                 if not member.is_alias:
                     walk(member)
