@@ -1,15 +1,16 @@
 """The plugin check: a plugin registers cleanly beside the built-ins and everything it adds works.
 
-:func:`check_plugin` runs the registration checks and then the learner and featurizer checks of
-every component the plugin registers; :func:`plugin_components` gives those components for
-:func:`~textcw.testing.parametrize_with_checks`, so that each of their checks is its own test.
+:func:`check_plugin` runs the registration checks and then the checks of every component the
+plugin registers (learners, featurizers, metrics and evaluation designs); :func:`plugin_components`
+gives those components for :func:`~textcw.testing.parametrize_with_checks`, so that each of their
+checks is its own test.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pluggy
 
@@ -18,6 +19,7 @@ from textcw.hookspecs import PROJECT
 from textcw.pipeline import make_featurizer, make_learner
 from textcw.plugins import broken_plugins, build_registries, get_plugin_manager
 from textcw.registry import KINDS
+from textcw.testing.evaluation_checks import design_under_test, metric_under_test
 from textcw.testing.featurizer_checks import featurizer_under_test
 from textcw.testing.learner_checks import learner_under_test
 from textcw.testing.runner import Check, Component, UsageError, fail
@@ -47,13 +49,51 @@ def _own_names(regs, base) -> dict[str, list[str]]:
     return {kind: sorted(set(regs[kind].names()) - set(base[kind].names())) for kind in KINDS}
 
 
-def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, min_accuracy: float,
-                expected_failures: dict[str, dict[str, str]] | None) -> Iterator[Component]:
-    """The plugin's learners, then its featurizers, built by name as users build them."""
-    expected = dict(expected_failures or {})
-    stray = sorted(set(expected) - set(own["learners"]) - set(own["featurizers"]))
+# The kinds whose components the kit checks, and what it calls one of each.
+CHECKED_KINDS = {"learners": "learner", "featurizers": "featurizer", "metrics": "metric", "evaluators": "design"}
+
+
+def _check_arguments(own: dict[str, list[str]], expected_failures: Mapping | None,
+                     evaluation_options: Mapping | None) -> None:
+    """Refuse (UsageError) names that the plugin does not register, before any check runs."""
+    checked = {n for kind in CHECKED_KINDS for n in own[kind]}
+    stray = sorted(set(expected_failures or {}) - checked)
     if stray:
         raise UsageError(f"expected_failures names {stray}, which the plugin does not register")
+    evaluation = set(own["metrics"]) | set(own["evaluators"])
+    stray = sorted(set(evaluation_options or {}) - evaluation)
+    if stray:
+        raise UsageError(f"evaluation_options names {stray}, which are not metrics or designs the plugin "
+                         f"registers ({', '.join(sorted(evaluation)) or 'none'})")
+    for n, options in (evaluation_options or {}).items():
+        if not isinstance(options, Mapping):
+            raise UsageError(f"evaluation_options[{n!r}] is {options!r}; give a dict of the options it is "
+                             "built with, e.g. {'costs': 'costs.csv'}")
+        reserved = sorted({"name", "expected_failures"} & set(options))
+        if reserved:
+            raise UsageError(f"evaluation_options[{n!r}] sets {reserved}, which the kit sets itself; "
+                             "use expected_failures= for the checks that must fail")
+
+
+def _evaluation_component(kind: str, n: str, factory, options: Mapping, expected: Mapping | None) -> Component:
+    """A metric or design registered as ``n``, built from its registered factory with ``options``."""
+    declared = getattr(factory, "options", None)
+    if isinstance(declared, Mapping):
+        missing = sorted(k for k, option in declared.items()
+                         if getattr(option, "required", False) and k not in options)
+        if missing:
+            raise UsageError(f"{CHECKED_KINDS[kind]} {n!r} requires the option(s) {', '.join(missing)}: give them "
+                             f"as evaluation_options={{{n!r}: {{{missing[0]!r}: ...}}}}")
+    under_test = metric_under_test if kind == "metrics" else design_under_test
+    return under_test(factory, name=repr(n), expected_failures=expected, **options)
+
+
+def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, min_accuracy: float,
+                expected_failures: dict[str, dict[str, str]] | None,
+                evaluation_options: Mapping[str, Mapping] | None = None) -> Iterator[Component]:
+    """The plugin's learners, featurizers, metrics and designs, built by name as users build them."""
+    _check_arguments(own, expected_failures, evaluation_options)
+    expected = dict(expected_failures or {})
     for n in own["learners"]:
         yield learner_under_test(lambda n=n: make_learner(n, registries=regs), name=repr(n),
                                  min_accuracy=min_accuracy, expected_failures=expected.get(n))
@@ -62,18 +102,27 @@ def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, m
         yield featurizer_under_test(lambda n=n: make_featurizer(n, registries=regs), docs, labels,
                                     name=repr(n), min_accuracy=min_accuracy,
                                     expected_failures=expected.get(n))
+    for kind in ("metrics", "evaluators"):
+        for n in own[kind]:
+            yield _evaluation_component(kind, n, regs[kind].get(n).factory,
+                                        (evaluation_options or {}).get(n, {}), expected.get(n))
 
 
 def plugin_components(plugin, *, featurizer_data: dict | None = None, min_accuracy: float = 0.8,
-                      expected_failures: dict[str, dict[str, str]] | None = None) -> list[Component]:
-    """The learners and featurizers ``plugin`` registers, as the checks take them.
+                      expected_failures: dict[str, dict[str, str]] | None = None,
+                      evaluation_options: dict[str, dict] | None = None) -> list[Component]:
+    """The learners, featurizers, metrics and evaluation designs ``plugin`` registers, as the
+    checks take them.
 
     The plugin is registered in isolation (the built-ins plus this plugin) and each component
-    is built by its registered name through :func:`textcw.make_learner` /
-    :func:`textcw.make_featurizer`, as :func:`check_plugin` does; the parameters are those of
-    :func:`check_plugin`. Meant for :func:`~textcw.testing.parametrize_with_checks`::
+    is built by its registered name, as :func:`check_plugin` does: learners and featurizers
+    through :func:`textcw.make_learner` / :func:`textcw.make_featurizer`, metrics and designs
+    from their registered factories with :func:`~textcw.testing.metric_under_test` /
+    :func:`~textcw.testing.design_under_test`; the parameters are those of :func:`check_plugin`.
+    Meant for :func:`~textcw.testing.parametrize_with_checks`::
 
-        @parametrize_with_checks(plugin_components(my_package.plugin))
+        @parametrize_with_checks(plugin_components(
+            my_package.plugin, evaluation_options={"cost-error": {"costs": "costs.csv"}}))
         def test_components(component, check):
             check(component)
 
@@ -83,7 +132,9 @@ def plugin_components(plugin, *, featurizer_data: dict | None = None, min_accura
         The plugin cannot be registered (pluggy refuses it, or a name clashes);
         :func:`check_plugin` says more.
     ValueError
-        ``expected_failures`` names a component the plugin does not register.
+        ``expected_failures`` or ``evaluation_options`` names a component the plugin does not
+        register, or a metric or design has a required option that ``evaluation_options`` does
+        not give.
     """
     pm, base_pm = _isolated_managers(plugin)
     try:
@@ -91,7 +142,7 @@ def plugin_components(plugin, *, featurizer_data: dict | None = None, min_accura
     except DuplicateNameError as exc:
         fail(f"a name clashes: {exc}")
     own = _own_names(regs, build_registries(base_pm))
-    return list(_components(regs, own, featurizer_data, min_accuracy, expected_failures))
+    return list(_components(regs, own, featurizer_data, min_accuracy, expected_failures, evaluation_options))
 
 
 def _command_names(app) -> set[str]:
@@ -111,7 +162,8 @@ def _canonical(dist_name: str) -> str:
 
 def check_plugin(plugin, *, distribution: str | None = None, check_components: bool = True,
                  featurizer_data: dict | None = None, min_accuracy: float = 0.8,
-                 expected_failures: dict[str, dict[str, str]] | None = None) -> None:
+                 expected_failures: dict[str, dict[str, str]] | None = None,
+                 evaluation_options: dict[str, dict] | None = None) -> None:
     """Check a plugin: it registers cleanly beside the built-ins and everything it adds works.
 
     The plugin is registered into an isolated plugin manager (the built-ins plus this plugin,
@@ -126,7 +178,10 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
       tasks are a ``{task: summary}`` mapping; commands do not clash with textcw's own;
     - every learner it adds passes :func:`check_learner` and every featurizer
       :func:`check_featurizer`, built by name through :func:`textcw.make_learner` /
-      :func:`textcw.make_featurizer` as users build them;
+      :func:`textcw.make_featurizer` as users build them; every metric it adds passes
+      :func:`~textcw.testing.check_metric` and every evaluation design
+      :func:`~textcw.testing.check_design`, built from its registered factory (with
+      ``evaluation_options``);
     - a learner that subclasses :class:`~textcw.learners.base.OnlineLinearClassifier` is
       registered with ``online=True``, and one registered so has ``partial_fit``;
     - with ``distribution``: that installed distribution declares the plugin in the entry-point
@@ -140,16 +195,24 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
     distribution : str, optional
         The installed distribution that should provide it (e.g. ``"textcw-example"``).
     check_components : bool, default True
-        Run :func:`check_learner` / :func:`check_featurizer` on each registered entry.
+        Run :func:`check_learner` / :func:`check_featurizer` / :func:`check_metric` /
+        :func:`check_design` on each registered entry.
     featurizer_data : dict, optional
         ``{featurizer name: (documents, labels)}`` for featurizers of non-text documents.
     min_accuracy : float, default 0.8
         Passed on to the component checks (the held-out accuracy they require).
+    evaluation_options : dict, optional
+        ``{metric or design name: options}``: what each is built with (a metric's required
+        ``costs=`` file, a design's ``rounds=2`` to keep the check short), plus the kit's own
+        keywords: ``n_classes`` for a metric (the class counts of the folds it is checked on,
+        ``(2,)`` for a two-class cost matrix), ``task`` and ``learners`` for a design. A metric
+        or design with a required option that is not given here is a ``ValueError``.
     expected_failures : dict, optional
         ``{component name: {check name: reason}}``: the outer keys are names the plugin
         registers (another name is a ``ValueError``), the inner dicts are the
-        ``expected_failures`` of :func:`~textcw.testing.check_learner` or
-        :func:`~textcw.testing.check_featurizer` (strict: a listed check must fail). The
+        ``expected_failures`` of :func:`~textcw.testing.check_learner`,
+        :func:`~textcw.testing.check_featurizer`, :func:`~textcw.testing.check_metric` or
+        :func:`~textcw.testing.check_design` (strict: a listed check must fail). The
         registration checks (``registers_in_isolation``, ``registrations_are_clean``,
         ``components_pass_their_checks``, ``online_learners_are_declared``,
         ``is_installed_as_distribution``) cannot be listed.
@@ -222,7 +285,7 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         if not check_components:
             return
         for component in _components(state["regs"], state["own"], featurizer_data, min_accuracy,
-                                     expected_failures):
+                                     expected_failures, evaluation_options):
             component.check_all()
 
     def online_learners_are_declared():

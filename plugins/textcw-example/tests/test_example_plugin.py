@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import textcw
 from numpy.testing import assert_array_equal
@@ -15,9 +17,12 @@ import textcw_example.plugin
 pytest_plugins = ["textcw.testing.fixtures"]
 
 def test_plugin_passes_the_kit_checks():
-    """Registers beside the built-ins without clashes; both components pass their checks; the
-    installed distribution declares it and provides its names."""
-    check_plugin(textcw_example.plugin, distribution="textcw-example")
+    """Registers beside the built-ins without clashes; its learners, featurizer, metrics and
+    design pass their checks; the installed distribution declares it and provides its names."""
+    costs = Path(__file__).resolve().parent / "costs.csv"  # two classes
+    check_plugin(textcw_example.plugin, distribution="textcw-example",
+                 evaluation_options={"cost-error": {"costs": str(costs), "n_classes": (2,)},
+                                     "shuffle-split": {"rounds": 2}})
 
 
 def test_installed_plugin_serves_the_public_api():
