@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 import textcw
-from textcw._atomic import atomic_write_text
+from textcw.atomic import atomic_write_text
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 

@@ -60,7 +60,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
 import textcw
-from textcw._atomic import atomic_write_text
+from textcw.atomic import atomic_write_text
 from textcw.errors import TextcwError
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated

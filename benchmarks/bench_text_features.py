@@ -34,7 +34,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer
 
 import textcw
-from textcw._atomic import atomic_write_text
+from textcw.atomic import atomic_write_text
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 from textcw.pipeline import load_corpus

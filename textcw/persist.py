@@ -5,7 +5,7 @@ members ``manifest.json`` (versions, the plugins the model needs, the components
 names and parameters, what the model is: learner, classes, feature count, and the size and
 sha256 of the payload), ``model.joblib`` (the fitted scikit-learn ``Pipeline``) and, when a
 signing key is configured, ``signature.json``. One file, written atomically
-(:mod:`textcw._atomic`), means a crash or a concurrent save can only ever leave the old model or
+(:mod:`textcw.atomic`), means a crash or a concurrent save can only ever leave the old model or
 the new one, never a new payload beside an old manifest. :func:`load` reads the manifest first
 and refuses a file whose payload does not match it, so a truncated or damaged file is never
 unpickled; :func:`read_manifest` and :func:`textcw.model_card.model_card` read it without unpickling anything.
@@ -53,7 +53,7 @@ from pathlib import Path
 import joblib
 from sklearn.pipeline import Pipeline
 
-from textcw._atomic import atomic_output, check_output_path
+from textcw.atomic import atomic_output, check_output_path
 from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
@@ -104,7 +104,7 @@ def zip_member(name: str, *, compress: bool = False) -> zipfile.ZipInfo:
 
 def check_destination(path: Path, example: str) -> None:
     """Refuse a destination that cannot receive the model before any work: a folder, a device,
-    a FIFO, a symbolic link, a missing or read-only folder (:func:`textcw._atomic.check_output_path`)."""
+    a FIFO, a symbolic link, a missing or read-only folder (:func:`textcw.atomic.check_output_path`)."""
     check_output_path(path, "model file", example=example, error=ModelFileError)
 
 

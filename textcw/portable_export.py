@@ -21,7 +21,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
-from textcw._atomic import atomic_output
+from textcw.atomic import atomic_output
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.persist import check_destination, zip_member

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from textcw._atomic import atomic_output, atomic_write_bytes, check_output_folder, check_output_path
+from textcw.atomic import atomic_output, atomic_write_bytes, check_output_folder, check_output_path
 from textcw.errors import ModelFileError, OutputError
 from textcw.persist import check_destination
 
@@ -140,7 +140,7 @@ def test_same_file_as_the_input_is_refused(tmp_path):
 
 CHECK_AS_OTHER_USER = """
 import sys
-from textcw._atomic import check_output_path
+from textcw.atomic import check_output_path
 from textcw.errors import OutputError
 try:
     check_output_path(sys.argv[1], "--out")

@@ -33,7 +33,7 @@ CHILD = textwrap.dedent("""
     import os, sys, time, zipfile
     import numpy as np
     from sklearn.pipeline import Pipeline
-    import textcw, textcw._atomic
+    import textcw, textcw.atomic
 
     path, tag, n_features, loops, pause_at = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     rng = np.random.RandomState(int(tag))
@@ -52,11 +52,11 @@ CHILD = textwrap.dedent("""
             return real(self, info, data, *a, **k)
         zipfile.ZipFile.writestr = writestr
     elif pause_at == "rename":  # everything written and synced, before the rename
-        real_fsync = textcw._atomic.os.fsync
+        real_fsync = textcw.atomic.os.fsync
         def fsync(fd):
             real_fsync(fd)
             announce_and_wait("rename")
-        textcw._atomic.os.fsync = fsync
+        textcw.atomic.os.fsync = fsync
     print("ready", flush=True)
     for _ in range(loops):
         textcw.save(model, path, info={"tag": tag})

@@ -151,7 +151,7 @@ def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
 def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
     """Refuse, before the run, a ``--json-out`` file or ``--plot`` folder that cannot be written
     (and a ``--plot`` without matplotlib): a long run is not lost to a typo."""
-    from textcw._atomic import check_output_folder, check_output_path
+    from textcw.atomic import check_output_folder, check_output_path
 
     if json_out is not None:
         check_output_path(json_out, "--json-out", example="report.json")

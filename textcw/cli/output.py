@@ -38,7 +38,7 @@ def print_json(obj) -> None:
 
 def write_json(obj, path: Path) -> None:
     """``obj`` as JSON in ``path``, atomically, and a status line saying so."""
-    from textcw._atomic import atomic_write_text
+    from textcw.atomic import atomic_write_text
 
     atomic_write_text(path, json_text(obj) + "\n")
     log.info("wrote %s", path)

@@ -122,7 +122,7 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
     """``textcw predict MODEL --input FORMAT:PATH``: every row of the table with the predicted
     label and its probability appended, written as the rows are read, ``chunk_size`` at a time
     (so memory is one chunk whatever the length of the table)."""
-    from textcw._atomic import atomic_output, check_output_path
+    from textcw.atomic import atomic_output, check_output_path
     from textcw.corpus.base import split_task_name
     from textcw.corpus.tabular import FORMATS, parse_spec, read_rows
     from textcw.persist import load

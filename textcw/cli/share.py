@@ -22,7 +22,7 @@ def export_command(
     out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
 ) -> None:
     """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
-    from textcw._atomic import check_output_path
+    from textcw.atomic import check_output_path
     from textcw.persist import load
     from textcw.portable import export_model
 
@@ -37,7 +37,7 @@ def import_command(
     max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
 ) -> None:
     """Check an exported model (no pickle, no code from the file) and save it as a model file."""
-    from textcw._atomic import check_output_path
+    from textcw.atomic import check_output_path
     from textcw.persist import save
     from textcw.untrusted import safe_text
     from textcw.portable import import_model

@@ -66,7 +66,7 @@ def train(
     json_out: JsonOut = None,
 ) -> None:
     """Train a learner on a corpus's training split and report test accuracy."""
-    from textcw._atomic import check_output_path
+    from textcw.atomic import check_output_path
     from textcw.plugins import current_registries, resolve_corpus
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
@@ -158,7 +158,7 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
                    no_cache: bool, refused: dict) -> None:
     """``textcw train --init-model M``: :func:`textcw.cli.resume.continue_training`, reported and
     saved as ``train`` does."""
-    from textcw._atomic import check_output_path
+    from textcw.atomic import check_output_path
     from textcw.cli.resume import continue_training, refuse_options
 
     refuse_options(**refused)

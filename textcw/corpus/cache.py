@@ -48,7 +48,7 @@ the sha256 of all members is compared with the digest written beside them. A fil
 any check (cut short, damaged, edited, of another key) is deleted, logged, and rebuilt from the
 source. The digest only detects damage: whoever writes an entry can recompute it, so what an
 entry restores is validated as an import is (:mod:`textcw.corpus.feature_cache`). Files are
-written atomically (:func:`textcw._atomic.atomic_output`): a reader sees a whole file or none, and
+written atomically (:func:`textcw.atomic.atomic_output`): a reader sees a whole file or none, and
 two processes writing the same entry leave one whole file.
 """
 
@@ -214,7 +214,7 @@ def kind_dir(folder: Path, kind: str, *, create: bool = False) -> Path | None:
 
 def _writable(folder: Path) -> bool:
     """Whether files can be made in ``folder``."""
-    from textcw._atomic import _may_create_in
+    from textcw.atomic import _may_create_in
 
     # A folder nobody may write to (mode a-w) is read-only by intent, even to root, whom the
     # permission check lets through.
@@ -268,7 +268,7 @@ def _read_digests(folder: Path) -> dict:
 
 
 def _write_digests(folder: Path, table: dict) -> None:
-    from textcw._atomic import atomic_write_text
+    from textcw.atomic import atomic_write_text
 
     if _no_writes.get():
         return
@@ -301,7 +301,7 @@ def entry_name(key: dict) -> str:
 def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:
     """Write one entry atomically and owner-only; returns its path, or None when nothing could
     be written (the cache is off, read-only, not the user's own, or full)."""
-    from textcw._atomic import atomic_output
+    from textcw.atomic import atomic_output
 
     if not enabled() or _no_writes.get():
         return None

@@ -19,7 +19,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from textcw._atomic import fsync_folder
+from textcw.atomic import fsync_folder
 from textcw.corpus.remote import ENV_VAR, RemoteFile, missing_message, verify
 from textcw.errors import DataError
 

@@ -761,9 +761,12 @@ class TableCorpus:
     def __hash__(self) -> int:
         return hash(("TableCorpus", self.fmt))
 
-    def check_task(self, task: str) -> None:
-        """The registry's check of a task name: the spelling and options (files are read later)."""
+    def check_task(self, task: str) -> bool:
+        """The registry's check of a task name: the spelling and options (files are read later);
+        ``True`` when they parse, an :class:`~textcw.errors.InputError` saying what is wrong
+        otherwise (the ``task_check`` contract: only ``True`` accepts)."""
         parse_spec(self.fmt, task)
+        return True
 
     def _spec(self, task: str | None, split: str) -> tuple[TableSpec, _Index]:
         check_split(split)

@@ -49,9 +49,11 @@ _TABLE = 1 << 15  # slots of the label hash table: over twice MAX_LABELS
 _NO_BAR, _NO_LABEL, _EXTRA, _TOO_MANY = 1, 2, 3, 4
 
 
-def check_task(task: str) -> None:
-    """Any non-empty ``PATH[,TEST_PATH]`` is a task; the loader checks that the files exist."""
+def check_task(task: str) -> bool:
+    """Any non-empty ``PATH[,TEST_PATH]`` is a task (``True``); the loader checks that the files
+    exist."""
     _paths(task)
+    return True
 
 
 def _paths(task: str | None) -> list[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textcw._atomic import atomic_output
+from textcw.atomic import atomic_output
 from textcw.errors import InputError, TextcwError
 
 BINS = 10

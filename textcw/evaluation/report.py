@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textcw._atomic import atomic_write_text
+from textcw.atomic import atomic_write_text
 
 
 def _plain(value):

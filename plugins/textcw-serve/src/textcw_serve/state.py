@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import textcw
-from textcw._atomic import atomic_write_text, fsync_folder
+from textcw.atomic import atomic_write_text, fsync_folder
 from textcw.errors import DataError, InputError
 from textcw.persist import SUFFIX
 from textcw.trust import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_trusted_dir, check_trusted_file
