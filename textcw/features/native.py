@@ -262,9 +262,19 @@ def _murmur3(buf, start, end):
         k ^= np.uint64(buf[tail + 1]) << np.uint64(8)
     if rest >= 1:
         k ^= np.uint64(buf[tail])
-        k = (k * c1) & mask
+    return _murmur3_final(h, k, rest >= 1, n)
+
+
+@kernel
+def _murmur3_final(h, k, has_tail, n):
+    """The end of MurmurHash3_x86_32: mix in the tail block ``k`` (when there is one) and the
+    length ``n``, avalanche, and return the hash as a signed 32-bit integer (as scikit-learn's
+    ``murmurhash3_32(..., positive=False)``)."""
+    mask = np.uint64(0xFFFFFFFF)
+    if has_tail:
+        k = (k * np.uint64(0xCC9E2D51)) & mask
         k = ((k << np.uint64(15)) | (k >> np.uint64(17))) & mask
-        k = (k * c2) & mask
+        k = (k * np.uint64(0x1B873593)) & mask
         h ^= k
     h ^= np.uint64(n) & mask
     h ^= h >> np.uint64(16)
@@ -431,20 +441,7 @@ def _hash_unigrams(buf, offsets, token, letter, lowmap, min_len, letters_only, n
                 i += 1
             if length < min_len or not letters:
                 continue
-            if shift > np.uint64(0):
-                k = (k * c1) & mask
-                k = ((k << np.uint64(15)) | (k >> np.uint64(17))) & mask
-                k = (k * c2) & mask
-                h ^= k
-            h ^= np.uint64(length) & mask
-            h ^= h >> np.uint64(16)
-            h = (h * np.uint64(0x85EBCA6B)) & mask
-            h ^= h >> np.uint64(13)
-            h = (h * np.uint64(0xC2B2AE35)) & mask
-            h ^= h >> np.uint64(16)
-            signed = np.int64(h)
-            if signed >= 2147483648:
-                signed -= 4294967296
+            signed = _murmur3_final(h, k, shift > np.uint64(0), length)
             if signed == -2147483648:  # abs() would overflow: scikit-learn's special case
                 col = (2147483647 - (n_features - 1)) % n_features
             else:
