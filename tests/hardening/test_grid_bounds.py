@@ -44,3 +44,14 @@ def test_self_tuning_refuses_a_huge_grid_at_fit():
     X, y = make_sparse_classification(30, 40, 2, random_state=0)
     with pytest.raises(ParameterError, match="8000000 candidates, more than 64"):
         SelfTuning(textcw.make_learner("arow"), grid={"r": Axis(2000), "a": Axis(4000)}).fit(X, y)
+
+
+def test_a_tune_grid_is_counted_before_it_is_expanded():
+    from textcw.evaluation.grids import MAX_GRID_POINTS, grid_points
+
+    huge = {name: list(range(200)) for name in ("a", "b", "c")}  # 8,000,000 combinations
+    with pytest.raises(ParameterError, match=r"the tuning grid has 8,000,000 combinations \(200 x 200 x 200\), "
+                       r"more than 10,000"):
+        grid_points(huge)
+    assert len(grid_points({"a": list(range(100)), "b": list(range(100))})) == MAX_GRID_POINTS
+    assert grid_points({}) == [{}]

@@ -9,6 +9,7 @@ learner has none. Parameters a learner spec fixes are not tuned.
 from __future__ import annotations
 
 import itertools
+import math
 
 from textcw.errors import ParameterError
 
@@ -29,7 +30,18 @@ def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     return grid
 
 
+MAX_GRID_POINTS = 10_000  # each point is a fit on every task: far past what a search can afford
+
+
 def grid_points(grid: dict) -> list[dict]:
-    """Every combination of the grid's values, in order (``[{}]`` for an empty grid)."""
+    """Every combination of the grid's values, in order (``[{}]`` for an empty grid).
+
+    The combinations are counted from the axes' lengths before any is built: a grid of more
+    than :data:`MAX_GRID_POINTS` is refused at once (it would otherwise be built in full first).
+    """
     keys = list(grid)
+    count = math.prod(len(grid[k]) for k in keys)
+    if count > MAX_GRID_POINTS:
+        raise ParameterError(f"the tuning grid has {count:,} combinations ({' x '.join(str(len(grid[k])) for k in keys)}), "
+                             f"more than {MAX_GRID_POINTS:,}; each is a fit, so give fewer values per parameter")
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
