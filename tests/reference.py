@@ -123,7 +123,7 @@ def sgd_slope(loss, m):
     """``-dloss/dm``."""
     if loss == "hinge":
         return 1.0 if m < 1 else 0.0
-    if loss == "log":
+    if loss in ("log_loss", "log"):  # scikit-learn's name, and textcw's deprecated alias of it
         return 1.0 / (1.0 + np.exp(m)) if m <= 0 else np.exp(-m) / (1.0 + np.exp(-m))
     if m >= 1:
         return 0.0

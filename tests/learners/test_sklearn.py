@@ -53,7 +53,7 @@ CONFIGS = [
     ("pa2", {}, ()), ("sgd", {}, ()), ("sop", {}, ()),
     ("cw-var", {}, (TRAIN, PROBA)), ("cw-stdev", {}, (PROBA,)), ("arow", {}, (PROBA,)),
     ("scw1", {}, (PROBA,)), ("scw2", {}, ()),
-    ("sgd", {"loss": "log", "learning_rate": "constant", "eta0": 0.1}, ()),
+    ("sgd", {"loss": "log_loss", "learning_rate": "constant", "eta0": 0.1}, ()),
     ("sgd", {"loss": "modified_huber", "learning_rate": "invscaling", "eta0": 0.1}, ()),
     ("sop", {"covariance": "full"}, ()),
     ("cw-var", {"covariance": "diag-l2"}, (TRAIN, PROBA)),
@@ -166,6 +166,8 @@ def test_every_builtin_learner_is_checked():
                     # seq and par run PA's code with another step-size constant (checked with
                     # "pa"); exact solves a different problem per rule, so each is checked
                     allowed -= {"seq", "par"}
+                if param == "loss" and name == "sgd":
+                    allowed.discard("log")  # the deprecated alias of log_loss: the same model
                 assert seen == allowed, (name, param)
 
 
