@@ -20,7 +20,7 @@ import pytest
 from tests.test_doc_examples import python_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "docs" / "guide" / "your-own-data.md"]
+PAGES = [ROOT / "docs" / "guide" / "quickstart.md", ROOT / "docs" / "guide" / "your-own-data.md"]
 _SH = re.compile(r"^```(?:sh|bash|console)\s*$")
 
 
