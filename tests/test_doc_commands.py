@@ -20,7 +20,7 @@ import pytest
 from tests.test_doc_examples import python_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "docs" / "guide" / "your-own-data.md"]
+PAGES = [ROOT / "docs" / "guide" / "quickstart.md", ROOT / "docs" / "guide" / "your-own-data.md"]
 _SH = re.compile(r"^```(?:sh|bash|console)\s*$")
 
 
@@ -60,12 +60,3 @@ def test_every_command_of_the_page_runs(page, tmp_path, monkeypatch):
                              capture_output=True, text=True, timeout=900)
         assert run.returncode == 0, f"{page.name} line {line}:\n{script}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
 
-
-def test_the_readme_s_own_data_lines_are_the_guide_s_tested_lines():
-    """The README shows some of the guide's commands; each must be one the guide's test runs."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    guide = {line for _, script in shell_blocks(PAGES[0].read_text(encoding="utf-8")) for line in script.splitlines()}
-    section = readme.split("Your own labelled text in a CSV", 1)[1]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, flags=re.S)[:1]
-    lines = [line for line in block.splitlines() if line.strip()]
-    assert len(lines) == 4 and all(line in guide for line in lines), set(lines) - guide
