@@ -21,6 +21,7 @@ Measured on ``synthetic-text`` (5% label noise), one pass over 100,000 documents
 from __future__ import annotations
 
 from textcw.learners.autotune import AUTO
+from textcw.learners.selftune import auto_params as self_tuning_params
 
 __all__ = ["TUNE_DOCUMENTS", "auto_params", "settle"]
 
@@ -33,7 +34,7 @@ def auto_params(template, given: dict | None) -> dict:
     """``{name: "auto"}`` for each tunable parameter of ``template`` that ``given`` leaves out or
     sets to ``"auto"``."""
     given = given or {}
-    return {name: AUTO for name in getattr(template, "tunable", ())
+    return {name: AUTO for name in self_tuning_params(template)
             if name not in given or (isinstance(given[name], str) and given[name] == AUTO)}
 
 
