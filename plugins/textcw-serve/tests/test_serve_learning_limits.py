@@ -72,10 +72,13 @@ def test_a_hashing_model_learns_a_word_it_never_saw(hashed, tmp_path, caplog):
             "note": "every word gets a column (no vocabulary): corrections with new words are learned"}
         before = client.predict([NEW_WORD])["predictions"][0]
         assert before["decision"] == 0.0  # nothing known about it
+        question = f"what about {NEW_WORD}"
+        unsure = client.predict([question])["predictions"][0]["probabilities"]["medicine"]
         reply = client.learn([NEW_WORD], ["medicine"])
         assert reply["unseen_tokens"] is None and reply["warning"] is None and reply["changed"]
-        after = client.predict([f"what about {NEW_WORD}"])["predictions"][0]
-        assert after["label"] == "medicine" and after["probabilities"]["medicine"] > 0.9
+        after = client.predict([question])["predictions"][0]
+        # the learned word now decides the question (how sure, the kept temperature says)
+        assert after["label"] == "medicine" and after["probabilities"]["medicine"] > max(unsure, 0.5) + 0.1
 
 
 def test_calibration_is_kept_while_learning_and_said_so(tmp_path, caplog):
