@@ -70,6 +70,10 @@ class TfidfWords(WordCounts):
         X.data += 1.0
         X.data *= idf[X.indices]  # in place: keeps the sorted storage (a product with diags
         #                           need not)
+        if X.shape[0] == 0:
+            # no documents: the empty (0 x width) matrix every featurizer gives; scikit-learn's
+            # normalize refuses an array with 0 samples
+            return X.astype(self.dtype, copy=False)
         return normalize(X, norm="l2", copy=False).astype(self.dtype, copy=False)
 
 
