@@ -29,6 +29,7 @@ MAPPINGS = [{f"w{j}": float(v) for j, v in enumerate(row) if v} for row in X_MUL
 FEATURIZER_INPUTS = {
     "binary-bow": (DOCS, LABELS, PROBE_DOCS),
     "bigram-counts": (DOCS, LABELS, PROBE_DOCS),
+    "tfidf": (DOCS, LABELS, PROBE_DOCS),
     "hashing": (DOCS, LABELS, PROBE_DOCS),
     "char-ngrams": (DOCS, LABELS, PROBE_DOCS),
     "precomputed": (X_MULTI, Y_MULTI, X_MULTI[:7]),
