@@ -17,7 +17,7 @@ from sklearn.base import BaseEstimator, clone
 
 from textcw.errors import ModelFileError, TextcwError
 from textcw.portable_format import ARRAY_DTYPES, FITTED_NAME
-from textcw.untrusted import check_printable, check_vocabulary, safe_text
+from textcw.untrusted import check_idf, check_printable, check_vocabulary, safe_text
 
 __all__ = [
     "TAGS_ATTRIBUTES", "TAGS_COMPONENTS", "TAGS_PARAMS", "TAGS_STATE", "check_scores",
@@ -190,6 +190,8 @@ def set_attributes(obj, attributes, arrays: dict, where: str) -> None:
         if name == "classes_":
             check_printable(labels_of(decoded), f"the labels of {where}")
         setattr(obj, name, decoded)
+    if "idf_" in attributes["__dict__"]:  # the tfidf featurizer's weights, one per vocabulary term
+        check_idf(getattr(obj, "idf_", None), getattr(obj, "vocabulary_", None), where)
 
 
 def _holds_estimator(value) -> bool:

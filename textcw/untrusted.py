@@ -10,6 +10,7 @@ recurses without a clear error), and every string that reaches a terminal is eit
 from __future__ import annotations
 
 import json
+import math
 import re
 import unicodedata
 import zipfile
@@ -20,7 +21,7 @@ from textcw.errors import ModelFileError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_JSON_ITEMS", "MAX_TEXT_CHARS", "UNPRINTABLE_IN_LABELS", "check_printable",
            "check_text_sizes", "distribution_name", "first_unprintable", "install_advice", "one_line",
-           "parse_json", "read_member", "safe_text", "unprintable_kind", "FITTED_NAME", "check_vocabulary"]
+           "parse_json", "read_member", "safe_text", "unprintable_kind", "FITTED_NAME", "check_vocabulary", "check_idf"]
 
 MAX_JSON_DEPTH = 100  # exports nest about 20 deep; the json module recurses without a clear error
 # The most values (list items, dict entries) a JSON document may hold, counted on its bytes before
@@ -141,6 +142,18 @@ def check_vocabulary(name: str, value, where: str) -> None:
             sorted(columns) != list(range(len(columns))):
         raise ModelFileError(f"the vocabulary of {where} must map its {len(columns)} terms to the distinct "
                              f"columns 0..{len(columns) - 1}")
+
+
+def check_idf(value, vocabulary, where: str, error=ModelFileError) -> None:
+    """Refuse idf weights (attribute ``idf_`` of the ``tfidf`` featurizer) that are not a list of
+    positive finite floats, one per term of ``vocabulary`` (its ``vocabulary_``)."""
+    if not isinstance(vocabulary, dict):
+        raise error(f"{where} has idf weights but no vocabulary")
+    if not isinstance(value, list) or len(value) != len(vocabulary):
+        raise error(f"the idf weights of {where} must be a list of {len(vocabulary)} numbers, one per "
+                    "term of its vocabulary")
+    if not all(type(v) is float and math.isfinite(v) and v > 0 for v in value):
+        raise error(f"the idf weights of {where} must be positive finite numbers")
 
 
 def distribution_name(name) -> bool:

@@ -15,6 +15,7 @@ import pytest
 from textcw.corpus import cache, feature_cache, newsgroups
 from textcw.corpus.datahome import RemoteFile
 from textcw.features.text import binary_bow
+from textcw.features.weighting import tfidf
 from textcw.persist import save
 from textcw.pipeline import train
 
@@ -184,6 +185,26 @@ def test_location(tmp_path, monkeypatch):
     monkeypatch.setattr(cache.sys, "platform", "win32")
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
     assert cache.location()[0] == tmp_path / "local" / "textcw" / "Cache"
+
+
+def test_tfidf_state_round_trips_after_transform_and_idf_is_checked():
+    """The compiled path's vocabulary table (derived, left out of the pickle) does not stop a
+    transformed featurizer from being cached; idf_ is restored only when it fits the vocabulary."""
+    docs = ["the cat sat", "a dog ran far", "cat and dog"]
+    fitted = tfidf()
+    fitted.fit_transform(docs)
+    fitted.transform(docs)  # as a run does with the test split before saving
+    state = feature_cache.featurizer_state(fitted, tfidf())
+    assert state is not None
+    assert [name for name, _, _ in state][-2:] == ["vocabulary_", "idf_"]
+    restored = feature_cache.restore_featurizer(tfidf(), json.loads(cache._to_json(state)))
+    assert feature_cache._pickled(restored) == feature_cache._pickled(fitted)
+    assert (restored.transform(docs) != fitted.transform(docs)).nnz == 0
+    n = len(fitted.vocabulary_)
+    for bad in ([1.0] * (n - 1), [-1.0] * n, [0.0] * n, [1] * n, "1.0"):
+        edited = [[a, how, bad if a == "idf_" else v] for a, how, v in json.loads(cache._to_json(state))]
+        with pytest.raises(ValueError, match="idf weights"):
+            feature_cache.restore_featurizer(tfidf(), edited)
 
 
 def test_featurizer_state_round_trips_and_parameters_change_the_key(small):

@@ -29,6 +29,7 @@ MAPPINGS = [{f"w{j}": float(v) for j, v in enumerate(row) if v} for row in X_MUL
 FEATURIZER_INPUTS = {
     "binary-bow": (DOCS, LABELS, PROBE_DOCS),
     "bigram-counts": (DOCS, LABELS, PROBE_DOCS),
+    "tfidf": (DOCS, LABELS, PROBE_DOCS),
     "hashing": (DOCS, LABELS, PROBE_DOCS),
     "char-ngrams": (DOCS, LABELS, PROBE_DOCS),
     "precomputed": (X_MULTI, Y_MULTI, X_MULTI[:7]),
@@ -206,6 +207,25 @@ def test_bad_documents_are_refused(exported, change, message):
     edit(exported, change_document=change)
     with pytest.raises(ModelFileError, match=message):
         import_model(exported)
+
+
+@pytest.mark.parametrize("idf,message", [
+    ([1.0, 2.0], "must be a list of .* numbers, one per term"),
+    ("2.0", "must be a list of .* numbers, one per term"),
+    (None, "positive finite numbers"),  # -1.0 for every term
+    ("zero", "positive finite numbers"),  # 0.0 for every term
+])
+def test_tfidf_idf_weights_are_checked_on_import(tmp_path, idf, message):
+    path = export_model(pipeline("tfidf", "pa"), tmp_path / "m.textcw")
+
+    def change(document):
+        attributes = document["steps"][0]["attributes"]["__dict__"]
+        n = len(attributes["idf_"])
+        attributes["idf_"] = [-1.0] * n if idf is None else [0.0] * n if idf == "zero" else idf
+
+    edit(path, change_document=change)
+    with pytest.raises(ModelFileError, match=message):
+        import_model(path)
 
 
 @pytest.mark.parametrize("name,value,message", [

@@ -40,7 +40,7 @@ from textcw.corpus.cache import (
     source_digest,
 )
 from textcw.errors import TextcwError
-from textcw.untrusted import FITTED_NAME, check_vocabulary, safe_text
+from textcw.untrusted import FITTED_NAME, check_idf, check_vocabulary, safe_text
 
 __all__ = [
     "features_key", "featurizer_state", "load_features", "pack_csr", "restore_featurizer",
@@ -82,7 +82,14 @@ def featurizer_state(fitted, fresh) -> list | None:
     for a value kept as JSON. None when some fitted value is not plain JSON.
     """
     state = []
+    # What pickle keeps: a featurizer may hold state derived from its fitted attributes that its
+    # __getstate__ leaves out (WordCounts' compiled vocabulary table, _native_table, rebuilt on
+    # first use); that is neither stored nor restored, as a saved model does not hold it either.
+    kept = fitted.__getstate__() if hasattr(fitted, "__getstate__") else fitted.__dict__
+    kept = kept if isinstance(kept, dict) else fitted.__dict__
     for name, value in fitted.__dict__.items():
+        if name not in kept:
+            continue
         if name in fresh.__dict__ and same_value(fresh.__dict__[name], value):
             state.append([name, "made", None])
         elif name == STOP_WORDS_CHECK_ATTRIBUTE and value == id(getattr(fitted, "stop_words", None)):
@@ -133,6 +140,8 @@ def restore_featurizer(fresh, state: list, name: str = "featurizer"):
         raise ValueError(f"the featurizer state leaves out {safe_text(missing[0], 60)!r}")
     try:
         check_vocabulary("vocabulary_", restored["vocabulary_"], name) if "vocabulary_" in restored else None
+        if "idf_" in restored:  # tfidf: one positive finite weight per vocabulary term
+            check_idf(restored["idf_"], restored.get("vocabulary_"), name)
     except TextcwError as exc:
         raise ValueError(str(exc)) from None
     before = fresh.get_params(deep=False) if hasattr(fresh, "get_params") else None

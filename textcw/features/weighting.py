@@ -57,9 +57,23 @@ class TfidfWords(WordCounts):
             raise InputError(f"the tfidf featurizer's idf weights do not fit its vocabulary of "
                              f"{counts.shape[1]} words; refit the featurizer")
         X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+        # One canonical storage order before any arithmetic: CountVectorizer.fit_transform
+        # returns rows whose column indices are unsorted (it renumbers the vocabulary after
+        # counting), transform (compiled or scikit-learn's) returns them sorted. The row norms
+        # below are sums of floats, whose rounding depends on the order they are added in, so
+        # without this fit_transform and transform of the same documents differed in the last
+        # bit. Explicit zeros and duplicates go too (a count is never 0 in the weighted matrix).
+        X.sum_duplicates()
+        X.eliminate_zeros()
+        X.sort_indices()
         np.log(X.data, out=X.data)
         X.data += 1.0
-        X = X @ sp.diags(idf)
+        X.data *= idf[X.indices]  # in place: keeps the sorted storage (a product with diags
+        #                           need not)
+        if X.shape[0] == 0:
+            # no documents: the empty (0 x width) matrix every featurizer gives; scikit-learn's
+            # normalize refuses an array with 0 samples
+            return X.astype(self.dtype, copy=False)
         return normalize(X, norm="l2", copy=False).astype(self.dtype, copy=False)
 
 
