@@ -87,7 +87,6 @@ def train(
         registries.featurizers.get(featurizer)
     if out is not None:
         warn_if_vectors(corpus, featurizer or corpus_entry.featurizer, out)
-    from textcw.persist import save
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
     if out is not None:
@@ -131,20 +130,10 @@ def train(
                                mistake_curve=as_json or json_out is not None, **common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
     summary = result.to_dict()
-    if out is not None:
-        save(result.model, out, info={k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")})
-        summary["model"] = str(out)
-        log.info("saved %s", out)
-    if json_out is not None:
-        write_json(summary, json_out)
-    if as_json:
-        print_json(summary)
+    if report_result(result.model, summary, {k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")},
+                     out=out, json_out=json_out, as_json=as_json):
         return
-    scores = f"accuracy {result.accuracy:.4f}"
-    if result.metrics.get("expected_calibration_error") is not None:
-        scores += f"  ECE {result.metrics['expected_calibration_error']:.4f}"
-    if result.metrics.get("macro_f1") is not None:
-        scores += f"  macro-F1 {result.metrics['macro_f1']:.4f}"
+    scores = score_text(result.accuracy, result.metrics)
     typer.echo(
         f"{result.corpus}  {result.learner}  {scores}  "
         f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
@@ -169,7 +158,7 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
     if json_out is not None:
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     from textcw.corpus.cache import disabled as cache_disabled
-    from textcw.persist import load, save
+    from textcw.persist import load
 
     model = load(init_model)
     with progress_bar() as report, cache_disabled(no_cache):
@@ -177,23 +166,41 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
                                    chunk_size=chunk_size, progress=report)
     raise_if_interrupted()
     summary = dict(result)
+    info = {"corpus": corpus, "accuracy": result["accuracy"], "n_train": result["n_train"],
+            "n_test": result["n_test"], "continued_from": str(init_model)}
+    if report_result(result.model, summary, info, out=out, json_out=json_out, as_json=as_json):
+        return
+    scores = score_text(result["accuracy"], result["metrics"])
+    typer.echo(f"{corpus}  {result['learner']} continued from {init_model}  {scores}  "
+               f"(train {result['n_train']} docs x {result['epochs']} pass{'es' if result['epochs'] != 1 else ''}, "
+               f"test {result['n_test']}; train {result['train_seconds']:.2f} s)")
+
+
+def report_result(model, summary: dict, info: dict, *, out: Path | None, json_out: Path | None,
+                  as_json: bool) -> bool:
+    """Save ``model`` to ``out`` (its manifest's ``info``) and write or print the JSON ``summary``
+    as asked; True when the JSON went to stdout (the text line is then not printed)."""
+    from textcw.persist import save
+
     if out is not None:
-        save(result.model, out, info={"corpus": corpus, "accuracy": result["accuracy"], "n_train": result["n_train"],
-                                      "n_test": result["n_test"], "continued_from": str(init_model)})
+        save(model, out, info=info)
         summary["model"] = str(out)
         log.info("saved %s", out)
     if json_out is not None:
         write_json(summary, json_out)
     if as_json:
         print_json(summary)
-        return
-    metrics = result["metrics"]
-    scores = f"accuracy {result['accuracy']:.4f}"
+    return as_json
+
+
+def score_text(accuracy: float, metrics: dict) -> str:
+    """Accuracy, then ECE and macro-F1 where they were computed, as the text line shows them."""
+    scores = f"accuracy {accuracy:.4f}"
+    if metrics.get("expected_calibration_error") is not None:
+        scores += f"  ECE {metrics['expected_calibration_error']:.4f}"
     if metrics.get("macro_f1") is not None:
         scores += f"  macro-F1 {metrics['macro_f1']:.4f}"
-    typer.echo(f"{corpus}  {result['learner']} continued from {init_model}  {scores}  "
-               f"(train {result['n_train']} docs x {result['epochs']} pass{'es' if result['epochs'] != 1 else ''}, "
-               f"test {result['n_test']}; train {result['train_seconds']:.2f} s)")
+    return scores
 
 
 def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
