@@ -82,13 +82,24 @@ class Precomputed(TransformerMixin, BaseEstimator):
         self.binary = binary
 
     def fit(self, X, y=None):
-        self.input_kind_ = _kind(X)
-        if self.input_kind_ == MAPPINGS:
-            self.vectorizer_ = _dict_vectorizer(X, self._make_vectorizer())
-            self.n_features_out_ = len(self.vectorizer_.feature_names_)
-        else:
-            self.n_features_out_ = int(_check_finite(_as_matrix(X)).shape[1])
+        self.fit_transform(X)
         return self
+
+    def fit_transform(self, X, y=None) -> sp.csr_matrix:
+        """``fit(X).transform(X)`` in one pass over the mappings (the vocabulary and the matrix
+        come out of the same walk; on text-sized mappings the walk is most of the time)."""
+        self.input_kind_ = _kind(X)
+        if self.input_kind_ != MAPPINGS:
+            self.n_features_out_ = int(_check_finite(_as_matrix(X)).shape[1])
+            return self.transform(X)
+        vectorizer = self._make_vectorizer()
+        try:
+            out = sp.csr_matrix(vectorizer.fit_transform(X))
+        except (TypeError, ValueError) as exc:
+            raise _mapping_error(exc) from None
+        _check_finite(out)
+        self.vectorizer_, self.n_features_out_ = vectorizer, len(vectorizer.feature_names_)
+        return self._binarized(out)
 
     def transform(self, X) -> sp.csr_matrix:
         check_is_fitted(self, "input_kind_")
@@ -108,6 +119,9 @@ class Precomputed(TransformerMixin, BaseEstimator):
         # A NaN or infinite value would silently poison every weight it touches in an online
         # learner; refuse it here, where the rows are still the user's.
         _check_finite(out)
+        return self._binarized(out)
+
+    def _binarized(self, out: sp.csr_matrix) -> sp.csr_matrix:
         if self.binary:
             out.eliminate_zeros()
             out.data[:] = 1.0
@@ -121,15 +135,6 @@ class Precomputed(TransformerMixin, BaseEstimator):
         if self.input_kind_ == MAPPINGS:
             return np.asarray([str(f) for f in self.vectorizer_.feature_names_], dtype=object)
         return np.asarray([f"x{i}" for i in range(self.n_features_out_)], dtype=object)
-
-
-def _dict_vectorizer(X, vectorizer: DictVectorizer) -> DictVectorizer:
-    try:
-        out = sp.csr_matrix(vectorizer.fit_transform(X))
-    except (TypeError, ValueError) as exc:
-        raise _mapping_error(exc) from None
-    _check_finite(out)
-    return vectorizer
 
 
 def _mapping_error(exc: Exception) -> InputError:
