@@ -18,18 +18,24 @@ def dev():
     return module
 
 
-def junit(path, tests, failures=0, errors=0, skipped=0, wrapped=True):
-    suite = f'<testsuite name="pytest" tests="{tests}" failures="{failures}" errors="{errors}" skipped="{skipped}"/>'
+def junit(path, tests, failures=0, errors=0, skipped=0, wrapped=True, xfailed=0):
+    """A JUnit XML file as pytest writes it: ``xfailed`` of the ``skipped`` are expected failures."""
+    cases = "".join(f'<testcase name="x{k}"><skipped type="pytest.xfail" message="design decision"/></testcase>'
+                    for k in range(xfailed))
+    cases += "".join(f'<testcase name="s{k}"><skipped type="pytest.skip" message="no"/></testcase>'
+                     for k in range(skipped - xfailed))
+    suite = (f'<testsuite name="pytest" tests="{tests}" failures="{failures}" errors="{errors}" '
+             f'skipped="{skipped}">{cases}</testsuite>')
     path.write_text(f"<testsuites>{suite}</testsuites>" if wrapped else suite)
     return path
 
 
 def test_totals_sum_every_run_and_count_a_run_without_results_as_failed(dev, tmp_path):
-    runs = [(junit(tmp_path / "a.xml", 10, failures=1, errors=1, skipped=2), 1),
+    runs = [(junit(tmp_path / "a.xml", 10, failures=1, errors=1, skipped=2, xfailed=1), 1),
             (junit(tmp_path / "b.xml", 5, skipped=1, wrapped=False), 0),
             (tmp_path / "missing.xml", 3),  # pytest could not start
             (tmp_path / "absent-but-fine.xml", 0)]
-    assert dev.test_totals(runs) == {"passed": 10, "failed": 3, "skipped": 3}
+    assert dev.test_totals(runs) == {"passed": 10, "failed": 3, "skipped": 2, "xfailed": 1}
 
 
 def test_a_stage_says_it_runs_and_its_pytest_runs_keep_quiet_results(dev, tmp_path, monkeypatch, capsys):
@@ -50,10 +56,10 @@ def test_the_report_s_last_line_is_the_totals(dev, tmp_path, monkeypatch, capsys
     monkeypatch.setattr(dev.Stage, "run", lambda self, cmd, **kw: 0)
     first, second = dev.Stage("kernels as plain Python"), dev.Stage("all suites")
     first.pytest_runs = [(junit(tmp_path / "k.xml", 7), 0)]
-    second.pytest_runs = [(junit(tmp_path / "s.xml", 100, failures=2, skipped=5), 1)]
+    second.pytest_runs = [(junit(tmp_path / "s.xml", 100, failures=2, skipped=5, xfailed=3), 1)]
     second.code = 1
     capsys.readouterr()
     assert dev.report("dev.py test", [first, second], 0.0) == 1
     lines = capsys.readouterr().out.splitlines()
-    assert lines[-1] == "100 passed, 2 failed, 5 skipped"
+    assert lines[-1] == "100 passed, 2 failed, 2 skipped, 3 expected failures"
     assert lines[-2].startswith("dev.py test: ")
