@@ -67,6 +67,23 @@ def test_default_workers_stay_in_process_when_there_is_nothing_to_overlap():
     assert not loaded.streams and default_stream_workers(loaded, 50) == 1
 
 
+def test_default_workers_count_what_a_worker_costs_to_start(monkeypatch):
+    from textcw.scale import pipelined
+
+    streaming = CorpusSource.resolve("synthetic-text:1000")
+    monkeypatch.setattr(pipelined, "available_cores", lambda: 4)
+    monkeypatch.setattr(pipelined, "fork_available", lambda: True)  # workers start in milliseconds
+    assert default_stream_workers(streaming, 3, 30_000) == 3
+    assert default_stream_workers(streaming, 100, 10**6) == 4
+    monkeypatch.setattr(pipelined, "fork_available", lambda: False)  # fresh interpreters: seconds each
+    per_worker = pipelined.FRESH_WORKER_DOCUMENTS
+    assert default_stream_workers(streaming, 10, 100_000) == 1
+    assert default_stream_workers(streaming, 100, 2 * per_worker - 1) == 1
+    assert default_stream_workers(streaming, 100, 2 * per_worker) == 2
+    assert default_stream_workers(streaming, 100, 10 * per_worker) == 4
+    assert default_stream_workers(streaming, 1, 10 * per_worker) == 1
+
+
 def test_the_read_ahead_is_bounded(monkeypatch):
     # Flat memory: when the learner takes chunk i, at most AHEAD_PER_WORKER * workers chunks
     # beyond it have been started (by the pool or by this process), however long the stream.

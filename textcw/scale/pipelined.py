@@ -68,15 +68,29 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def default_stream_workers(source: CorpusSource, n_chunks: int) -> int:
-    """Featurizing processes for a stream of ``n_chunks`` chunks: one per core, or none.
+# A worker that is a fresh interpreter (where workers cannot be forked) spends about two seconds
+# of a core importing numpy, scikit-learn and the kernels before its first chunk: about what one
+# core reads and hashes of 200,000 documents of synthetic-text (docs/scale.md). Below that many
+# documents per such worker the stream ends before it helps, and it takes a core from the learner.
+FRESH_WORKER_DOCUMENTS = 200_000
+
+
+def default_stream_workers(source: CorpusSource, n_chunks: int, n_documents: int | None = None) -> int:
+    """Featurizing processes for a stream of ``n_chunks`` chunks (``n_documents`` documents in
+    all, passes included): one per core, or none.
 
     Worker processes pay off only when there are chunks to overlap and each worker can read its
     own range: a corpus without the streaming protocol would be loaded whole in every worker.
+    Forked workers start in milliseconds, so two chunks are enough; where workers are fresh
+    interpreters each process needs a share of :data:`FRESH_WORKER_DOCUMENTS` documents to pay for
+    a worker's start.
     """
     if not source.streams or n_chunks < 2:
         return 1
-    return min(available_cores(), n_chunks)
+    workers = min(available_cores(), n_chunks)
+    if n_documents is not None and not fork_available():
+        workers = max(1, min(workers, n_documents // FRESH_WORKER_DOCUMENTS))
+    return workers
 
 
 def chunk_ranges(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]]:
