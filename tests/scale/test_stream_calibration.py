@@ -112,6 +112,28 @@ def test_a_temperature_on_few_honest_scores_says_so():
         assert honest.fit(_Scorer()) is not None
 
 
+def test_chunks_that_would_leave_the_window_are_not_scored():
+    class Counting(_Scorer):
+        scored = 0
+
+        def decision_function(self, X):
+            type(self).scored += X.shape[0]
+            return super().decision_function(X)
+
+    model = Counting()
+    everything, skipping = HonestScores(limit=250), HonestScores(limit=250, total=1000)
+    for lo in range(0, 1000, 100):
+        X = np.linspace(-1, 1, 100).reshape(-1, 1) * (lo + 1)
+        labels = np.where(np.sin(np.arange(lo, lo + 100)) + X[:, 0] / (lo + 1) > 0, "pos", "neg")
+        before = Counting.scored
+        skipping.add(model, X, labels, tuning=False, stop=lo + 100)
+        # scored only when fewer than 250 documents come after the chunk: the last three
+        assert Counting.scored - before == (100 if 1000 - (lo + 100) < 250 else 0)
+        everything.add(model, X, labels, tuning=False)
+    assert skipping.n_documents == everything.n_documents == 300
+    assert skipping.fit(model) == everything.fit(model)
+
+
 def test_no_informative_scores_no_temperature():
     honest = HonestScores()
     assert honest.fit(_Scorer()) is None  # nothing recorded

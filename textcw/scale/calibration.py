@@ -44,16 +44,21 @@ RECORD = "stream"  # TemperatureScaling.record of a stream's temperature
 class HonestScores:
     """The pre-update scores of a stream's chunks, at most ``limit`` documents (plus one chunk)."""
 
-    def __init__(self, limit: int = MAX_HONEST_SCORES):
+    def __init__(self, limit: int = MAX_HONEST_SCORES, total: int | None = None):
         self.limit = limit
+        self.total = total  # documents of the pass, when known: earlier chunks are not scored
         self._parts: deque = deque()  # (scores, variances or None, labels, tuning)
         self._held = 0
 
-    def add(self, model, X, labels, *, tuning: bool) -> None:
+    def add(self, model, X, labels, *, tuning: bool, stop: int | None = None) -> None:
         """Score chunk ``(X, labels)`` with ``model`` as it is before learning it (``tuning``:
         the model is still comparing self-tuning candidates). The first chunk, before any
-        update, is skipped: an empty model scores every document 0."""
+        update, is skipped: an empty model scores every document 0. So is a chunk ending at
+        document ``stop`` of a pass of ``total`` documents with ``limit`` or more after it:
+        it would leave the window before the end, so its scores are not computed at all."""
         if not hasattr(model, "classes_") or X.shape[0] == 0:
+            return
+        if self.total is not None and stop is not None and self.total - stop >= self.limit:
             return
         if not tuning and self._parts and self._parts[-1][3]:
             self._parts.clear()  # the tuning chunks' scores give way to honest ones

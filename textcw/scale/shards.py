@@ -147,7 +147,7 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
             featurize += chunk.featurize_seconds
             calls = len(getattr(model, "mistakes_", []))
             if honest is not None and chunk.epoch == 0:
-                honest.add(model, chunk.X, chunk.labels,
+                honest.add(model, chunk.X, chunk.labels, stop=done + len(chunk),
                            tuning=tune_documents is not None and done < tune_documents)
             model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
             made = int(sum(model.mistakes_[calls:]))

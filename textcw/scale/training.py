@@ -228,7 +228,8 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
         if monitor is not None:
             monitor(StreamStatus(done, total, mistakes, time.perf_counter() - t0))
 
-    honest = HonestScores() if probability == "calibrated" and hasattr(template, "decision_function") else None
+    honest = (HonestScores(total=n_train) if probability == "calibrated" and hasattr(template, "decision_function")
+              else None)
     result = train_shard(source, feat, template, ShardTask(0, 1, base_seed), stream=True,
                          chunk_size=chunk_size, workers=workers, on_chunk=chunk_done,
                          tune_documents=TUNE_DOCUMENTS if auto else None, honest=honest)
