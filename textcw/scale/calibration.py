@@ -18,9 +18,11 @@ the most trained models, the closest to the final one), so memory stays bounded 
 the stream is.
 
 Without it the stream model gives the learner's own probabilities: for the Gaussian learners
-``Phi(mu.x / sqrt(x' Sigma x))``, whose variance shrinks with every update to a feature, so on
-hashed text they are far too confident (on synthetic-text, 100,000 documents, AROW: accuracy
-0.81 and expected calibration error 0.22).
+``Phi(mu.x / sqrt(x' Sigma x))``, the probability of the label under the weights' posterior,
+which is not fitted to how often the labels are right. On synthetic-text, 100,000 documents,
+AROW (self-tuned to ``r = 31``, a slowly shrinking covariance) reaches accuracy 0.81 while its
+most probable label gets 0.59 on average: an expected calibration error of 0.22, against 0.02
+with the temperature.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from textcw.learners.temperature import CalibrationWarning, TemperatureScaling, 
 
 __all__ = ["MAX_HONEST_SCORES", "RECORD", "HonestScores"]
 
-# Documents whose scores are kept: a temperature is one number, and 100,000 scores fix its
-# log-loss optimum far more finely than the scores' own drift over a stream.
-MAX_HONEST_SCORES = 100_000
+# Documents whose scores are kept (the latest): a temperature is one number, which tens of
+# thousands of scores fix well; fitting it costs about 0.15 s of a core per 50,000 (binary).
+MAX_HONEST_SCORES = 50_000
 RECORD = "stream"  # TemperatureScaling.record of a stream's temperature
 
 
