@@ -17,7 +17,8 @@ First, featurizing alone: MB of text per CPU second of ``hashing`` (compiled) an
 scikit-learn's ``HashingVectorizer`` on 50,000 documents of the file. Then, for each run,
 documents per second (training documents over the whole wall time) and test accuracy,
 with the load average before each run: on a shared machine the times move with the neighbours,
-so read them next to the load. Without ``vowpalwabbit`` installed (``pip install
+so read them next to the load; for textcw also the expected calibration error of its test
+probabilities. Without ``vowpalwabbit`` installed (``pip install
 'textcw[bench]'``) the VW rows are skipped with a message.
 
 Run by hand (not a test): ``python benchmarks/bench_vw.py [--sizes 100000 1000000]
@@ -108,7 +109,8 @@ def run_textcw(train: Path, test: Path, learner: str, workers: int) -> dict:
     summary = json.loads(out.stdout)
     return {"system": f"textcw train --stream --learner {learner} --workers {workers}", "wall_seconds": wall,
             "accuracy": summary["accuracy"], "load_before": load, "cpu_seconds": cpu, "tuned_params": summary.get("tuned_params"),
-            "train_seconds": summary.get("train_seconds")}
+            "train_seconds": summary.get("train_seconds"), "workers": summary.get("workers"),
+            "expected_calibration_error": summary.get("expected_calibration_error")}
 
 
 def featurize_rate(path: Path, documents: int = 50_000) -> dict:
@@ -135,6 +137,12 @@ def featurize_rate(path: Path, documents: int = 50_000) -> dict:
     return {"documents": len(docs), "mb": mb, "mb_per_cpu_second": rates, "load": os.getloadavg()[0]}
 
 
+def _ece(result: dict) -> str:
+    """The expected calibration error of textcw's test probabilities (VW's runs predict labels)."""
+    ece = result.get("expected_calibration_error")
+    return "-" if ece is None else f"{ece:.4f}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
@@ -153,8 +161,8 @@ def main() -> None:
     if args.featurize_only:
         return
     rows = []
-    print("| documents | classes | system | wall (s) | documents/s | CPU (s) | test accuracy | load before |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| documents | classes | system | wall (s) | documents/s | CPU (s) | test accuracy | ECE | load before |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         for k in args.classes:
             train, test = write_files(n, k, args.folder)
@@ -166,7 +174,7 @@ def main() -> None:
                 rows.append(result)
                 print(f"| {n_train:,} | {k} | {result['system']} | {result['wall_seconds']:.1f} | "
                       f"{n_train / result['wall_seconds']:,.0f} | {result['cpu_seconds']:.1f} | "
-                      f"{result['accuracy']:.4f} | "
+                      f"{result['accuracy']:.4f} | {_ece(result)} | "
                       f"{result['load_before']:.1f} |", flush=True)
     if args.json:
         args.json.write_text(json.dumps({"rows": rows, "featurize": rate, "cpus": os.cpu_count()}, indent=2))

@@ -115,9 +115,9 @@ def test_bad_probability_values_are_clear_errors(capsys):
     assert resolve_probability(None, "scoreless", object(), online=True) == "raw"
     code, _, err = run(capsys, "train", "--corpus", CORPUS, "--learner", "pa1", "--probability", "sharp")
     assert code != 0 and "--probability 'sharp' is invalid; give calibrated" in one_line_error(err)
-    code, _, err = run(capsys, "train", "--corpus", CORPUS, "--learner", "pa1", "--stream",
+    code, _, err = run(capsys, "train", "--corpus", CORPUS, "--learner", "pa1", "--shards", "2",
                        "--probability", "calibrated")
-    assert code != 0 and "--probability calibrated applies to ordinary training" in one_line_error(err)
+    assert code != 0 and "--probability calibrated applies to ordinary and stream training" in one_line_error(err)
     with pytest.raises(ParameterError, match="takes no fit parameters"):
         textcw.make_pipeline("binary-bow", "pa1").fit(["a b", "c d"], [0, 1], learner__sample_weight=[1, 1])
 

@@ -67,14 +67,29 @@ def test_default_workers_stay_in_process_when_there_is_nothing_to_overlap():
     assert not loaded.streams and default_stream_workers(loaded, 50) == 1
 
 
+def test_default_workers_count_what_a_worker_costs_to_start(monkeypatch):
+    from textcw.scale import pipelined
+
+    streaming = CorpusSource.resolve("synthetic-text:1000")
+    monkeypatch.setattr(pipelined, "available_cores", lambda: 4)
+    monkeypatch.setattr(pipelined, "fork_available", lambda: True)  # workers start in milliseconds
+    assert default_stream_workers(streaming, 3, 30_000) == 3
+    assert default_stream_workers(streaming, 100, 10**6) == 4
+    monkeypatch.setattr(pipelined, "fork_available", lambda: False)  # fresh interpreters: seconds each
+    per_worker = pipelined.FRESH_WORKER_DOCUMENTS
+    assert default_stream_workers(streaming, 10, 100_000) == 1
+    assert default_stream_workers(streaming, 100, 2 * per_worker - 1) == 1
+    assert default_stream_workers(streaming, 100, 2 * per_worker) == 2
+    assert default_stream_workers(streaming, 100, 10 * per_worker) == 4
+    assert default_stream_workers(streaming, 1, 10 * per_worker) == 1
+
+
 def test_the_read_ahead_is_bounded(monkeypatch):
     # Flat memory: when the learner takes chunk i, at most AHEAD_PER_WORKER * workers chunks
     # beyond it have been started (by the pool or by this process), however long the stream.
     # The pool is swapped for threads (the worker processes are tested above), and every chunk
     # started anywhere is counted.
     from concurrent.futures import ThreadPoolExecutor
-
-    from joblib.externals import loky
 
     from textcw.scale import pipelined
 
@@ -85,15 +100,25 @@ def test_the_read_ahead_is_bounded(monkeypatch):
         started.append(args[3])
         return featurize(*args)
 
-    class ThreadPool(ThreadPoolExecutor):
+    class ThreadPool:
         submitted = 0
 
-        def submit(self, *args, **kwargs):
+        def __init__(self, source, featurizer, split, first, size):
+            self.executor = ThreadPoolExecutor(size)
+            self.args = (source, featurizer, split)
+
+        def ready(self):
+            return True
+
+        def submit(self, epoch, lo, hi):
             type(self).submitted += 1
-            return super().submit(*args, **kwargs)
+            return self.executor.submit(pipelined.featurize_range, *self.args, lo, hi, epoch)
+
+        def close(self, finished):
+            self.executor.shutdown(wait=True)
 
     monkeypatch.setattr(pipelined, "featurize_range", counting)
-    monkeypatch.setattr(loky, "ProcessPoolExecutor", ThreadPool)
+    monkeypatch.setattr(pipelined, "FeaturizingPool", ThreadPool)
     source = CorpusSource.resolve("synthetic-text:6000")
     feat = make_featurizer("hashing", **SMALL_HASH)
     taken = []
@@ -103,6 +128,63 @@ def test_the_read_ahead_is_bounded(monkeypatch):
     assert taken == chunk_ranges(0, 6000, 500)
     assert sorted(started) == [lo for lo, _ in taken]  # each chunk made once
     assert ThreadPool.submitted > 0
+
+
+@pytest.mark.parametrize("forked", [True, False])
+def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked):
+    # Forked workers (Linux) and loky's fresh interpreters (elsewhere, or on Python 3.12+ with
+    # threads running) featurize the same chunks; the pool's workers really take part.
+    from textcw.scale import forked as forked_module
+    from textcw.scale import pipelined
+
+    if forked and not forked_module.fork_available():
+        pytest.skip("this platform cannot fork workers")
+    monkeypatch.setattr(pipelined, "fork_available", lambda: forked)
+    pools = []
+    opened = pipelined.FeaturizingPool
+
+    def recording(*args):
+        pools.append(opened(*args))
+        return pools[-1]
+
+    monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
+    source = CorpusSource.resolve("synthetic-text:4000")
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    here = list(featurized_chunks(source, feat, "train", 0, 4000, 250, workers=1))
+    there = list(featurized_chunks(source, feat, "train", 0, 4000, 250, workers=2))
+    assert [(c.start, c.stop) for c in there] == [(c.start, c.stop) for c in here] == chunk_ranges(0, 4000, 250)
+    for a, b in zip(here, there):
+        assert (a.X != b.X).nnz == 0 and np.array_equal(a.labels, b.labels)
+    assert len(pools) == 1 and pools[0].forked is forked
+
+
+class _DiesInAWorker:
+    """A featurizer that kills the process featurizing it unless that is the test's own."""
+
+    def __init__(self, featurizer, pid):
+        self.featurizer, self.pid = featurizer, pid
+
+    def transform(self, docs):
+        import os
+        import signal
+
+        if os.getpid() != self.pid:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return self.featurizer.transform(docs)
+
+
+def test_a_featurizing_worker_that_dies_fails_the_stream_with_one_clear_error():
+    import os
+
+    from textcw.errors import ClusterError
+    from textcw.scale.forked import fork_available
+
+    if not fork_available():
+        pytest.skip("the dying featurizer is inherited by forked workers only")
+    source = CorpusSource.resolve("synthetic-text:3000")
+    feat = _DiesInAWorker(make_featurizer("hashing", **SMALL_HASH), os.getpid())
+    with pytest.raises(ClusterError, match="a featurizing worker process died while streaming synthetic-text:3000"):
+        list(featurized_chunks(source, feat, "train", 0, 3000, 100, workers=2))
 
 
 def test_monitor_sees_documents_throughput_and_running_online_error():

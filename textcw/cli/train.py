@@ -58,7 +58,7 @@ def train(
     workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
-    probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs) or raw (the learner's own probabilities) [default: calibrated for online learners; raw with --shards or --stream]")] = None,
+    probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs; with --stream, the scores of each chunk before it is learned) or raw (the learner's own probabilities) [default: calibrated for online learners; raw with --shards]")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
     init_model: Annotated[Path | None, typer.Option("--init-model", help="Continue this saved model (from `textcw train --out`) with partial_fit on the corpus's training split, its featurizer, learner and parameters kept (--epochs passes, 1 by default); then score it and save it with --out")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
@@ -95,7 +95,7 @@ def train(
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     check_scale_options(shards=shards, combine=combine, precision=precision, backend=backend, scheduler=scheduler,
                         workers=workers, chunk_size=chunk_size, stream=stream)
-    check_probability_option(probability, scaled=shards is not None or stream)
+    check_probability_option(probability, sharded=shards is not None)
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                   epochs=epochs, seed=seed)
@@ -116,7 +116,7 @@ def train(
             from textcw.scale import train_stream
 
             result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, workers=workers,
-                                  monitor=monitor, **common)
+                                  monitor=monitor, probability=probability or "calibrated", **common)
         else:
             from textcw.pipeline import train as run_train
 
@@ -215,17 +215,17 @@ def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
                     "corpora, input column)", corpus, featurizer, out)
 
 
-def check_probability_option(probability: str | None, *, scaled: bool) -> None:
-    """``--probability`` is calibrated or raw; shard and stream training keep the learner's own
-    probabilities (calibrating them would need another pass over the data)."""
+def check_probability_option(probability: str | None, *, sharded: bool) -> None:
+    """``--probability`` is calibrated or raw; shard training keeps the learner's own
+    probabilities (calibrating the combined model would need another pass over the data)."""
     from textcw.pipeline import PROBABILITIES
 
     if probability is not None and probability not in PROBABILITIES:
         raise ParameterError(f"--probability {probability!r} is invalid; give calibrated (the default) or raw "
                              "(the learner's own probabilities)")
-    if probability == "calibrated" and scaled:
-        raise ParameterError("--probability calibrated applies to ordinary training; models trained with "
-                             "--shards or --stream keep the learner's own probabilities: drop --probability")
+    if probability == "calibrated" and sharded:
+        raise ParameterError("--probability calibrated applies to ordinary and stream training; models trained "
+                             "with --shards keep the learner's own probabilities: drop --probability")
 
 
 @contextmanager

@@ -23,10 +23,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
-__all__ = ["BrokenProcessPool", "fork_available", "forked_unordered"]
+__all__ = ["BrokenProcessPool", "close_forked", "fork_available", "forked_executor", "forked_unordered", "forking",
+           "run_installed"]
 
 # What the workers of the current pool run: set in each worker by ``_install`` from the arguments
 # it inherited at the fork (never in the process that starts the pool).
@@ -51,12 +53,37 @@ def forked_unordered(fn: Callable, args: Sequence, tasks: Sequence, n_workers: i
     Leaving early (an exception, or the generator closed) stops the workers at once instead of
     letting them finish shards that nobody will collect.
     """
-    context = multiprocessing.get_context("fork")
     # Process arguments are inherited, not pickled, with the fork start method: `args` may hold
     # the whole featurized split at no cost.
-    executor = ProcessPoolExecutor(max_workers=max(1, min(n_workers, len(tasks))), mp_context=context,
-                                   initializer=_install, initargs=(fn, list(args)))
+    executor = forked_executor(fn, args, max(1, min(n_workers, len(tasks))))
     finished = False
+    try:
+        with forking():  # a fork-context pool forks all its workers at the first submission
+            running = {executor.submit(run_installed, task): task.index for task in tasks}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                index = running.pop(future)
+                yield index, future.result()
+        finished = True
+    finally:
+        close_forked(executor, finished)
+
+
+def forked_executor(fn: Callable, args: Sequence, n_workers: int) -> ProcessPoolExecutor:
+    """A pool of ``n_workers`` processes that will be forked from this one, each running
+    ``fn(*args, task)`` for the tasks given to ``executor.submit(run_installed, task)``.
+
+    The workers are forked at the first submission, which must be made inside :func:`forking`.
+    """
+    context = multiprocessing.get_context("fork")
+    return ProcessPoolExecutor(max_workers=n_workers, mp_context=context, initializer=_install,
+                               initargs=(fn, list(args)))
+
+
+@contextmanager
+def forking():
+    """Around the submission that forks a pool's workers (:func:`forked_executor`)."""
     # The workers' cyclic garbage collector leaves alone the objects inherited at the fork: a full
     # collection would walk every one of them (numpy, scikit-learn, numba...) and, by writing
     # their headers, copy each page they share with this process.
@@ -69,21 +96,18 @@ def forked_unordered(fn: Callable, args: Sequence, tasks: Sequence, n_workers: i
     # its mask is restored.
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
     try:
-        try:  # a fork-context pool forks all its workers at the first submission
-            running = {executor.submit(_run_installed, task): task.index for task in tasks}
-        finally:
-            gc.unfreeze()
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        while running:
-            done, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in done:
-                index = running.pop(future)
-                yield index, future.result()
-        finished = True
+        yield
     finally:
-        if not finished:
-            _stop_workers(executor)
-        executor.shutdown(wait=finished, cancel_futures=not finished)
+        gc.unfreeze()
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def close_forked(executor: ProcessPoolExecutor, finished: bool) -> None:
+    """Shut a pool of :func:`forked_executor` down: its workers idle (``finished``) end at once;
+    otherwise they are stopped, not left to finish tasks that nobody will collect."""
+    if not finished:
+        _stop_workers(executor)
+    executor.shutdown(wait=finished, cancel_futures=not finished)
 
 
 def _install(fn: Callable, args: list) -> None:
@@ -98,7 +122,8 @@ def _install(fn: Callable, args: list) -> None:
     _installed = (fn, args)
 
 
-def _run_installed(task):
+def run_installed(task):
+    """What every task of a :func:`forked_executor` pool runs: ``fn(*args, task)``."""
     fn, args = _installed
     return fn(*args, task)
 

@@ -31,7 +31,14 @@ from typing import Any
 import numpy as np
 
 from textcw.errors import ClusterError, InputError
+from textcw.scale.forked import BrokenProcessPool, fork_available
 from textcw.scale.source import CorpusSource, class_labels
+
+def _worker_died() -> tuple:
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    return (TerminatedWorkerError, BrokenProcessPool)
+
 
 # Chunks in flight per worker: one being featurized, one finished and waiting for the learner.
 AHEAD_PER_WORKER = 2
@@ -61,15 +68,29 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def default_stream_workers(source: CorpusSource, n_chunks: int) -> int:
-    """Featurizing processes for a stream of ``n_chunks`` chunks: one per core, or none.
+# A worker that is a fresh interpreter (where workers cannot be forked) spends about two seconds
+# of a core importing numpy, scikit-learn and the kernels before its first chunk: about what one
+# core reads and hashes of 200,000 documents of synthetic-text (docs/scale.md). Below that many
+# documents per such worker the stream ends before it helps, and it takes a core from the learner.
+FRESH_WORKER_DOCUMENTS = 200_000
+
+
+def default_stream_workers(source: CorpusSource, n_chunks: int, n_documents: int | None = None) -> int:
+    """Featurizing processes for a stream of ``n_chunks`` chunks (``n_documents`` documents in
+    all, passes included): one per core, or none.
 
     Worker processes pay off only when there are chunks to overlap and each worker can read its
     own range: a corpus without the streaming protocol would be loaded whole in every worker.
+    Forked workers start in milliseconds, so two chunks are enough; where workers are fresh
+    interpreters each process needs a share of :data:`FRESH_WORKER_DOCUMENTS` documents to pay for
+    a worker's start.
     """
     if not source.streams or n_chunks < 2:
         return 1
-    return min(available_cores(), n_chunks)
+    workers = min(available_cores(), n_chunks)
+    if n_documents is not None and not fork_available():
+        workers = max(1, min(workers, n_documents // FRESH_WORKER_DOCUMENTS))
+    return workers
 
 
 def chunk_ranges(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]]:
@@ -116,31 +137,29 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
     """Chunks in order, featurized by ``workers - 1`` pool processes and by this process.
 
     This process featurizes too, whenever the chunk it needs next is not ready: so it is never
-    idle while a worker starts (1-2 s of imports) and never slower than featurizing alone, and
-    ``workers`` processes featurize in all. A pool of its own, shut down with the stream:
-    joblib's reusable pool is configured by joblib for its Parallel calls (shard training).
+    idle while a worker starts and never slower than featurizing alone, and ``workers``
+    processes featurize in all. The pool (:class:`FeaturizingPool`) is the stream's own, shut
+    down with it: joblib's reusable pool is configured by joblib for its Parallel calls (shard
+    training).
     """
-    from joblib.externals.loky import ProcessPoolExecutor
-    from joblib.externals.loky.process_executor import TerminatedWorkerError
-
     pool_size = workers - 1
     limit = AHEAD_PER_WORKER * workers  # chunks held or queued at any time, in all
-    executor = ProcessPoolExecutor(max_workers=pool_size)
-    # Chunks go to the pool only once a worker has started and unpickled the featurizer: a
-    # chunk handed to a pool still starting would hold up the stream for the start-up time.
-    warm = executor.submit(_started, featurizer)
+    # Forked workers start in milliseconds, from this process as it is when they are forked: so
+    # the first chunk is made here before, and they inherit the kernels that read and featurize
+    # it (and the corpus's file index) loaded. A fresh interpreter takes seconds to start: it is
+    # started at once.
+    pool = None if fork_available() else FeaturizingPool(source, featurizer, split, ranges[0], pool_size)
     ready: dict[int, Any] = {}  # chunk position -> a future of the pool, or a chunk made here
     submitted = 0  # chunks [0, submitted) are in `ready` or were already taken
+    finished = False
 
     def assign_to_pool(taken: int) -> None:
         nonlocal submitted
-        if not warm.done():
+        if pool is None or not pool.ready():
             return
-        warm.result()  # a worker that could not start fails here
         in_pool = sum(1 for item in ready.values() if not isinstance(item, FeaturizedChunk))
         while submitted < len(ranges) and in_pool < AHEAD_PER_WORKER * pool_size and submitted - taken < limit:
-            epoch, lo, hi = ranges[submitted]
-            ready[submitted] = executor.submit(featurize_range, source, featurizer, split, lo, hi, epoch)
+            ready[submitted] = pool.submit(*ranges[submitted])
             submitted += 1
             in_pool += 1
 
@@ -152,13 +171,17 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
                 epoch, lo, hi = ranges[position]
                 item = featurize_range(source, featurizer, split, lo, hi, epoch)
                 submitted = max(submitted, position + 1)
+                if pool is None and position + 1 < len(ranges):
+                    pool = FeaturizingPool(source, featurizer, split, ranges[0], pool_size)
+                    assign_to_pool(position + 1)  # the pool works while the learner takes this chunk
             while not isinstance(item, FeaturizedChunk) and not item.done() and submitted < len(ranges) \
                     and submitted - position < limit:
                 epoch, lo, hi = ranges[submitted]  # while the pool works: the next chunk, here
                 ready[submitted] = featurize_range(source, featurizer, split, lo, hi, epoch)
                 submitted += 1
             yield item if isinstance(item, FeaturizedChunk) else item.result()
-    except TerminatedWorkerError as exc:
+        finished = True
+    except _worker_died() as exc:
         raise ClusterError(
             f"a featurizing worker process died while streaming {source.spec} ({exc}); run again, "
             "or with --workers 1 to featurize in this process"
@@ -167,12 +190,74 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
         for item in ready.values():  # a stream stopped early leaves no work queued behind it
             if not isinstance(item, FeaturizedChunk):
                 item.cancel()
-        executor.shutdown(wait=True)
+        if pool is not None:
+            pool.close(finished)
 
 
-def _started(featurizer) -> bool:
-    """The pool's first task: the worker is up, its imports done (unpickling ``featurizer``)."""
-    return featurizer is not None
+class FeaturizingPool:
+    """``size`` processes featurizing chunks of one split for :func:`featurized_chunks`.
+
+    Forked from this process where that is safe (:func:`textcw.scale.forked.fork_available`):
+    they start in milliseconds with everything imported, and the source and featurizer are
+    inherited, not pickled per chunk. Elsewhere a ``loky`` pool of fresh interpreters, which take
+    seconds to import numpy, scikit-learn and the kernels: its first task reads and featurizes
+    one document of ``first`` (``(epoch, start, stop)``), so that :meth:`ready` says when a
+    worker is really ready to featurize, with the corpus indexed and the kernels loaded.
+    """
+
+    def __init__(self, source: CorpusSource, featurizer, split: str, first: tuple, size: int):
+        if fork_available():
+            from textcw.scale.forked import forked_executor, forking, run_installed
+
+            self.forked = True
+            self.executor = forked_executor(_featurize_task, (source, featurizer, split), size)
+            self._run = run_installed
+            with forking():  # the pool forks its workers at its first submission
+                self.warm = self.executor.submit(run_installed, None)
+        else:
+            from joblib.externals.loky import ProcessPoolExecutor
+
+            self.forked = False
+            self.executor = ProcessPoolExecutor(max_workers=size)
+            self.args = (source, featurizer, split)
+            _, lo, _ = first
+            self.warm = self.executor.submit(featurize_range, source, featurizer, split, lo, lo + 1)
+
+    def ready(self) -> bool:
+        """Whether chunks may be handed out: a forked pool at once (its workers start in
+        milliseconds); a fresh one once a worker has featurized its first document (a worker that
+        could not start fails here)."""
+        if self.forked:
+            return True
+        if not self.warm.done():
+            return False
+        self.warm.result()
+        return True
+
+    def submit(self, epoch: int, lo: int, hi: int):
+        if self.forked:
+            return self.executor.submit(self._run, (epoch, lo, hi))
+        return self.executor.submit(featurize_range, *self.args, lo, hi, epoch)
+
+    def close(self, finished: bool) -> None:
+        """Shut the pool down without waiting for work nobody will collect: after a whole stream
+        every chunk was taken, so a worker still starting (a fresh interpreter importing its
+        modules) is stopped rather than waited for."""
+        if self.forked:
+            from textcw.scale.forked import close_forked
+
+            close_forked(self.executor, finished)
+        else:
+            self.executor.shutdown(wait=True, kill_workers=True)
+
+
+def _featurize_task(source: CorpusSource, featurizer, split: str, task: tuple | None):
+    """A forked worker's task: chunk ``(epoch, start, stop)``, or ``None``, a first task that only
+    starts the workers."""
+    if task is None:
+        return None
+    epoch, lo, hi = task
+    return featurize_range(source, featurizer, split, lo, hi, epoch)
 
 
 def transform(featurizer, data, source: CorpusSource):

@@ -117,7 +117,7 @@ def train_rows(split: FeaturizedSplit, template, task: ShardTask) -> ShardResult
 def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, stream: bool = False,
                 chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None,
                 workers: int = 1, on_chunk: Callable[[int, int], None] | None = None,
-                tune_documents: int | None = None) -> ShardResult:
+                tune_documents: int | None = None, honest=None) -> ShardResult:
     """Train a copy of ``template`` on shard ``task.index`` of ``source``'s training split.
 
     ``stream=False``: the shard is featurized whole (:func:`featurize_rows`, chunk by chunk) and
@@ -131,6 +131,8 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
     ``progress(documents_done)`` and ``on_chunk(documents_done, mistakes_so_far)`` are called
     after every chunk (``stream=True``). ``tune_documents``: an ``"auto"`` learner compares its
     candidates over that many documents, then keeps the best alone (:mod:`textcw.scale.tuning`).
+    ``honest`` (a :class:`textcw.scale.calibration.HonestScores`, ``stream=True``) records the
+    first pass's chunks as the model scores them before learning them.
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
     start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
@@ -144,6 +146,9 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
                                        epochs=int(model.n_epochs), workers=workers):
             featurize += chunk.featurize_seconds
             calls = len(getattr(model, "mistakes_", []))
+            if honest is not None and chunk.epoch == 0:
+                honest.add(model, chunk.X, chunk.labels, stop=done + len(chunk),
+                           tuning=tune_documents is not None and done < tune_documents)
             model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
             made = int(sum(model.mistakes_[calls:]))
             passes[chunk.epoch] += made

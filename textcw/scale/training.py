@@ -22,6 +22,7 @@ from textcw.pipeline import TrainResult, assemble, build_learner, default_featur
 from textcw.plugins import use_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, local_workers, open_backend
+from textcw.scale.calibration import HonestScores
 from textcw.scale.combine import Combiner, check_combinable
 from textcw.scale.pipelined import StreamStatus, default_stream_workers
 from textcw.scale.shards import (
@@ -175,7 +176,8 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
                  featurizer_params: dict | None = None, epochs: int | None = None, seed: int | None = 0,
                  chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
                  progress: Progress | None = None, workers: int | None = None,
-                 monitor: Callable[[StreamStatus], None] | None = None, tune: bool = True) -> ScaleTrainResult:
+                 monitor: Callable[[StreamStatus], None] | None = None, tune: bool = True,
+                 probability: str = "calibrated") -> ScaleTrainResult:
     """Out-of-core training: chunks of ``chunk_size`` documents -> ``transform`` -> ``partial_fit``.
 
     The featurizer (default ``hashing``) must learn nothing from the data, so every chunk is
@@ -183,7 +185,8 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     the stream. A stream is read once unless ``epochs`` asks for more passes (each in corpus
     order). ``workers`` processes read and featurize chunks ahead while this process learns
     (:func:`textcw.scale.pipelined.featurized_chunks`; default: one per core for a corpus with
-    the streaming protocol, else ``1``, in this process); the model is the same for any number.
+    the streaming protocol and a stream long enough to pay for them, else ``1``, in this process:
+    :func:`~textcw.scale.pipelined.default_stream_workers`); the model is the same for any number.
     ``progress("documents", done, total)`` follows the training documents; ``monitor``, if
     given, receives a :class:`~textcw.scale.pipelined.StreamStatus` (documents, throughput,
     running online error) after every chunk.
@@ -193,7 +196,14 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     the learner's candidates over the first :data:`~textcw.scale.tuning.TUNE_DOCUMENTS`
     documents, then the winner alone (:mod:`textcw.scale.tuning`); ``tune=False`` keeps the
     learner's defaults instead.
+
+    ``probability="calibrated"`` (default): the model's ``predict_proba`` is temperature-scaled,
+    the temperature fitted to the progressive-validation scores of the first pass (each chunk
+    scored before it is learned, the self-tuning chunks left out: :mod:`textcw.scale.calibration`);
+    ``"raw"``: the learner's own probabilities.
     """
+    if probability not in ("calibrated", "raw"):
+        raise ParameterError(f"probability={probability!r} is invalid; give 'calibrated' or 'raw'")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ParameterError(f"workers={workers!r} is invalid; workers must be an integer >= 1")
     with use_registries(registries):
@@ -209,7 +219,7 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     n_train = source.n_documents("train")
     total = n_train * int(template.n_epochs)
     if workers is None:
-        workers = default_stream_workers(source, -(-n_train // chunk_size))
+        workers = default_stream_workers(source, -(-n_train // chunk_size) * int(template.n_epochs), total)
     report("documents", 0, total)
     t0 = time.perf_counter()
 
@@ -218,17 +228,23 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
         if monitor is not None:
             monitor(StreamStatus(done, total, mistakes, time.perf_counter() - t0))
 
+    honest = (HonestScores(total=n_train) if probability == "calibrated" and hasattr(template, "decision_function")
+              else None)
     result = train_shard(source, feat, template, ShardTask(0, 1, base_seed), stream=True,
                          chunk_size=chunk_size, workers=workers, on_chunk=chunk_done,
-                         tune_documents=TUNE_DOCUMENTS if auto else None)
+                         tune_documents=TUNE_DOCUMENTS if auto else None, honest=honest)
+    calibration = honest.fit(result.model) if honest is not None else None
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "stream", "chunk_size": chunk_size}
     if auto:  # which parameters the stream chose, and on how many documents
         training["tuned"] = sorted(auto)
         training["tuned_on"] = min(n_train, -(-TUNE_DOCUMENTS // chunk_size) * chunk_size)
+    if calibration is not None:  # on how many documents the temperature was fitted
+        training["calibrated_on"] = honest.n_documents
     with use_registries(registries):
-        model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training)
+        model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training,
+                          calibration=calibration)
     n_test, accuracy, metrics = score(model, source, chunk_size, report)
     return ScaleTrainResult.of(
         model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
@@ -254,14 +270,17 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
     total = source.n_documents("test")
     report("evaluating", 0, total)
     learner = model[-1]
-    scores = ProbabilityScores(learner.classes_) if hasattr(learner, "predict_proba") else None
+    calibration = getattr(model, "probability_calibration_", None)  # the model's own probabilities
+    probabilities = ((lambda X: learner.predict_proba(X)) if calibration is None
+                     else (lambda X: calibration.predict_proba(learner, X)))
+    scores = ProbabilityScores(learner.classes_) if hasattr(model, "predict_proba") else None
     truth, predictions = [], []
     seen = 0
     for chunk in source.chunks("test", chunk_size=chunk_size):
         X = model[:-1].transform(chunk.data)
         predicted = learner.predict(X)
         if scores is not None:
-            scores.add(chunk.labels, predicted, learner.predict_proba(X))
+            scores.add(chunk.labels, predicted, probabilities(X))
         truth.append(np.asarray(chunk.labels))
         predictions.append(np.asarray(predicted))
         seen += len(chunk)
@@ -307,7 +326,7 @@ def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool
 
 
 def _pipeline(featurizer, learner_model, learner: str, feat_name: str, featurizer_params, corpus: str,
-              training: dict) -> Pipeline:
+              training: dict, calibration=None) -> Pipeline:
     return assemble(featurizer, learner_model, learner=learner, featurizer_name=feat_name,
                     featurizer_params=featurizer_params, corpus=corpus,
-                    training=training)
+                    training=training, calibration=calibration)
