@@ -124,9 +124,11 @@ def per_feature_kernels(weight, step, update, *, state, params,
             scores[:] = 0.0
             q = 0.0
             for p in range(start, stop):
-                cell = column(indices[p]) * n_labels
+                # the row's cells, in signed arithmetic (numba types unsigned-with-signed as
+                # float), each made unsigned by column() to index without wraparound checks
+                base = indices[p] * n_labels
                 for k in range(n_labels):
-                    scores[k] += weight(arrays, cell + k) * data[p]
+                    scores[k] += weight(arrays, column(base + k)) * data[p]
                 q += data[p] * data[p]
             r = top_competitor(scores, yi)
             m = scores[yi] - scores[r]
@@ -137,9 +139,9 @@ def per_feature_kernels(weight, step, update, *, state, params,
                 if tau > 0.0 and math.isfinite(tau):
                     updates += 1
                     for p in range(start, stop):
-                        cell = column(indices[p]) * n_labels
-                        update(arrays, cell + yi, data[p], tau, values)
-                        update(arrays, cell + r, data[p], -tau, values)
+                        base = indices[p] * n_labels
+                        update(arrays, column(base + yi), data[p], tau, values)
+                        update(arrays, column(base + r), data[p], -tau, values)
         return mistakes, updates
 
     binary_loop = closure_kernel(binary_loop)
