@@ -148,6 +148,7 @@ def test_the_kernels_bind_by_the_names_they_were_built_with():
     ({"state": ("w", "w"), "params": ("a",)}, "'w' is used twice"),
     ({"state": ("data",), "params": ("a",)}, "'data' is used twice or is one of the kernel's other"),
     ({"state": ("w",), "params": ("w",)}, "'w' is used twice or is one of the kernel's other"),
+    ({"state": ("w",), "params": ("float",)}, "'float' is used twice or is one of the kernel's other"),
     ({"state": ("w",), "params": ("a",), "threshold": "theta"}, "threshold must be one of params"),
 ])
 def test_the_factory_refuses_names_it_cannot_build_a_kernel_with(kwargs, message):

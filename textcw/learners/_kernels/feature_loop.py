@@ -52,6 +52,8 @@ from textcw.learners._kernels.common import column, top_competitor
 # The arguments every epoch kernel takes first (textcw.learners.protocol.DATA_ARGUMENTS, which
 # sits a layer above the kernels; a test holds the two equal).
 DATA_ARGUMENTS = ("indptr", "indices", "data", "y", "order")
+# Names the generated entry points use besides the arguments (see the end of per_feature_kernels).
+_ENTRY_NAMES = ("binary_loop", "top1_loop", "arrays", "float")
 
 
 class PerFeatureKernels(NamedTuple):
@@ -82,8 +84,8 @@ def per_feature_kernels(weight, step, update, *, state, params,
     vectors named ``state``, whose update is ``weight``, ``step`` and ``update`` (numba
     functions, see the module docstring) and whose parameters are named ``params``;
     ``threshold``, one of ``params``, is subtracted from binary scores."""
-    state = _names("state", state, DATA_ARGUMENTS)
-    params = _names("params", params, DATA_ARGUMENTS + state)
+    state = _names("state", state, DATA_ARGUMENTS + _ENTRY_NAMES)
+    params = _names("params", params, DATA_ARGUMENTS + _ENTRY_NAMES + state)
     if threshold is not None and threshold not in params:
         raise TypeError(f"threshold must be one of params {params}; got {threshold!r}")
     at = params.index(threshold) if threshold is not None else -1
