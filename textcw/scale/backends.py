@@ -358,7 +358,10 @@ def _check_scheduler(scheduler: str, timeout: float) -> str:
 #   gigabyte, and a 16-byte message whose frame table announces 8 GiB has it fill memory until
 #   the peer stops. No deadline bounds memory; so the first message must announce at most
 #   HANDSHAKE_LIMIT bytes and a frame table that accounts for exactly those bytes, or Dask is not
-#   let near the peer. The frames' content (a dict with Dask's keys) is Dask's to check.
+#   let near the peer. The frames' content (a dict with Dask's keys) is Dask's to check. The
+#   check has a connection of its own (Dask's connect makes another): it tells a wrong address
+#   from a scheduler, not a peer that changes its answer between connections, which only a
+#   hostile one would, and a Dask client trusts its scheduler with far more (pickled results).
 # A Dask handshake is a small dict (compression, Python and pickle versions): a few hundred bytes.
 HANDSHAKE_LIMIT = 64 * 1024
 MAX_HANDSHAKE_FRAMES = 16
