@@ -26,10 +26,13 @@ DEADLINE = 0.5
 
 
 @contextmanager
-def server(reply: bytes | None, *, first_only: bool = False, stream: int = 0):
+def server(reply: bytes | None, *, answered: int | None = None, then: bytes | None = None,
+           stream: int = 0):
     """A TCP server on 127.0.0.1 that sends ``reply`` on accepting (``None``: nothing), then
     ``stream`` more bytes (as fast as the client reads), reads nothing, and keeps every
-    connection open; yields its ``HOST:PORT``."""
+    connection open; yields its ``HOST:PORT``. With ``answered``, only that many connections get
+    ``reply``, the later ones ``then``. textcw connects three times: its own check of the first
+    message, Dask's handshake, Dask's client."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -42,12 +45,13 @@ def server(reply: bytes | None, *, first_only: bool = False, stream: int = 0):
             except OSError:
                 return
             connections.append(conn)
-            if reply is not None and not (first_only and len(connections) > 1):
-                threading.Thread(target=send, args=(conn,), daemon=True).start()
+            message = reply if answered is None or len(connections) <= answered else then
+            if message is not None:
+                threading.Thread(target=send, args=(conn, message), daemon=True).start()
 
-    def send(conn):
+    def send(conn, message):
         try:
-            conn.sendall(reply)
+            conn.sendall(message)
             chunk = bytes(range(256)) * 256
             for _ in range(stream // len(chunk)):
                 conn.sendall(chunk)
@@ -159,6 +163,41 @@ def test_the_schedulers_http_port():
     assert str(info.value) == (
         f"the Dask scheduler at {address} accepted the connection but did not answer within 0.5 s; "
         "check that the address is a Dask scheduler's (not its dashboard's) and that it is not overloaded")
+
+
+def test_a_peer_that_closes_during_the_handshake():
+    with server(struct.pack("<Q", 100) + b"\0" * 10) as address:
+        # the server keeps the connection open: the rest never arrives
+        with pytest.raises(ClusterError, match="accepted the connection but did not answer within 0.5 s"):
+            connect(address)
+
+
+@pytest.mark.parametrize("answered,message", [
+    # Dask's own timeout: the client's first replies never come
+    (None, "did not complete the connection within 1 s; check that it is not overloaded"),
+    # textcw's asyncio deadline: Dask's handshake (the second connection) never comes
+    (1, "accepted the connection but did not answer within 0.5 s; check that the address is a Dask "
+        "scheduler's (not its dashboard's) and that it is not overloaded"),
+    # the thread given up on: the client's handshake (the third connection) never comes
+    (2, "did not complete the connection within 1 s; check that it is not overloaded"),
+])
+def test_a_scheduler_that_answers_the_handshake_and_then_nothing(dask_cluster, answered, message):
+    handshake = dask_handshake(dask_cluster[0])
+    with server(handshake, answered=answered) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    assert str(info.value) == f"the Dask scheduler at {address} {message}"
+
+
+def test_a_peer_that_answers_the_client_with_something_else(dask_cluster):
+    """A handshake to textcw's check and to Dask's, then a well-framed msgpack 7 to the client."""
+    handshake = dask_handshake(dask_cluster[0])
+    seven = struct.pack("<QQQ", 17, 1, 1) + b"\x07"
+    with server(handshake, answered=2, then=seven) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    assert str(info.value).startswith(f"the Dask scheduler at {address} refused the client (TypeError: ")
+    assert str(info.value).endswith("); check that it runs the same dask and distributed versions as this machine")
 
 
 @pytest.mark.parametrize("address,scheme", [
