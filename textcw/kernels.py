@@ -26,6 +26,14 @@ A diagonal Gaussian variant need not write a kernel at all: :func:`diagonal_gaus
 builds its binary and top-1 multi-class epoch kernels from its ``step`` and ``variance``
 functions, with textcw's guards (smallest normal, floor counting, mistake before update, a tie
 counts as a mistake) applied by the loop; set the result as the learner's ``step_kernels``.
+
+A variant whose state is not a Gaussian but per-feature vectors (Balanced Winnow's ``u`` and
+``v``, a perceptron's ``w``) writes its net ``weight``, its ``step`` and its per-cell ``update``,
+and :func:`per_feature_kernels` builds its binary and top-1 multi-class epoch kernels with the
+same guards (mistake before update, a tie counts as a mistake, no update for an empty document
+or a step that is not finite and positive); they take the state arrays and the parameters by
+name, so set them as the learner's ``binary_kernel`` and ``multiclass_kernel`` and offer the
+parameters from ``kernel_values()``.
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from textcw.learners._kernels.constants import (
     VARIANCE_FLOOR,
 )
 from textcw.learners._kernels.diagonal_loop import DiagonalKernels, diagonal_gaussian_kernels
+from textcw.learners._kernels.feature_loop import PerFeatureKernels, per_feature_kernels
 from textcw.learners._kernels.gaussian_diag import update_variance
 from textcw.learners.protocol import KernelCall, bind_kernel
 
@@ -66,12 +75,14 @@ __all__ = [
     "KernelCall",
     "MAX_ABS_VALUE",
     "N_COUNTS",
+    "PerFeatureKernels",
     "SMALLEST_NORMAL",
     "VARIANCE_FLOOR",
     "bind_kernel",
     "column",
     "diagonal_gaussian_kernels",
     "kernel",
+    "per_feature_kernels",
     "row_dot",
     "row_dot_and_variance",
     "row_scores",

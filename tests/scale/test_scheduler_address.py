@@ -1,8 +1,9 @@
 """Connecting to a Dask scheduler: every wait has a deadline, every failure is a clear error.
 
-Peers are local servers on 127.0.0.1 only: one that accepts and never answers, one that sends
-garbage, one that answers Dask's handshake and then nothing, and a closed port. The deadlines
-are set small; what is asserted is the error, never how long it took.
+Peers are local servers on 127.0.0.1 only: one that accepts and never answers, a scheduler's
+web server (which waits for a request), ones that send garbage or an endless stream of bytes, one
+that answers Dask's handshake and then nothing, and a closed port. The deadlines are set small;
+what is asserted is the error, never how long it took.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from contextlib import contextmanager
 
 import pytest
 
 from textcw.errors import ClusterError, ParameterError
 from textcw.scale import train_sharded
-from textcw.scale.backends import _check_handshake, open_backend
+from textcw.scale.backends import _check_first_message, open_backend
 
 pytest.importorskip("distributed")
 
@@ -24,9 +26,13 @@ DEADLINE = 0.5
 
 
 @contextmanager
-def server(reply: bytes | None, *, first_only: bool = False):
-    """A TCP server on 127.0.0.1 that sends ``reply`` on accepting (``None``: nothing), reads
-    nothing, and keeps every connection open; yields its ``HOST:PORT``."""
+def server(reply: bytes | None, *, answered: int | None = None, then: bytes | None = None,
+           stream: int = 0):
+    """A TCP server on 127.0.0.1 that sends ``reply`` on accepting (``None``: nothing), then
+    ``stream`` more bytes (as fast as the client reads), reads nothing, and keeps every
+    connection open; yields its ``HOST:PORT``. With ``answered``, only that many connections get
+    ``reply``, the later ones ``then``. textcw connects three times: its own check of the first
+    message, Dask's handshake, Dask's client."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
@@ -39,11 +45,18 @@ def server(reply: bytes | None, *, first_only: bool = False):
             except OSError:
                 return
             connections.append(conn)
-            if reply is not None and not (first_only and len(connections) > 1):
-                try:
-                    conn.sendall(reply)
-                except OSError:
-                    pass
+            message = reply if answered is None or len(connections) <= answered else then
+            if message is not None:
+                threading.Thread(target=send, args=(conn, message), daemon=True).start()
+
+    def send(conn, message):
+        try:
+            conn.sendall(message)
+            chunk = bytes(range(256)) * 256
+            for _ in range(stream // len(chunk)):
+                conn.sendall(chunk)
+        except OSError:
+            pass
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -85,7 +98,6 @@ def test_a_peer_that_accepts_and_never_answers():
     (b"HTTP/1.1 400 Bad Request\r\n\r\n" * 4, "its first message announces"),  # a web server
     (struct.pack("<Q", 1 << 62), "its first message announces 4611686018427387904 bytes"),  # a huge length
     (struct.pack("<Q", 24) + struct.pack("<Q", 1 << 40) + b"\0" * 16, "is not Dask's framing"),
-    (struct.pack("<QQQ", 24, 1, 8) + b"\xc1" * 8, "is not a Dask handshake"),  # framing right, content not
 ])
 def test_a_peer_that_speaks_something_else(garbage, why):
     with server(garbage) as address:
@@ -96,6 +108,63 @@ def test_a_peer_that_speaks_something_else(garbage, why):
     assert why in message and message.endswith("check the address and port of the Dask scheduler (default 8786)")
 
 
+@pytest.mark.parametrize("head,why", [
+    # Dask's own connect would allocate the gigabyte and fill it from the stream
+    (struct.pack("<Q", 1 << 30), "its first message announces 1073741824 bytes"),
+    # ... or take the frame table's 8 GiB frame as still to come, and read it into memory
+    (struct.pack("<QQQ", 16, 1, 1 << 33), "its first message is not Dask's framing"),
+    (b"", "its first message announces 506097522914230528 bytes"),  # the bytes 0, 1, 2, ... 7
+])
+def test_a_peer_that_sends_an_endless_stream_is_refused_before_dask_reads_it(head, why):
+    """64 MiB stand for an endless stream: far more than the check may read (at most 64 KiB)."""
+    with server(head, stream=64 << 20) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    assert str(info.value) == (f"the peer at {address} does not speak Dask's protocol ({why}); "
+                               "check the address and port of the Dask scheduler (default 8786)")
+
+
+@pytest.mark.parametrize("content,kind", [
+    (b"\xc1" * 8, "FormatError"),  # framing right, not msgpack
+    (b"\x07", "TypeError"),  # msgpack, not a dict
+    (b"\x81\xa5hello\x01", "ValueError: Your Dask versions may not be in sync"),  # a dict without Dask's keys
+])
+def test_a_first_message_that_is_not_a_handshake_is_refused_by_dask(content, kind):
+    """The framing is right, so Dask's own connect reads the message (bounded) and refuses it."""
+    message = struct.pack("<QQ", 1, len(content)) + content
+    with server(struct.pack("<Q", len(message)) + message) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    text = str(info.value)
+    assert text.startswith(f"the peer at {address} does not speak Dask's protocol "
+                           f"(Dask could not read its handshake: {kind}")
+    assert text.endswith("check the address and port of the Dask scheduler (default 8786), and "
+                         "that it runs the same dask and distributed versions as this machine")
+
+
+def test_the_schedulers_http_port():
+    """The port of a real scheduler's web server (its dashboard's, /health, /metrics) says
+    nothing until it has a request: textcw sends none, so the deadline ends the wait, and the
+    message names the dashboard."""
+    import logging
+    import urllib.request
+
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=0, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                                       silence_logs=logging.CRITICAL)
+    try:
+        address = f"127.0.0.1:{cluster.scheduler.http_server.port}"
+        with urllib.request.urlopen(f"http://{address}/health", timeout=30) as reply:
+            assert reply.read() == b"ok"  # it is the web server
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    finally:
+        cluster.close()
+    assert str(info.value) == (
+        f"the Dask scheduler at {address} accepted the connection but did not answer within 0.5 s; "
+        "check that the address is a Dask scheduler's (not its dashboard's) and that it is not overloaded")
+
+
 def test_a_peer_that_closes_during_the_handshake():
     with server(struct.pack("<Q", 100) + b"\0" * 10) as address:
         # the server keeps the connection open: the rest never arrives
@@ -103,16 +172,32 @@ def test_a_peer_that_closes_during_the_handshake():
             connect(address)
 
 
-def test_a_scheduler_that_answers_the_handshake_and_then_nothing(dask_cluster):
+@pytest.mark.parametrize("answered,message", [
+    # Dask's own timeout: the client's first replies never come
+    (None, "did not complete the connection within 1 s; check that it is not overloaded"),
+    # textcw's asyncio deadline: Dask's handshake (the second connection) never comes
+    (1, "accepted the connection but did not answer within 0.5 s; check that the address is a Dask "
+        "scheduler's (not its dashboard's) and that it is not overloaded"),
+    # the thread given up on: the client's handshake (the third connection) never comes
+    (2, "did not complete the connection within 1 s; check that it is not overloaded"),
+])
+def test_a_scheduler_that_answers_the_handshake_and_then_nothing(dask_cluster, answered, message):
     handshake = dask_handshake(dask_cluster[0])
-    _check_handshake(handshake[8:], "real")  # a real scheduler's handshake passes the check
-    for first_only in (False, True):
-        with server(handshake, first_only=first_only) as address:
-            with pytest.raises(ClusterError) as info:
-                connect(address)
-        # Dask's own timeout (replies never come), or the thread given up on (handshake never comes)
-        assert str(info.value) == (f"the Dask scheduler at {address} did not complete the connection "
-                                   "within 1 s; check that it is not overloaded")
+    with server(handshake, answered=answered) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    assert str(info.value) == f"the Dask scheduler at {address} {message}"
+
+
+def test_a_peer_that_answers_the_client_with_something_else(dask_cluster):
+    """A handshake to textcw's check and to Dask's, then a well-framed msgpack 7 to the client."""
+    handshake = dask_handshake(dask_cluster[0])
+    seven = struct.pack("<QQQ", 17, 1, 1) + b"\x07"
+    with server(handshake, answered=2, then=seven) as address:
+        with pytest.raises(ClusterError) as info:
+            connect(address)
+    assert str(info.value).startswith(f"the Dask scheduler at {address} refused the client (TypeError: ")
+    assert str(info.value).endswith("); check that it runs the same dask and distributed versions as this machine")
 
 
 @pytest.mark.parametrize("address,scheme", [

@@ -237,6 +237,7 @@ class DaskBackend:
                                    silence_logs=logging.CRITICAL)
             return cls(Client(cluster, set_as_default=False), cluster)
         address = _check_scheduler(scheduler, connect_timeout)
+        _check_handshake(scheduler, address, connect_timeout)
         client = _connect_client(scheduler, address, connect_timeout)
         try:
             client.wait_for_workers(1, timeout=workers_timeout)
@@ -296,14 +297,12 @@ class DaskBackend:
 
 
 def _check_scheduler(scheduler: str, timeout: float) -> str:
-    """``tcp://host:port`` for ``scheduler``, after checking that a Dask scheduler answers there.
+    """``tcp://host:port`` for ``scheduler``, after checking, within ``timeout`` seconds, that the
+    peer there sends a first message Dask can read in bounded memory (:func:`_check_first_message`).
 
-    Dask's own connect retries until its timeout and then waits for the peer's handshake without
-    any limit, and it sizes its read buffer from the first bytes the peer sends. So the address
-    is checked first with a plain socket: the connection, then the handshake every Dask server
-    sends on accepting one, read and validated within ``timeout`` seconds in all. A closed port
-    fails at once, a silent peer after ``timeout``, and a peer that speaks something else as
-    soon as its first bytes arrive.
+    A closed port fails at once, a silent peer after ``timeout``, and a peer whose first bytes
+    announce more than a handshake's size as soon as they arrive. Whether the message is a Dask
+    handshake is then Dask's own connect's business (:func:`_check_handshake`).
     """
     from distributed.comm.addressing import parse_address, parse_host_port
 
@@ -333,7 +332,7 @@ def _check_scheduler(scheduler: str, timeout: float) -> str:
     deadline = time.monotonic() + timeout
     try:
         with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-            payload = _read_handshake(sock, scheduler, deadline)
+            _check_first_message(sock, scheduler, deadline)
     except TimeoutError:
         raise ClusterError(
             f"the Dask scheduler at {scheduler} accepted the connection but did not answer within "
@@ -342,21 +341,45 @@ def _check_scheduler(scheduler: str, timeout: float) -> str:
         ) from None
     except OSError as exc:
         raise ClusterError(_unreachable(scheduler, exc)) from None
-    _check_handshake(payload, scheduler)
     return address
 
 
+# Why textcw reads the peer's first message itself rather than leaving it all to Dask's public
+# connect (``distributed.Client(address, timeout=...)``, ``distributed.comm.connect``): measured
+# with real sockets on distributed 2026.8, and the same code in 2024.8, the oldest textcw admits:
+# - ``timeout`` bounds the TCP connect (a closed port fails after it), but the handshake is then
+#   read without any limit: a peer that accepts and never speaks holds ``Client(...)`` forever.
+#   textcw owns that deadline: an asyncio one around ``distributed.comm.connect``
+#   (_check_handshake), then the thread it gives up on around ``Client`` (_connect_client).
+# - Dask's TCP comm allocates, before reading, the sizes the peer's first bytes announce (the
+#   message's 8-byte length, then the frame lengths of a frame table that ends the message), and
+#   no option limits them. A web server's reply announces exabytes (an immediate MemoryError),
+#   but a peer that announces a gigabyte and then streams bytes makes it allocate and fill the
+#   gigabyte, and a 16-byte message whose frame table announces 8 GiB has it fill memory until
+#   the peer stops. No deadline bounds memory; so the first message must announce at most
+#   HANDSHAKE_LIMIT bytes and a frame table that accounts for exactly those bytes, or Dask is not
+#   let near the peer. The frames' content (a dict with Dask's keys) is Dask's to check. The
+#   check has a connection of its own (Dask's connect makes another): it tells a wrong address
+#   from a scheduler, not a peer that changes its answer between connections, which only a
+#   hostile one would, and a Dask client trusts its scheduler with far more (pickled results).
 # A Dask handshake is a small dict (compression, Python and pickle versions): a few hundred bytes.
 HANDSHAKE_LIMIT = 64 * 1024
 MAX_HANDSHAKE_FRAMES = 16
 
 
-def _read_handshake(sock: socket.socket, scheduler: str, deadline: float) -> bytes:
-    """The handshake message Dask's TCP comm sends first: an 8-byte length, then that many bytes."""
+def _check_first_message(sock: socket.socket, scheduler: str, deadline: float) -> None:
+    """Read the first message of the peer (an 8-byte length, then that many bytes, which start
+    with Dask's frame table: a frame count and the frames' lengths) and refuse one that is larger
+    than a handshake or whose frame table does not account for exactly its bytes."""
     (size,) = struct.unpack("<Q", _recv_exactly(sock, 8, deadline))
     if not 16 <= size <= HANDSHAKE_LIMIT:
         raise ClusterError(_not_dask(scheduler, f"its first message announces {size} bytes"))
-    return _recv_exactly(sock, size, deadline)
+    payload = _recv_exactly(sock, size, deadline)
+    (n_frames,) = struct.unpack_from("<Q", payload)
+    table = 8 * (n_frames + 1)
+    if (not 1 <= n_frames <= MAX_HANDSHAKE_FRAMES or size < table
+            or table + sum(struct.unpack_from(f"<{n_frames}Q", payload, 8)) != size):
+        raise ClusterError(_not_dask(scheduler, "its first message is not Dask's framing"))
 
 
 def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
@@ -373,28 +396,6 @@ def _recv_exactly(sock: socket.socket, n: int, deadline: float) -> bytes:
     return bytes(buf)
 
 
-def _check_handshake(payload: bytes, scheduler: str) -> None:
-    """Refuse a payload that is not Dask's framing of a handshake dict (frame count, lengths, keys)."""
-    (n_frames,) = struct.unpack_from("<Q", payload)
-    if not 1 <= n_frames <= MAX_HANDSHAKE_FRAMES or len(payload) < 8 * (n_frames + 1):
-        raise ClusterError(_not_dask(scheduler, "its first message is not Dask's framing"))
-    lengths = struct.unpack_from(f"<{n_frames}Q", payload, 8)
-    if 8 * (n_frames + 1) + sum(lengths) != len(payload):
-        raise ClusterError(_not_dask(scheduler, "its first message is not Dask's framing"))
-    frames, offset = [], 8 * (n_frames + 1)
-    for length in lengths:
-        frames.append(payload[offset:offset + length])
-        offset += length
-    from distributed.protocol import loads
-
-    try:
-        message = loads(frames, deserialize=False)
-    except Exception:  # noqa: BLE001 - any decoding failure of foreign bytes means the same thing
-        message = None
-    if not (isinstance(message, dict) and "compression" in message and "python" in message):
-        raise ClusterError(_not_dask(scheduler, "its first message is not a Dask handshake"))
-
-
 def _not_dask(scheduler: str, why: str) -> str:
     return (
         f"the peer at {scheduler} does not speak Dask's protocol ({why}); check the address "
@@ -402,13 +403,57 @@ def _not_dask(scheduler: str, why: str) -> str:
     )
 
 
+def _check_handshake(scheduler: str, address: str, timeout: float) -> None:
+    """Dask's own connect and handshake (``distributed.comm.connect``: Dask reads and checks the
+    scheduler's handshake) within ``timeout`` seconds, a deadline textcw owns, since Dask's
+    handshake read has none: ``asyncio.wait_for`` cancels it, which closes the connection. It runs
+    in an event loop of its own on a thread of its own, so that it works where the caller's
+    thread already runs one (a notebook). A message that is not a Dask handshake fails here (Dask
+    raises ``ValueError`` or ``TypeError`` decoding it), before any ``Client`` exists.
+    """
+    import asyncio
+
+    from distributed.comm import connect
+
+    async def handshake():
+        comm = await connect(address, timeout=timeout)
+        await comm.close()
+
+    box: dict = {}
+
+    def run():
+        try:
+            asyncio.run(asyncio.wait_for(handshake(), timeout))
+        except Exception as exc:  # noqa: BLE001 - reported below, by kind
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="textcw-dask-handshake", daemon=True)
+    thread.start()
+    thread.join(2 * timeout)  # wait_for ends it after timeout; the margin is for a loaded machine
+    error = box.get("error")
+    if thread.is_alive() or isinstance(error, TimeoutError):
+        raise ClusterError(
+            f"the Dask scheduler at {scheduler} accepted the connection but did not answer within "
+            f"{timeout:g} s; check that the address is a Dask scheduler's (not its dashboard's) "
+            "and that it is not overloaded"
+        )
+    if isinstance(error, OSError):
+        raise ClusterError(_unreachable(scheduler, error))
+    if error is not None:
+        reason = (str(error).splitlines() or [""])[0].strip()
+        raise ClusterError(_not_dask(
+            scheduler, f"Dask could not read its handshake: {type(error).__name__}"
+            + (f": {reason}" if reason else "")
+        ) + ", and that it runs the same dask and distributed versions as this machine")
+
+
 def _connect_client(scheduler: str, address: str, timeout: float):
     """A ``dask.distributed.Client`` of the scheduler at ``address``, connected within a deadline.
 
     Dask bounds every step of connecting by ``timeout`` except reading the scheduler's
-    handshake; a scheduler that answered :func:`_check_scheduler` but stalls now would block
-    forever, so the connection is made on a daemon thread that is given up on after
-    ``2 * timeout`` (connect, then the scheduler's first replies).
+    handshake; a peer that passed :func:`_check_scheduler` but stalls now would block forever,
+    so the connection is made on a daemon thread that is given up on after ``2 * timeout``
+    (connect, then the scheduler's first replies).
     """
     from dask.distributed import Client
 
@@ -417,7 +462,7 @@ def _connect_client(scheduler: str, address: str, timeout: float):
     def connect():
         try:
             box["client"] = Client(address, timeout=timeout, set_as_default=False)
-        except (OSError, TimeoutError) as exc:
+        except Exception as exc:  # noqa: BLE001 - reported below, by kind
             box["error"] = exc
 
     thread = threading.Thread(target=connect, name="textcw-dask-connect", daemon=True)
@@ -425,8 +470,15 @@ def _connect_client(scheduler: str, address: str, timeout: float):
     thread.join(2 * timeout)
     if "client" in box:
         return box["client"]
-    if "error" in box and not isinstance(box["error"], TimeoutError):
-        raise ClusterError(_unreachable(scheduler, box["error"]))
+    error = box.get("error")
+    if isinstance(error, OSError) and not isinstance(error, TimeoutError):
+        raise ClusterError(_unreachable(scheduler, error))
+    if error is not None and not isinstance(error, TimeoutError):
+        raise ClusterError(
+            f"the Dask scheduler at {scheduler} refused the client ({type(error).__name__}: "
+            f"{(str(error).splitlines() or [''])[0].strip()}); check that it runs the same dask "
+            "and distributed versions as this machine"
+        )
     raise ClusterError(
         f"the Dask scheduler at {scheduler} did not complete the connection within {2 * timeout:g} s; "
         "check that it is not overloaded"

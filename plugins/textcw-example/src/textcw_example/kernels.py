@@ -1,7 +1,8 @@
-"""Numba kernels of Balanced Winnow: one epoch over CSR rows, weights updated in place.
+"""Balanced Winnow's update as three numba functions: textcw's epoch loop does the rest.
 
-They follow textcw's kernel conventions, so :class:`textcw.learners.base.OnlineLinearClassifier`
-can drive them:
+:func:`textcw.kernels.per_feature_kernels` builds the epoch kernels from them (the loops, the
+mistake counting, the top-1 competitor and the guards are textcw's). They follow textcw's kernel
+conventions, so :class:`textcw.learners.base.OnlineLinearClassifier` can drive them:
 
 - arguments ``(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin)``:
   the CSR arrays (canonical: sorted, de-duplicated, int32 or int64 indices, float64 data), the
@@ -12,6 +13,12 @@ can drive them:
   holds label indices and ``u``, ``v`` are ``d x K`` (feature-major);
 - the return value is ``(mistakes, updates)``; a mistake is counted before the update, and a
   tie (margin exactly 0) is a mistake.
+
+The rule (:mod:`textcw_example.winnow`): the net weight of a cell is ``u - v``; the binary
+margin is ``y ((u - v) . x - theta)`` (``theta`` is the loop's ``threshold``), the multi-class
+one ``s_y - s_r``; a document updates when its margin is at most ``margin`` (the step is 1, a
+fixed-size update, else 0); the update promotes the cells to raise (``g > 0``: ``u_j`` times
+``alpha ** x_j``, ``v_j`` times ``beta ** x_j``) and demotes the others (the factors swapped).
 
 The multipliers are applied as ``exp(x * log(alpha))`` rather than ``alpha ** x``: the same
 number, but ``log(alpha)`` is computed once per epoch instead of once per nonzero.
@@ -28,15 +35,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 # textcw's kernel policy (compiled once and cached on disk, the GIL released so shards can train
 # in threads, no fastmath, which would reorder sums and break agreement with the reference) and
-# its building blocks: ``column`` (an index as the hot loops use it) and ``top_competitor``.
-from textcw.kernels import column, kernel, top_competitor
+# the loop that turns a per-feature update into epoch kernels.
+from textcw.kernels import kernel, per_feature_kernels
 
 WEIGHT_MIN = 1e-100
 WEIGHT_MAX = 1e100
+
+# the positions of the parameters in ``params`` (the order KERNELS is built with)
+LOG_ALPHA, LOG_BETA, THETA, MARGIN = range(4)
 
 
 @kernel
@@ -46,72 +54,36 @@ def _scaled(weight, log_factor, x):
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin):
-    """One pass of binary Balanced Winnow over the rows in ``order``.
-
-    For row ``x`` with label ``y`` in {-1, +1}: score ``s = (u - v) . x - theta``; a mistake if
-    ``y s <= 0``; an update if ``y s <= margin``. Promotion (``y = +1``) multiplies ``u_j`` by
-    ``alpha ** x_j`` and ``v_j`` by ``beta ** x_j`` on the row's nonzeros; demotion
-    (``y = -1``) multiplies ``u_j`` by ``beta ** x_j`` and ``v_j`` by ``alpha ** x_j``.
-    """
-    mistakes = 0
-    updates = 0
-    for t in range(order.shape[0]):
-        i = order[t]
-        start, stop = column(indptr[i]), column(indptr[i + 1])
-        score = 0.0
-        for p in range(start, stop):
-            j = column(indices[p])
-            score += (u[j] - v[j]) * data[p]
-        m = y[i] * (score - theta)
-        if m <= 0.0:
-            mistakes += 1
-        if m <= margin and stop > start:
-            updates += 1
-            if y[i] > 0.0:
-                log_up, log_down = log_alpha, log_beta
-            else:
-                log_up, log_down = log_beta, log_alpha
-            for p in range(start, stop):
-                j = column(indices[p])
-                u[j] = _scaled(u[j], log_up, data[p])
-                v[j] = _scaled(v[j], log_down, data[p])
-    return mistakes, updates
+def winnow_weight(state, c):
+    """The net weight ``u_c - v_c``."""
+    return state[0][c] - state[1][c]
 
 
 @kernel
-def multiclass_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin):
-    """One pass of multi-class Balanced Winnow, single-constraint top-1 update.
+def winnow_step(m, q, params):
+    """1 (update) when the margin is at most ``margin``, the thick threshold; else 0."""
+    return 1.0 if m <= params[MARGIN] else 0.0
 
-    Label ``k`` scores ``s_k = (u_k - v_k) . x`` (``theta`` would shift every label equally, so
-    it is not used). Against the highest-scoring other label ``r`` (ties go to the lowest
-    index), ``m = s_y - s_r``; a mistake if ``m <= 0``; an update if ``m <= margin``, which
-    promotes label ``y`` and demotes label ``r`` exactly as the binary rule promotes and
-    demotes.
-    """
-    n_labels = u.shape[1]
-    scores = np.empty(n_labels)
-    mistakes = 0
-    updates = 0
-    for t in range(order.shape[0]):
-        i = order[t]
-        yi = y[i]
-        start, stop = column(indptr[i]), column(indptr[i + 1])
-        scores[:] = 0.0
-        for p in range(start, stop):
-            j = column(indices[p])
-            for k in range(n_labels):
-                scores[k] += (u[j, k] - v[j, k]) * data[p]
-        r = top_competitor(scores, yi)
-        m = scores[yi] - scores[r]
-        if m <= 0.0:
-            mistakes += 1
-        if m <= margin and stop > start:
-            updates += 1
-            for p in range(start, stop):
-                j = column(indices[p])
-                u[j, yi] = _scaled(u[j, yi], log_alpha, data[p])
-                v[j, yi] = _scaled(v[j, yi], log_beta, data[p])
-                u[j, r] = _scaled(u[j, r], log_beta, data[p])
-                v[j, r] = _scaled(v[j, r], log_alpha, data[p])
-    return mistakes, updates
+
+@kernel
+def winnow_update(state, c, x, g, params):
+    """Promotion (``g > 0``): ``u_c *= alpha ** x``, ``v_c *= beta ** x``; demotion swaps the
+    factors. Both clipped to ``[WEIGHT_MIN, WEIGHT_MAX]``."""
+    u, v = state
+    if g > 0.0:
+        log_up, log_down = params[LOG_ALPHA], params[LOG_BETA]
+    else:
+        log_up, log_down = params[LOG_BETA], params[LOG_ALPHA]
+    u[c] = _scaled(u[c], log_up, x)
+    v[c] = _scaled(v[c], log_down, x)
+
+
+KERNELS = per_feature_kernels(winnow_weight, winnow_step, winnow_update, state=("u", "v"),
+                              params=("log_alpha", "log_beta", "theta", "margin"),
+                              threshold="theta")
+
+# One pass of binary Balanced Winnow over the rows in ``order``:
+# ``binary_epoch(indptr, indices, data, y, order, u, v, log_alpha, log_beta, theta, margin)``.
+binary_epoch = KERNELS.binary
+# One pass of multi-class Balanced Winnow, single-constraint top-1 update (``theta`` unused).
+multiclass_epoch = KERNELS.top1
