@@ -75,6 +75,31 @@ def cumulative_mistakes(est, X, y, *, points: int = POINTS) -> tuple[list[int], 
     return positions, cumulative
 
 
+def progressive_predictions(est, X, y, classes) -> np.ndarray:
+    """One online pass of ``est`` over ``(X, y)`` in order, one document at a time: each
+    document is predicted by the model learned from the documents before it, then learned
+    (progressive validation, Blum, Kalai and Langford, COLT 1999). Returns the predictions.
+
+    The first document comes before any model: it counts as a mistake (its prediction is
+    recorded as the first of ``classes`` that is not its label). A prediction is ``predict``'s,
+    so a document the model scores exactly at a tie is predicted as ``predict`` breaks ties.
+    """
+    if not hasattr(est, "partial_fit"):
+        raise ParameterError(f"{type(est).__name__} has no partial_fit, so it cannot learn online")
+    y = np.asarray(y)
+    classes = np.asarray(classes)
+    if y.shape[0] == 0:
+        raise ParameterError("an online pass needs at least one document")
+    predicted = np.empty(y.shape[0], dtype=y.dtype if y.dtype != object else object)
+    predicted[0] = classes[classes != y[0]][0] if np.any(classes != y[0]) else y[0]
+    est.partial_fit(X[0:1], y[0:1], classes=classes)
+    for i in range(1, y.shape[0]):
+        row = X[i:i + 1]
+        predicted[i] = est.predict(row)[0]
+        est.partial_fit(row, y[i:i + 1])
+    return predicted
+
+
 def _counts_mistakes(est) -> bool:
     from textcw.learners.base import OnlineLinearClassifier
 
