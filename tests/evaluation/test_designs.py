@@ -233,3 +233,21 @@ def test_online_combination_timing_and_tune_print_and_round_trip(capsys):
         assert SuiteReport.from_json(report.to_json()) == report == SuiteReport.from_dict(json.loads(text))
         assert report.design == design.split(":")[0] and report.compared == ["mcnemar", "rank"]
         assert [c.learner for c in report.comparisons] == ["cw-var"] * len(report.rows(TASK))
+
+
+def test_the_documented_design_commands_run_as_written(capsys):
+    # docs/evaluation.md, "Tuning, timing, learning curves, online mistakes and shard combination"
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    section = page.split("### Tuning, timing, learning curves", 1)[1].split("\n### ", 1)[0]
+    commands = [block.split("\n", 1)[0] for block in section.split("```sh\n")[1:]]
+    designs = [shlex.split(c)[shlex.split(c).index("--design") + 1].split(":")[0] for c in commands]
+    assert designs == ["tune", "timing", "curve", "online", "combination"]
+    for command in commands:
+        argv = shlex.split(command)
+        assert argv[0] == "textcw"
+        code, out, err = run(capsys, *argv[1:])
+        assert code == 0, f"{command}: {err}"
+        assert out.startswith("# test error (%), "), out

@@ -177,10 +177,13 @@ class Curve(Design):
         get = self.settings.get
         tasks = [replace(task, protocol=CV_PROTOCOL, sample=get("sample") or task.sample)
                  for task in map(as_task, tasks)]
-        report = None
+        report, on_task = None, hooks.pop("on_task", None)
         for size in get("sizes"):
+            def at_size(info, size=size):  # "task n=100: done": one line per task and size
+                on_task(replace(info, label=f"{info.label} n={size}"))
+
             part = run_suite(tasks, learners, splitter=self.splits_at(size), folds=get("folds"), seed=get("seed"),
-                             baseline=baseline, metrics=metrics, **hooks)
+                             baseline=baseline, metrics=metrics, on_task=at_size if on_task else None, **hooks)
             for cell in part.cells:
                 cell.row = str(size)
             if report is None:
