@@ -184,6 +184,10 @@ def test_the_new_designs_pass_the_kit(component, check):
     (["--design", "combination:shards=1"], "design 'combination': shards=[1] is invalid"),
     (["--design", "combination:method=mean"], "method='mean' is invalid; give one of kl, uniform"),
     (["--design", "timing:repeats=0"], "design 'timing': repeats=0 is invalid"),
+    (["--design", "curve:sizes=100,400,100"], "design 'curve': sizes lists 100 twice; list each once"),
+    (["--design", "combination:shards=4,4"], "design 'combination': shards lists 4 twice"),
+    (["--design", "curve:sizes=" + ",".join(str(n) for n in range(2, 103))],
+     "design 'curve': sizes has 101 values; give at most 100"),
     (["--design", "tune", "--noise", "0.1"], "--noise does not apply to design 'tune'"),
 ])
 def test_bad_design_options_exit_2_with_one_line(capsys, argv, fragment):

@@ -42,6 +42,7 @@ NEEDS = ("labels", "scores", "proba")
 """What a metric may read of a fold: predicted labels, decision scores, probabilities."""
 KINDS = ("bool", "int", "float", "floats", "ints", "str", "path")
 MAX_OPTION_FILE = 1 << 20  # a ``path`` option names a small file (a cost matrix), read whole
+MAX_LIST = 100  # items of a ``floats``/``ints`` option: each is usually a run of its own
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class Option:
               "path": lambda v: isinstance(v, (str, Path)) and str(v) != ""}[kind]
         if not ok(value):
             raise ParameterError(f"{what}: {name}={value!r} is invalid; give {_describe_kind(kind)} ({self.help})")
+        if kind in ("floats", "ints") and len(value) > MAX_LIST:
+            raise ParameterError(f"{what}: {name} has {len(value)} values; give at most {MAX_LIST} ({self.help})")
         if kind in ("int", "float", "floats", "ints"):
             for x in value if kind in ("floats", "ints") else [value]:
                 if not math.isfinite(x) or (self.minimum is not None and x < self.minimum) or \

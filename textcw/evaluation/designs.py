@@ -154,6 +154,10 @@ class Curve(Design):
                "folds": Option("int", 10, "how many folds (each tested at every size)", minimum=2),
                "sample": SAMPLE, "seed": SEED}
 
+    def __init__(self, **options):
+        super().__init__(**options)
+        _distinct("curve", "sizes", self.settings["sizes"])
+
     def splits_at(self, size: int):
         """The splitter of one size: each fold's training part, seeded order, first ``size``."""
         folds = self.settings["folds"]
@@ -339,6 +343,7 @@ class Combination(Design):
         super().__init__(**options)
         from textcw.scale.combine import METHODS
 
+        _distinct("combination", "shards", self.settings["shards"])
         if self.settings["method"] not in METHODS:
             raise ParameterError(f"design 'combination': method={self.settings['method']!r} is invalid; "
                                  f"give one of {', '.join(sorted(METHODS))}")
@@ -425,9 +430,9 @@ class Combination(Design):
             cell.summarise()
             cells[label, n] = cell
 
-        def shard_progress(stage, done, total):
+        def shard_progress(stage, done, total):  # one bar per learner and shard count
             if progress is not None:
-                progress(task.label, done, total)
+                progress(f"{task.label} {stage}", done, total)
 
         run = combination(shard_counts=counts, passes=self.settings["passes"], seed=self.settings["seed"],
                           featurizer=task.featurizer, featurizer_params=task.featurizer_params or None)
@@ -445,6 +450,13 @@ class Combination(Design):
 
     def caption(self, report) -> str:
         return f", the {self.settings['method']} combination of n shard models"
+
+
+def _distinct(design: str, name: str, values) -> None:
+    """Refuse a list option naming a value twice (it would run and print the same row twice)."""
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise ParameterError(f"design {design!r}: {name} lists {', '.join(map(str, twice))} twice; list each once")
 
 
 def _spread(errors) -> str:

@@ -328,7 +328,7 @@ def check_design(factory, **kwargs) -> None:
     ``design_declares_its_contract``, ``refuses_unknown_options``,
     ``splits_are_disjoint_and_seeded`` (a :class:`~textcw.evaluation.contract.SplitDesign`'s
     splits: index arrays into the task, non-empty, train and test disjoint, the same for the
-    same seed), ``runs_a_table_of_folds`` (one complete cell per learner whose ``error``
-    values are its fold errors), ``is_seeded`` and ``report_round_trips``.
+    same seed), ``runs_a_table_of_folds`` (one complete cell per learner, in every row of the
+    table, whose ``error`` values are its fold errors), ``is_seeded`` and ``report_round_trips``.
     """
     design_under_test(factory, **kwargs).check_all()
