@@ -62,6 +62,22 @@ def test_online_mistakes_are_a_hand_run_predict_then_learn_loop(online_report):
     assert online_report.row_title == "" and all(c.n_folds == 2 and c.passes == 1 for c in online_report.cells)
 
 
+def test_online_with_noise_counts_the_mistakes_the_online_evaluator_counts():
+    from textcw.evaluation.online import online
+
+    report = Online(noise=[0.0, 0.2], runs=2).run([TASK], LEARNERS, metrics={"error": Error()})
+    assert report.noise == [0.0, 0.2] and len(report.cells) == 4
+    n = len(pooled())
+    for p in (0.0, 0.2):
+        # the online evaluator streams the same orders and flipped labels, and reads the
+        # learners' own counts of their mistakes before each update
+        direct = online(noise=p, runs=2, points=n)(TASK, LEARNERS)
+        for curve in direct.curves:
+            cell = report.cell(TASK, curve.learner, p)
+            assert np.mean(cell.fold_errors) * n / 100 == pytest.approx(curve.mistakes[-1], abs=1e-9)
+    assert report.cell(TASK, "pa1", 0.2).mean_error > report.cell(TASK, "pa1", 0.0).mean_error
+
+
 def test_online_refuses_what_its_folds_do_not_hold():
     with pytest.raises(ParameterError, match="cannot compute metric 'log-loss', which needs proba: its folds hold "
                                              "only labels"):

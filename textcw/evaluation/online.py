@@ -131,7 +131,6 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
         X, _ = featurize(data, everything, everything[:1])
         labels = data.labels
         curves = {spec.label: [] for spec in learners}
-        positions = None
         for r in range(runs):
             rng = np.random.RandomState([seed, r])
             order = rng.permutation(len(data))
@@ -140,11 +139,13 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
             for spec in learners:
                 params, _ = (settings or {}).get((spec.label, noise), ({}, None))
                 est = build(spec, params, seed=seed + r)
-                positions, mistakes = cumulative_mistakes(est, X[order], y, points=points)
-                curves[spec.label].append(mistakes)
+                curves[spec.label].append(dict(zip(*cumulative_mistakes(est, X[order], y, points=points))))
         out = []
-        for label, rows in curves.items():
-            rows = np.asarray(rows, dtype=float)
+        for label, counts in curves.items():
+            # A run's first point waits for its second label, so runs may start at different
+            # positions: the mean is taken where every run has a point (always the last one).
+            positions = sorted(set.intersection(*(set(c) for c in counts)))
+            rows = np.asarray([[c[k] for k in positions] for c in counts], dtype=float)
             out.append(OnlineCurve(label, positions, rows.mean(axis=0).tolist(),
                                    float(rows[:, -1].std(ddof=1)) if runs > 1 else None))
         return OnlineReport(task.label, len(data), runs, noise, out)
