@@ -6,8 +6,9 @@ task, a corpus and a learner, a table of errors), because they answer different 
 ``textcw evaluate`` dispatches on the registered designs, metrics and comparisons of
 :mod:`textcw.evaluation.contract` instead (the designs ``cv``, ``holdout``, ``noise``, ``tune``,
 ``timing`` and ``curve`` run :func:`textcw.evaluation.suite.run_suite`, as ``cv`` and ``noise``
-below do; the designs ``online`` and ``combination`` run the measurements of ``online`` and
-``combination`` below; :mod:`textcw.evaluation.designs`); call these by name::
+below do; the designs ``online`` and ``combination`` count what ``online`` and ``combination``
+below count, cell by cell; the ``curve`` design is over training sizes, the ``curve`` below over
+passes; :mod:`textcw.evaluation.designs`); call these by name::
 
     from textcw.evaluation.evaluators import cv, mcnemar, tune
     report = cv(folds=10, tune=True)(["newsgroups:comp"], ["cw-var", "pa1"], baseline="pa1")
