@@ -3,7 +3,9 @@
 ``textcw evaluate --design cv --metric error,macro-f1 --compare rank`` names one of each kind:
 
 - a :class:`Design` (hook ``register_evaluators``) runs tasks x learners and returns a table of
-  per-fold results, a :class:`~textcw.evaluation.suite.SuiteReport`;
+  per-fold results, a :class:`~textcw.evaluation.suite.SuiteReport` (a row per task, or per
+  task and the cells' ``row``), and declares what its folds hold (``gives``): a metric that
+  needs more is refused before the run (:func:`check_metrics`);
 - a :class:`Metric` (hook ``register_metrics``) turns one fold's predictions (a :class:`Fold`)
   into a number or a ``{class: number}`` mapping, and declares what it reads (``needs``), so
   decision scores and probabilities are computed only when some chosen metric reads them;

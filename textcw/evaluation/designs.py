@@ -236,9 +236,9 @@ class Online(Design):
                "sample": SAMPLE, "seed": SEED}
 
     def run(self, tasks, learners, *, metrics, baseline=None, progress=None, on_task=None, **hooks):
+        from textcw.evaluation.noise import check_noise
         from textcw.evaluation.specs import as_learner, as_task, check_specs
         from textcw.evaluation.suite import SuiteReport, describe_metric, summarise
-        from textcw.evaluation.noise import check_noise
         from textcw.evaluation.training import build, single_threaded
         from textcw.plugins import use_registries
 
@@ -254,8 +254,8 @@ class Online(Design):
                 if not hasattr(build(spec), "partial_fit"):
                     raise ParameterError(f"design 'online': learner {spec.label!r} has no partial_fit, so it cannot "
                                          "learn online; choose online learners (textcw list learners)")
-            report = SuiteReport(tasks, learners, get("runs"), get("seed"), noise=[check_noise(p) for p in get("noise")],
-                                 baseline=baseline,
+            levels = [check_noise(p) for p in get("noise")]
+            report = SuiteReport(tasks, learners, get("runs"), get("seed"), noise=levels, baseline=baseline,
                                  metrics=[describe_metric(name, m) for name, m in metrics.items()])
             try:
                 with single_threaded():
