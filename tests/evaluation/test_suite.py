@@ -121,7 +121,8 @@ def test_evaluators_are_library_functions_and_the_designs_are_registered(regs):
 
     builtin = {kind: sorted(e.name for e in regs[kind] if e.provider == "textcw")
                for kind in ("evaluators", "metrics", "comparisons")}
-    assert builtin == {"evaluators": ["cv", "holdout", "noise"],  # what `textcw evaluate --design` runs
+    assert builtin == {"evaluators": ["combination", "curve", "cv", "holdout", "noise", "online", "timing", "tune"],
+                       # what `textcw evaluate --design` runs
                        "metrics": ["brier", "ece", "error", "log-loss", "macro-f1"],
                        "comparisons": ["bootstrap", "mcnemar", "rank"]}
     factory = {name: getattr(evaluators, name) for name in evaluators.__all__}

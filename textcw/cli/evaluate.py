@@ -194,7 +194,8 @@ def evaluate(
     corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
     learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
     design: Annotated[str | None, typer.Option("--design", metavar="NAME[:KEY=VALUE...]", help=(
-        "Evaluation design (textcw list evaluators): cv (default), holdout, noise, or a plugin's"))] = None,
+        "Evaluation design (textcw list evaluators): cv (default), holdout, noise, tune, timing, curve, online, "
+        "combination, or a plugin's"))] = None,
     metric: Annotated[str, typer.Option("--metric", metavar="NAME[:KEY=VALUE],...", help=(
         "Metrics, comma-separated (textcw list metrics); the first is the main table"))] = "error",
     compare: Annotated[str | None, typer.Option("--compare", metavar="NAME,...", help=(
@@ -234,7 +235,8 @@ def evaluate(
     tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in split_corpora(corpus)]
     learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
     baseline = resolve_baseline(comparisons, baseline, learners)
-    if chosen.settings.get("quick") and not chosen.settings.get("tune"):
+    if chosen.settings.get("quick") and "tune" in chosen.settings and not chosen.settings["tune"]:
+        # (a design without a tune option, such as tune, always tunes)
         raise ParameterError("--quick shrinks the tuning grid; use it with --tune")
     formats = figure_formats(plot, plot_format)
     check_outputs(json_out=json_out, plot=plot)

@@ -15,6 +15,13 @@ def register_evaluators(register):
     register("holdout", f"{DESIGNS}:Holdout", summary="The corpus's train split for training, its test split for testing")
     register("noise", f"{DESIGNS}:Noise",
              summary="Tuned cross-validation at label-noise rates 0 to 0.3 (AROW 2013 section 5.3)")
+    register("tune", f"{DESIGNS}:Tune", summary="The tuning run: chosen settings tested on its held-out 10%")
+    register("timing", f"{DESIGNS}:Timing", summary="Training seconds per fit, repeated (JMLR 2012 Table 5)")
+    register("curve", f"{DESIGNS}:Curve", summary="Learning curve: error after training on n documents, per size")
+    register("online", f"{DESIGNS}:Online",
+             summary="Online mistakes of one pass, predict then learn (NIPS 2008 Figure 2a)")
+    register("combination", f"{DESIGNS}:Combination",
+             summary="Shard models combined, per shard count (JMLR 2012 Figure 6)")
 
 
 @hookimpl

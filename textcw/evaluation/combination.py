@@ -76,7 +76,9 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
     """Evaluator factory: ``run(task, learners=("cw-var", "pa"), progress=None) -> CombinationReport``.
 
     ``learners`` are names or ``NAME:KEY=VALUE`` specs; ``progress(stage, done, total)`` follows
-    the shards. ``featurizer`` defaults to the corpus's own; ``backend``/``scheduler``/``workers``
+    the shards; ``on_model(learner, n, run, kind, model, X_test, y_test)`` sees every model
+    tested, ``kind`` being ``"shard"`` (one of the ``n`` shard models; for ``n = 1`` the
+    single model) or the combination method (``"uniform"``, ``"kl"``). ``featurizer`` defaults to the corpus's own; ``backend``/``scheduler``/``workers``
     are those of :func:`textcw.scale.train_sharded`.
     """
     counts = _check_counts(shard_counts)
@@ -84,7 +86,7 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ParameterError(f"{name}={value!r} is invalid; {name} must be an integer >= 1")
 
-    def run(task, learners=("cw-var", "pa"), progress=None) -> CombinationReport:
+    def run(task, learners=("cw-var", "pa"), progress=None, on_model=None) -> CombinationReport:
         from textcw.evaluation.specs import as_learner
         from textcw.pipeline import default_featurizer, make_featurizer, make_learner
         from textcw.scale.backends import Ready, open_backend
@@ -127,13 +129,18 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
                                                   on_done=lambda done, s=stage, k=n: report(s, done, k)):
                             accuracies.append(_accuracy(result.model, X_test, y_test))
                             sizes.append(result.n_documents)
+                            if on_model is not None:
+                                on_model(label, n, r, "shard", result.model, X_test, y_test)
                             for combiner in combiners.values():
                                 combiner.add(result.model)
                         n_train = sum(sizes)
                         cell.shards.extend(accuracies)
                         cell.sizes.extend(sizes)
                         for m, combiner in combiners.items():
-                            cell.combined[m].append(_accuracy(combiner.result(), X_test, y_test))
+                            combined = combiner.result()
+                            if on_model is not None:
+                                on_model(label, n, r, m, combined, X_test, y_test)
+                            cell.combined[m].append(_accuracy(combined, X_test, y_test))
         out = CombinationReport(task=str(task), n_train=int(n_train), n_test=len(test), passes=passes,
                                 runs=runs, shard_counts=list(counts))
         for label in templates:

@@ -34,12 +34,13 @@ def cell_mean(cell, metric: str) -> float | None:
 
 
 def metric_means(report, metric: str, noise: float = 0.0) -> dict[str, dict[str, float]]:
-    """``task -> {learner: mean of metric}`` over the complete cells at one noise rate."""
+    """``task -> {learner: mean of metric}`` over the complete cells at one noise rate (a task
+    with several rows, e.g. a learning curve's sizes, gives one entry per row)."""
     out: dict[str, dict[str, float]] = {}
     for c in report.cells:
         value = cell_mean(c, metric)
         if c.noise == noise and c.complete and value is not None:
-            out.setdefault(c.task, {})[c.learner] = value
+            out.setdefault(report.row_label(c.task, c.row), {})[c.learner] = value
     return out
 
 
@@ -56,14 +57,14 @@ class McNemar(Comparison):
         for cell in report.cells:
             if cell.learner == baseline:
                 continue
-            base = report.cell(cell.task, baseline, cell.noise)
+            base = report.cell(cell.task, baseline, cell.noise, cell.row)
             if base is None:
                 continue
             both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != UNTESTED and b != UNTESTED]
             if not both:
                 continue
             result = mcnemar_test([cell.outcomes[i] == "1" for i in both], [base.outcomes[i] == "1" for i in both])
-            report.comparisons.append(Compared(cell.task, cell.learner, baseline, cell.noise, result))
+            report.comparisons.append(Compared(cell.task, cell.learner, baseline, cell.noise, result, cell.row))
         return None
 
 
@@ -97,7 +98,7 @@ class Bootstrap(Comparison):
         rounds, level = self.settings["rounds"], self.settings["level"]
         rows = []
         for cell in report.cells:
-            base = report.cell(cell.task, baseline, cell.noise)
+            base = report.cell(cell.task, baseline, cell.noise, cell.row)
             if cell.learner == baseline or base is None:
                 continue
             both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != UNTESTED and b != UNTESTED]
@@ -111,7 +112,7 @@ class Bootstrap(Comparison):
             for r in range(rounds):  # one resample at a time: memory stays one document list
                 means[r] = diff[rng.integers(0, diff.size, diff.size)].mean()
             low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-            rows.append([cell.task, f"{cell.noise:g}", cell.learner, f"{diff.mean():+.2f}",
+            rows.append([report.row_label(cell.task, cell.row), f"{cell.noise:g}", cell.learner, f"{diff.mean():+.2f}",
                          f"[{low:+.2f}, {high:+.2f}]", "yes" if low > 0 or high < 0 else "no"])
         return Verdict(f"error minus {baseline}'s (percentage points), {level:.0%} bootstrap interval",
                        ["task", "noise", "learner", "difference", "interval", "differs"], rows)

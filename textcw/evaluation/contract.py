@@ -3,7 +3,9 @@
 ``textcw evaluate --design cv --metric error,macro-f1 --compare rank`` names one of each kind:
 
 - a :class:`Design` (hook ``register_evaluators``) runs tasks x learners and returns a table of
-  per-fold results, a :class:`~textcw.evaluation.suite.SuiteReport`;
+  per-fold results, a :class:`~textcw.evaluation.suite.SuiteReport` (a row per task, or per
+  task and the cells' ``row``), and declares what its folds hold (``gives``): a metric that
+  needs more is refused before the run (:func:`check_metrics`);
 - a :class:`Metric` (hook ``register_metrics``) turns one fold's predictions (a :class:`Fold`)
   into a number or a ``{class: number}`` mapping, and declares what it reads (``needs``), so
   decision scores and probabilities are computed only when some chosen metric reads them;
@@ -18,6 +20,7 @@ needs is public here; see ``docs/plugins.md`` for a metric and a design of a few
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -35,12 +38,13 @@ if TYPE_CHECKING:
     from textcw.evaluation.suite import SuiteReport
 
 __all__ = ["NEEDS", "Comparison", "Design", "Fold", "Metric", "Option", "SplitDesign", "Verdict",
-           "check_options"]
+           "check_metrics", "check_options"]
 
 NEEDS = ("labels", "scores", "proba")
 """What a metric may read of a fold: predicted labels, decision scores, probabilities."""
-KINDS = ("bool", "int", "float", "floats", "str", "path")
+KINDS = ("bool", "int", "float", "floats", "ints", "str", "path")
 MAX_OPTION_FILE = 1 << 20  # a ``path`` option names a small file (a cost matrix), read whole
+MAX_LIST = 100  # items of a ``floats``/``ints`` option: each is usually a run of its own
 
 
 @dataclass(frozen=True)
@@ -50,8 +54,10 @@ class Option:
     Attributes
     ----------
     kind : str
-        ``bool``, ``int``, ``float``, ``floats`` (a list of numbers), ``str`` or ``path`` (an
-        existing regular file of at most 1 MiB).
+        ``bool``, ``int``, ``float``, ``floats`` (a list of numbers), ``ints`` (a list of
+        integers), ``str`` or ``path`` (an existing regular file of at most 1 MiB). A list may be
+        given as one number or as comma-separated text (``sizes=100,400``, as the command line
+        writes it).
     default : object
         The value when the option is not given; ``None`` means "none" and is always allowed.
     help : str
@@ -80,17 +86,23 @@ class Option:
                 raise ParameterError(f"{what} needs {name}=...: {self.help}")
             return None
         kind = self.kind
+        if kind in ("floats", "ints"):
+            value = _as_list(value)
         ok = {"bool": lambda v: isinstance(v, bool),
               "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
               "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
               "floats": lambda v: isinstance(v, (list, tuple)) and len(v) > 0
               and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v),
+              "ints": lambda v: isinstance(v, (list, tuple)) and len(v) > 0
+              and all(isinstance(x, int) and not isinstance(x, bool) for x in v),
               "str": lambda v: isinstance(v, str) and v != "",
               "path": lambda v: isinstance(v, (str, Path)) and str(v) != ""}[kind]
         if not ok(value):
             raise ParameterError(f"{what}: {name}={value!r} is invalid; give {_describe_kind(kind)} ({self.help})")
-        if kind in ("int", "float", "floats"):
-            for x in value if kind == "floats" else [value]:
+        if kind in ("floats", "ints") and len(value) > MAX_LIST:
+            raise ParameterError(f"{what}: {name} has {len(value)} values; give at most {MAX_LIST} ({self.help})")
+        if kind in ("int", "float", "floats", "ints"):
+            for x in value if kind in ("floats", "ints") else [value]:
                 if not math.isfinite(x) or (self.minimum is not None and x < self.minimum) or \
                         (self.maximum is not None and x > self.maximum):
                     raise ParameterError(f"{what}: {name}={value!r} is invalid; {self.help} "
@@ -99,6 +111,8 @@ class Option:
                 return float(value)
             if kind == "floats":
                 return [float(x) for x in value]
+            if kind == "ints":
+                return [int(x) for x in value]
         if kind == "path":
             path = Path(value)
             if not path.is_file():
@@ -110,9 +124,25 @@ class Option:
         return value
 
 
+def _as_list(value):
+    """A list option as given: one number is a list of one, ``"1,2"`` (the command line's form,
+    which JSON does not read) is a list of two; anything else is left for the kind check."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [value]
+    if isinstance(value, str):
+        items = []
+        for item in value.split(","):
+            try:
+                items.append(json.loads(item))
+            except json.JSONDecodeError:
+                return value
+        return items
+    return value
+
+
 def _describe_kind(kind: str) -> str:
     return {"bool": "true or false", "int": "an integer", "float": "a number",
-            "floats": "a list of numbers", "str": "a non-empty text", "path": "a file path"}[kind]
+            "floats": "a list of numbers", "ints": "a list of integers", "str": "a non-empty text", "path": "a file path"}[kind]
 
 
 def _bounds(low, high) -> str:
@@ -237,10 +267,18 @@ class Design(_Configured, ABC):
     ``--tune``, ``--quick``, ``--noise``, ``--sample`` and ``--seed`` onto the options of the
     same names, and ``--design NAME:KEY=VALUE`` onto any; any other is a usage error).
     ``protocol`` says how tasks are loaded: ``cv`` pools a task's train and test splits,
-    ``split`` keeps them apart (:class:`~textcw.evaluation.specs.TaskSpec`).
+    ``split`` keeps them apart (:class:`~textcw.evaluation.specs.TaskSpec`). ``gives`` is
+    what its folds hold for a metric, among :data:`NEEDS`: a metric that needs more (say,
+    probabilities from a design that only records predicted labels) is refused before the
+    run (:func:`check_metrics`).
+
+    A table is tasks x learners; a design whose results are not one row per task (a learning
+    curve has one per training size) sets each cell's ``row`` and the report's ``row_title``
+    (``"train docs"``), and the table then has one row per task and ``row``.
     """
 
     protocol: ClassVar[str] = "cv"
+    gives: ClassVar[frozenset[str]] = frozenset(NEEDS)
 
     @abstractmethod
     def run(self, tasks: Sequence, learners: Sequence, *, metrics: Mapping[str, Metric], baseline: str | None = None,
@@ -254,6 +292,17 @@ class Design(_Configured, ABC):
     def caption(self, report: SuiteReport) -> str:
         """What follows the metric's name in a table's title (e.g. ``", 10-fold CV"``)."""
         return ""
+
+
+def check_metrics(what: str, design: Design, metrics: Mapping[str, Metric]) -> None:
+    """Refuse, before any work, a metric that reads what ``design``'s folds do not hold."""
+    gives = frozenset(getattr(design, "gives", NEEDS))
+    for name, metric in metrics.items():
+        missing = sorted(set(metric.needs) - gives)
+        if missing:
+            raise ParameterError(f"{what} cannot compute metric {name!r}, which needs {' and '.join(missing)}: "
+                                 f"its folds hold only {', '.join(sorted(gives)) or 'nothing'}; choose a metric "
+                                 "that reads only that (e.g. --metric error)")
 
 
 class SplitDesign(Design):

@@ -65,6 +65,9 @@ class CellResult(Report):
         ``{metric name: [value of each finished fold]}`` for the metrics the run was given
         (:class:`textcw.evaluation.contract.Metric`); a value is a number, a ``{class:
         number}`` mapping, or None where the learner lacks what the metric needs.
+    row : str
+        The cell's row within its task when a design has several (a learning curve's training
+        size, a combination's number of shards; see the report's ``row_title``); empty otherwise.
     """
 
     task: str
@@ -83,6 +86,7 @@ class CellResult(Report):
     fold_macro_f1: list[float] = field(default_factory=list)
     mean_macro_f1: float | None = None
     metrics: dict[str, list] = field(default_factory=dict)
+    row: str = ""
 
     @property
     def complete(self) -> bool:

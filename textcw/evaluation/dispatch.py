@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from textcw.errors import ParameterError, PluginError, TextcwError, UnknownNameError
-from textcw.evaluation.contract import Comparison, Design, Metric, check_options
+from textcw.evaluation.contract import Comparison, Design, Metric, check_metrics, check_options
 from textcw.evaluation.specs import LearnerSpec, split_list
 
 __all__ = ["build", "build_all", "run_evaluation"]
@@ -97,6 +97,7 @@ def run_evaluation(design: Design, tasks: Sequence, learners: Sequence, *, metri
     """
     if not metrics:
         raise ParameterError("an evaluation needs at least one metric (--metric error)")
+    check_metrics(f"design {design_name!r}" if design_name else type(design).__name__, design, metrics)
     primary = next(iter(metrics))
     for name, comparison in comparisons.items():
         if comparison.marks_table and metrics[primary].per_class:
@@ -105,7 +106,9 @@ def run_evaluation(design: Design, tasks: Sequence, learners: Sequence, *, metri
     report = design.run(tasks, learners, metrics=metrics, baseline=baseline, **hooks)
     report.design = design_name
     report.compared = list(comparisons)
-    report.comparisons, report.ranks, report.verdicts = [], {}, {}
+    # the design's own tables (a timing design's seconds) stay; the comparisons' are redone
+    report.comparisons, report.ranks = [], {}
+    report.verdicts = {name: v for name, v in report.verdicts.items() if name not in comparisons}
     for name, comparison in comparisons.items():
         try:
             verdict = comparison(report, metric=primary, baseline=baseline)

@@ -4,8 +4,11 @@ Each is a factory: it takes options, checks them, and returns a runner that does
 returns a report with ``to_dict()``. Their runners take different arguments (a list of tasks, one
 task, a corpus and a learner, a table of errors), because they answer different questions.
 ``textcw evaluate`` dispatches on the registered designs, metrics and comparisons of
-:mod:`textcw.evaluation.contract` instead (the designs ``cv``, ``holdout`` and ``noise`` run
-:func:`textcw.evaluation.suite.run_suite`, as ``cv`` and ``noise`` below do); call these by name::
+:mod:`textcw.evaluation.contract` instead (the designs ``cv``, ``holdout``, ``noise``, ``tune``,
+``timing`` and ``curve`` run :func:`textcw.evaluation.suite.run_suite`, as ``cv`` and ``noise``
+below do; the designs ``online`` and ``combination`` count what ``online`` and ``combination``
+below count, cell by cell; the ``curve`` design is over training sizes, the ``curve`` below over
+passes; :mod:`textcw.evaluation.designs`); call these by name::
 
     from textcw.evaluation.evaluators import cv, mcnemar, tune
     report = cv(folds=10, tune=True)(["newsgroups:comp"], ["cw-var", "pa1"], baseline="pa1")

@@ -75,6 +75,31 @@ def cumulative_mistakes(est, X, y, *, points: int = POINTS) -> tuple[list[int], 
     return positions, cumulative
 
 
+def progressive_predictions(est, X, y, classes) -> np.ndarray:
+    """One online pass of ``est`` over ``(X, y)`` in order, one document at a time: each
+    document is predicted by the model learned from the documents before it, then learned
+    (progressive validation, Blum, Kalai and Langford, COLT 1999). Returns the predictions.
+
+    The first document comes before any model: it counts as a mistake (its prediction is
+    recorded as the first of ``classes`` that is not its label). A prediction is ``predict``'s,
+    so a document the model scores exactly at a tie is predicted as ``predict`` breaks ties.
+    """
+    if not hasattr(est, "partial_fit"):
+        raise ParameterError(f"{type(est).__name__} has no partial_fit, so it cannot learn online")
+    y = np.asarray(y)
+    classes = np.asarray(classes)
+    if y.shape[0] == 0:
+        raise ParameterError("an online pass needs at least one document")
+    predicted = np.empty(y.shape[0], dtype=y.dtype if y.dtype != object else object)
+    predicted[0] = classes[classes != y[0]][0] if np.any(classes != y[0]) else y[0]
+    est.partial_fit(X[0:1], y[0:1], classes=classes)
+    for i in range(1, y.shape[0]):
+        row = X[i:i + 1]
+        predicted[i] = est.predict(row)[0]
+        est.partial_fit(row, y[i:i + 1])
+    return predicted
+
+
 def _counts_mistakes(est) -> bool:
     from textcw.learners.base import OnlineLinearClassifier
 
@@ -106,7 +131,6 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
         X, _ = featurize(data, everything, everything[:1])
         labels = data.labels
         curves = {spec.label: [] for spec in learners}
-        positions = None
         for r in range(runs):
             rng = np.random.RandomState([seed, r])
             order = rng.permutation(len(data))
@@ -115,11 +139,13 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
             for spec in learners:
                 params, _ = (settings or {}).get((spec.label, noise), ({}, None))
                 est = build(spec, params, seed=seed + r)
-                positions, mistakes = cumulative_mistakes(est, X[order], y, points=points)
-                curves[spec.label].append(mistakes)
+                curves[spec.label].append(dict(zip(*cumulative_mistakes(est, X[order], y, points=points))))
         out = []
-        for label, rows in curves.items():
-            rows = np.asarray(rows, dtype=float)
+        for label, counts in curves.items():
+            # A run's first point waits for its second label, so runs may start at different
+            # positions: the mean is taken where every run has a point (always the last one).
+            positions = sorted(set.intersection(*(set(c) for c in counts)))
+            rows = np.asarray([[c[k] for k in positions] for c in counts], dtype=float)
             out.append(OnlineCurve(label, positions, rows.mean(axis=0).tolist(),
                                    float(rows[:, -1].std(ddof=1)) if runs > 1 else None))
         return OnlineReport(task.label, len(data), runs, noise, out)

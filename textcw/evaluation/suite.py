@@ -40,6 +40,7 @@ class Comparison(Report):
     baseline: str
     noise: float
     result: McNemarResult
+    row: str = ""
 
 
 @dataclass
@@ -95,6 +96,10 @@ class SuiteReport(Report):
         The comparisons that ran after the registered ``design`` (``textcw evaluate
         --compare``); a report without a design has the library's: McNemar's test against
         ``baseline`` if there is one, and the ranks.
+    row_title : str
+        What the cells' ``row`` means when a design gives several rows per task (e.g.
+        ``"train docs"`` for a learning curve): the heading of the tables' second column.
+        Empty when there is one row per task.
     """
 
     tasks: list[TaskSpec]
@@ -118,12 +123,23 @@ class SuiteReport(Report):
     metrics: list[dict] = field(default_factory=list)
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     compared: list[str] = field(default_factory=list)
+    row_title: str = ""
 
-    def cell(self, task: str, learner: str, noise: float = 0.0) -> CellResult | None:
+    def cell(self, task: str, learner: str, noise: float = 0.0, row: str = "") -> CellResult | None:
         for c in self.cells:
-            if c.task == task and c.learner == learner and c.noise == noise:
+            if c.task == task and c.learner == learner and c.noise == noise and c.row == row:
                 return c
         return None
+
+    def rows(self, task: str) -> list[str]:
+        """The ``row`` values of ``task``'s cells, in the order they were run (``[""]`` when
+        the design gives one row per task)."""
+        seen = list(dict.fromkeys(c.row for c in self.cells if c.task == task))
+        return seen or [""]
+
+    def row_label(self, task: str, row: str) -> str:
+        """The name of one row of the table: the task, and its ``row`` when there is one."""
+        return f"{task} {self.row_title}={row}" if row else task
 
     def metric(self, name: str) -> dict:
         """The description of metric ``name`` (``{"name", "title", "better", "per_class"}``);
@@ -134,18 +150,19 @@ class SuiteReport(Report):
         return {"name": name, "title": "test error (%)" if name == "error" else name, "better": "lower",
                 "per_class": False}
 
-    def comparison(self, task: str, learner: str, noise: float = 0.0) -> Comparison | None:
+    def comparison(self, task: str, learner: str, noise: float = 0.0, row: str = "") -> Comparison | None:
         for c in self.comparisons:
-            if c.task == task and c.learner == learner and c.noise == noise:
+            if c.task == task and c.learner == learner and c.noise == noise and c.row == row:
                 return c
         return None
 
     def errors(self, noise: float = 0.0, *, complete_only: bool = True) -> dict[str, dict[str, float]]:
-        """``task -> {learner: mean error (%)}`` at one noise rate."""
+        """``task -> {learner: mean error (%)}`` at one noise rate (a task with several rows
+        gives one entry per row, named by :meth:`row_label`)."""
         out: dict[str, dict[str, float]] = {}
         for c in self.cells:
             if c.noise == noise and c.mean_error is not None and (c.complete or not complete_only):
-                out.setdefault(c.task, {})[c.learner] = c.mean_error
+                out.setdefault(self.row_label(c.task, c.row), {})[c.learner] = c.mean_error
         return out
 
 

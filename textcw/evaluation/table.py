@@ -39,23 +39,34 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     better = report.metric(metric)["better"]
     pick = min if better == "lower" else max
     learners = [s.label for s in report.learners]
-    columns = ["task", *learners]
+    heads = _row_heads(report)
+    columns = [*heads, *learners]
     rows = []
-    for task in report.tasks:
-        cells = [report.cell(task.label, name, noise) for name in learners]
+    for task, sub in _task_rows(report):
+        cells = [report.cell(task, name, noise, sub) for name in learners]
         means = [None if c is None else cell_mean(c, metric) for c in cells]
         if all(m is None for m in means):
             continue  # nothing finished on this task (e.g. interrupted before its first fold)
         done = [round(m, DECIMALS) for c, m in zip(cells, means) if c is not None and c.complete and m is not None]
         best = pick(done) if done else None
-        row = [task.label]
+        row = [task, sub][:len(heads)]
         for name, cell, mean in zip(learners, cells, means):
-            row.append(_cell_text(report, task.label, name, cell, mean, metric, noise, best, spread, markup, marks))
+            row.append(_cell_text(report, task, name, cell, mean, metric, noise, best, spread, markup, marks, sub))
         rows.append(row)
     ranking = report.ranks.get(str(noise)) if marks else None
     if ranking is not None and ranking.tasks:
-        rows.append(["mean rank", *[_fmt(ranking.mean_rank.get(name)) for name in learners]])
+        rows.append(["mean rank", *[""] * (len(heads) - 1), *[_fmt(ranking.mean_rank.get(name)) for name in learners]])
     return columns, rows
+
+
+def _row_heads(report) -> list[str]:
+    """The headings of the columns that name a row: the task, and the design's row when it has one."""
+    return ["task", report.row_title] if getattr(report, "row_title", "") else ["task"]
+
+
+def _task_rows(report):
+    """``(task label, row)`` of every row of the tables, task by task."""
+    return [(task.label, sub) for task in report.tasks for sub in report.rows(task.label)]
 
 
 def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = False):
@@ -63,9 +74,10 @@ def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = F
     over the folds that have a value for the class (``–`` if none), the best marked ``•``."""
     pick = min if report.metric(metric)["better"] == "lower" else max
     learners = [s.label for s in report.learners]
+    heads = _row_heads(report)
     rows = []
-    for task in report.tasks:
-        cells = [report.cell(task.label, name, noise) for name in learners]
+    for task, sub in _task_rows(report):
+        cells = [report.cell(task, name, noise, sub) for name in learners]
         folds = [[v for v in (c.metrics.get(metric) or [])] if c is not None else [] for c in cells]
         classes = sorted({k for values in folds for v in values if isinstance(v, dict) for k in v})
         for label in classes:
@@ -74,8 +86,8 @@ def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = F
                 got = [v[label] for v in values if isinstance(v, dict) and label in v]
                 means.append(round(sum(got) / len(got), DECIMALS) if got else None)
             best = pick([m for m in means if m is not None], default=None)
-            rows.append([task.label, label, *[_marked(m, best, markup) for m in means]])
-    return ["task", "class", *learners], rows
+            rows.append([*[task, sub][:len(heads)], label, *[_marked(m, best, markup) for m in means]])
+    return [*heads, "class", *learners], rows
 
 
 def _marked(value, best, markup) -> str:
@@ -87,7 +99,7 @@ def _marked(value, best, markup) -> str:
     return f"[bold]{BEST}{text}[/bold]" if markup else f"{BEST}{text}"
 
 
-def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, markup, marks) -> str:
+def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, markup, marks, row="") -> str:
     if cell is None or mean is None:
         return MISSING
     value = round(mean, DECIMALS)
@@ -95,7 +107,7 @@ def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, m
     values = cell.metrics.get(metric) if metric in cell.metrics else cell.fold_errors
     if spread and len(values) > 1:
         text += f" ±{statistics.stdev(values):.1f}"
-    comparison = report.comparison(task, learner, noise) if marks else None
+    comparison = report.comparison(task, learner, noise, row) if marks else None
     if comparison is not None:
         text += significance_mark(comparison.result.p_value)
     if not cell.complete:
