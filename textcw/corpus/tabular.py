@@ -54,6 +54,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from textcw.corpus import _table_scan
 from textcw.corpus.base import Dataset, check_split
 from textcw.errors import DataError, InputError
 from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
@@ -300,17 +301,22 @@ class _Lines:
         self.at_start = position.offset == 0
 
     def _blocks(self) -> Iterator[list[str]]:
+        pending = b""
         while True:
-            raw = self.fh.read(BLOCK_BYTES)
-            if not raw:
-                return
-            if not raw.endswith((b"\n", b"\r")):
-                rest = self.fh.readline(MAX_LINE)
-                if len(rest) >= MAX_LINE and not rest.endswith(b"\n"):
-                    line = self.next_line + len(raw.splitlines()) - 1
+            data = self.fh.read(max(BLOCK_BYTES, len(pending)))
+            raw, pending = pending + data, b""
+            if data:  # a block ends after a line break (\r\n, \n or \r, never half a \r\n)
+                end = len(raw) - 1 if raw.endswith(b"\r") else len(raw)
+                cut = max(raw.rfind(b"\n", 0, end), raw.rfind(b"\r", 0, end)) + 1
+                raw, pending = raw[:cut], raw[cut:]
+                if len(pending) > MAX_LINE:
+                    line = self.next_line + len(raw.splitlines())
                     raise DataError(f"{self.name} line {line}: a line longer than "
                                     f"{MAX_LINE:,} bytes; is this a {self.encoding} text file of rows?")
-                raw += rest
+                if not raw:
+                    continue
+            if not raw:
+                return
             if self.at_start and raw.startswith(codecs.BOM_UTF8) and self.encoding == "utf-8":
                 raw = raw[len(codecs.BOM_UTF8):]
                 self.next_offset += len(codecs.BOM_UTF8)
@@ -687,52 +693,192 @@ def _bad_row(spec: TableSpec, path: str, row: Row) -> DataError:
                      f"{spec.example(bad_rows='skip')}")
 
 
+class _Counts:
+    """What the first pass learns of a table, told row by row (:meth:`row`) or by runs of good
+    rows (:meth:`run`, from :mod:`textcw.corpus._table_scan`); the same answers either way."""
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        self.labels: set[str] = set()
+        self.sizes, self.checkpoints = {"train": 0, "test": 0}, {"train": [], "test": []}
+        self.skipped, self.first_problem = {"train": 0, "test": 0}, {"train": None, "test": None}
+
+    def start_file(self, k: int, path: str, start: Position) -> None:
+        self.path, self.fixed = path, None if self.spec.test is None else ("train", "test")[k]
+        self.position = start  # where the row after the last one counted starts
+        self.block, self.held = -1, None
+
+    def split_of_row(self, number: int) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        if number // SPLIT_BLOCK != self.block:
+            self.block = number // SPLIT_BLOCK
+            self.held = _test_rows(self.spec.seed, self.block, self.spec.test_share)
+        return "test" if self.held[number % SPLIT_BLOCK] else "train"
+
+    def add_labels(self, labels) -> None:
+        self.labels.update(labels)
+        if len(self.labels) > MAX_LABELS:
+            raise DataError(f"{_name(self.path)}: column {self.spec.label!r} has more than {MAX_LABELS:,} distinct "
+                            f"values; is it the label column? Name it: {self.spec.example(label='COLUMN')}")
+
+    def row(self, row: Row, after) -> None:
+        """Count ``row``; ``after(row)`` is where the next row starts (asked only if needed)."""
+        split, spec = self.split_of_row(row.row), self.spec
+        if row.problem is not None:
+            if not spec.skip_bad:
+                raise _bad_row(spec, self.path, row)
+            self.skipped[split] += 1
+            self.first_problem[split] = self.first_problem[split] or \
+                str(_bad_row(spec, self.path, row)).split("; fix")[0]
+        else:
+            if self.sizes[split] % STRIDE == 0:
+                self.checkpoints[split].append(self.position)
+            self.sizes[split] += 1
+            if row.label not in self.labels:
+                self.add_labels((row.label,))
+        # Where the next row starts is needed only if it may start a run of STRIDE rows
+        # (found right after this row: a reader knows only where it stands).
+        if self.sizes[self.split_of_row(row.row + 1)] % STRIDE == 0:
+            self.position = after(row)
+
+    def run(self, first: int, ends: np.ndarray, lines: np.ndarray) -> None:
+        """Count the good rows ``first, first + 1, ...``, row ``first + j`` ending at byte
+        ``ends[j]`` before line ``lines[j]``."""
+        n = len(ends)
+        if self.fixed is not None:
+            test = np.full(n, self.fixed == "test")
+        else:
+            blocks = range(first // SPLIT_BLOCK, (first + n - 1) // SPLIT_BLOCK + 1)
+            held = np.concatenate([_test_rows(self.spec.seed, b, self.spec.test_share) for b in blocks])
+            test = held[first % SPLIT_BLOCK:first % SPLIT_BLOCK + n]
+        for split, rows in (("train", np.flatnonzero(~test)), ("test", np.flatnonzero(test))):
+            size = self.sizes[split]
+            for j in rows[(-size) % STRIDE::STRIDE].tolist():  # the rows that start a run of STRIDE
+                self.checkpoints[split].append(
+                    self.position if j == 0 else Position(int(ends[j - 1]), int(lines[j - 1]), first + j))
+            self.sizes[split] = size + len(rows)
+        self.position = Position(int(ends[-1]), int(lines[-1]), first + n)
+
+    def index(self) -> _Index:
+        for split in ("train", "test"):
+            if self.skipped[split]:
+                log.warning("%s: skipped %d bad row%s of the %s split (first: %s)", self.spec.example()[:-1],
+                            self.skipped[split], "s" if self.skipped[split] != 1 else "", split,
+                            self.first_problem[split])
+        return _Index(sorted(self.labels), self.sizes, self.checkpoints, self.skipped, self.first_problem)
+
+
 @functools.lru_cache(maxsize=8)
 def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
-    labels: set[str] = set()
-    sizes, checkpoints = {"train": 0, "test": 0}, {"train": [], "test": []}
-    skipped, first_problem = {"train": 0, "test": 0}, {"train": None, "test": None}
+    counts = _Counts(spec)
     for k, path in enumerate(spec.files):
-        fixed = None if spec.test is None else ("train", "test")[k]
         rows = _Rows(spec, path, need_label=True)
-        position = rows.start
-        block, held = -1, None
+        counts.start_file(k, path, rows.start)
+        if isinstance(rows.reader, _CsvReader) and _table_scan.usable(spec.delimiter, spec.encoding):
+            _scan_csv(counts, rows)
+        else:
+            for row in rows.read():
+                counts.row(row, rows.position_after)
+    return counts.index()
 
-        def split_of_row(number: int) -> str:
-            nonlocal block, held
-            if fixed is not None:
-                return fixed
-            if number // SPLIT_BLOCK != block:
-                block = number // SPLIT_BLOCK
-                held = _test_rows(spec.seed, block, spec.test_share)
-            return "test" if held[number % SPLIT_BLOCK] else "train"
 
-        for row in rows.read():
-            split = split_of_row(row.row)
-            if row.problem is not None:
-                if not spec.skip_bad:
-                    raise _bad_row(spec, path, row)
-                skipped[split] += 1
-                first_problem[split] = first_problem[split] or str(_bad_row(spec, path, row)).split("; fix")[0]
-            else:
-                if sizes[split] % STRIDE == 0:
-                    checkpoints[split].append(position)
-                sizes[split] += 1
-                if row.label not in labels:
-                    labels.add(row.label)
-                    if len(labels) > MAX_LABELS:
-                        raise DataError(
-                            f"{_name(path)}: column {spec.label!r} has more than {MAX_LABELS:,} distinct "
-                            f"values; is it the label column? Name it: {spec.example(label='COLUMN')}")
-            # Where the next row starts is needed only if it may start a run of STRIDE rows
-            # (found right after this row: a reader knows only where it stands).
-            if sizes[split_of_row(row.row + 1)] % STRIDE == 0:
-                position = rows.position_after(row)
-    for split in ("train", "test"):
-        if skipped[split]:
-            log.warning("%s: skipped %d bad row%s of the %s split (first: %s)", spec.example()[:-1], skipped[split],
-                        "s" if skipped[split] != 1 else "", split, first_problem[split])
-    return _Index(sorted(labels), sizes, checkpoints, skipped, first_problem)
+class _Window(io.BytesIO):
+    """Bytes of a file read from byte ``offset``, sought by the file's offsets."""
+
+    def __init__(self, data: bytes, offset: int):
+        super().__init__(data)
+        self.offset = offset
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return super().seek(pos - self.offset if whence == 0 else pos, whence)
+
+
+class _WindowReader(_CsvReader):
+    """The csv module's reading of bytes already read (a :class:`_Window`)."""
+
+    def __init__(self, spec: TableSpec, path: str, window: _Window):
+        super().__init__(spec, path)
+        self.window = window
+
+    def open(self):
+        return self.window
+
+
+def _scan_csv(counts: _Counts, rows: _Rows) -> None:
+    """Count a CSV or TSV file from :func:`_table_scan.scan_file`'s records; what it cannot vouch
+    for is read by the csv module (the rows of a batch not in the encoding, a record with a
+    wrong number of fields or a label to unquote or refuse; the rest of the file after a field
+    or line over the limit), so that every answer and error is the csv module's."""
+    spec, layout, start = counts.spec, rows.layout, rows.start
+    ncols, known = len(layout.names), {}
+    fh = _open(rows.reader.path)
+    try:
+        bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8
+        row_no = 0
+        for batch in _table_scan.scan_file(fh, start.offset, start.line, delimiter=spec.delimiter,
+                                           label_col=layout.label, max_field=MAX_FIELD, skip=3 if bom else 0):
+            if isinstance(batch, _table_scan.Fallback):
+                for row in rows.read(Position(batch.offset, batch.line, row_no)):
+                    counts.row(row, rows.position_after)
+                return
+            row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
+    finally:
+        fh.close()
+
+
+def _count_batch(counts: _Counts, rows: _Rows, batch, first: int, ncols: int, known: dict) -> int:
+    """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
+    spec, data, n = counts.spec, batch.data, len(batch.ends)
+    begins = np.concatenate([[batch.start], batch.ends[:-1]])  # where each record's reading starts
+    ends, lines = batch.offset + batch.ends, batch.line + batch.end_lines
+
+    def slow(j: int, stop: int) -> None:  # records j..stop - 1 read by the csv module
+        window = _Window(data[begins[j]:batch.ends[stop - 1]], batch.offset + int(begins[j]))
+        reader = _WindowReader(spec, rows.reader.path, window)
+        line = batch.line + (int(batch.end_lines[j - 1]) if j else 0)
+        for row in reader.rows(rows.layout, Position(window.offset, line, first + j)):
+            counts.row(row, lambda row: reader.lines.position_of(reader.base_line + reader.csv.line_num,
+                                                                 row.row + 1))
+        counts.position = Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
+
+    if spec.encoding == "utf-8" and not _table_scan.is_ascii(batch.view, batch.start, batch.ends[-1]):
+        try:
+            data[batch.start:batch.ends[-1]].decode("utf-8")
+        except UnicodeDecodeError:
+            slow(0, n)
+            return first + n
+    hashes, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
+    if not _table_scan.same_labels(batch.view, batch.label_from, batch.label_to,
+                                   first_of[group]):
+        slow(0, n)  # two labels of one hash: let the csv module read them
+        return first + n
+    values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
+    labels, refused = {}, []  # of each distinct value
+    for k, value in enumerate(values):
+        label = known.get(value)
+        if label is None:
+            label, problem = _check_label(value.decode(spec.encoding))
+            if problem is not None:
+                refused.append(k)
+                continue
+            if len(known) <= MAX_LABELS:
+                known[value] = label
+        labels[k] = label
+    good = (batch.fields_of == ncols) & (batch.flags == 0)
+    if refused:
+        good &= ~np.isin(group, refused)
+    j = 0
+    for bad in [*np.flatnonzero(~good).tolist(), n]:
+        if bad > j:
+            counts.run(first + j, ends[j:bad], lines[j:bad])
+            new = {labels[k] for k in np.unique(group[j:bad]).tolist()}
+            if not new <= counts.labels:
+                counts.add_labels(new)
+        if bad < n:
+            slow(bad, bad + 1)
+        j = bad + 1
+    return first + n
 
 
 def _index(spec: TableSpec) -> _Index:
