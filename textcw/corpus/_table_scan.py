@@ -31,7 +31,7 @@ import numpy as np
 
 from textcw._jit import kernel
 
-__all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "is_ascii", "same_labels", "scan_file", "scan_records", "usable"]
+__all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "same_labels", "scan_file", "scan_records", "usable"]
 
 READ_BYTES = 8 * 2**20  # the file is read in blocks of this size
 MAX_BUFFER = 128 * 2**20  # a record that does not fit in this many bytes is left to the csv module
@@ -273,12 +273,3 @@ def scan_file(fh, offset: int, line: int, *, delimiter: str, label_col: int, max
         if size - start >= MAX_BUFFER:  # no record ends within MAX_BUFFER bytes
             yield Fallback(offset + start, line)
             return
-
-
-@kernel
-def is_ascii(data, start, stop):
-    """Whether ``data[start:stop]`` is ASCII (then UTF-8 too)."""
-    seen = np.uint8(0)
-    for k in range(start, stop):
-        seen |= data[k]
-    return seen < 128

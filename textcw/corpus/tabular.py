@@ -54,7 +54,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from textcw.corpus import _table_scan
 from textcw.corpus.base import Dataset, check_split
 from textcw.errors import DataError, InputError
 from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
@@ -775,9 +774,7 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
     for k, path in enumerate(spec.files):
         rows = _Rows(spec, path, need_label=True)
         counts.start_file(k, path, rows.start)
-        if isinstance(rows.reader, _CsvReader) and _table_scan.usable(spec.delimiter, spec.encoding):
-            _scan_csv(counts, rows)
-        else:
+        if not (isinstance(rows.reader, _CsvReader) and _scan_csv(counts, rows)):
             for row in rows.read():
                 counts.row(row, rows.position_after)
     return counts.index()
@@ -805,12 +802,17 @@ class _WindowReader(_CsvReader):
         return self.window
 
 
-def _scan_csv(counts: _Counts, rows: _Rows) -> None:
+def _scan_csv(counts: _Counts, rows: _Rows) -> bool:
     """Count a CSV or TSV file from :func:`_table_scan.scan_file`'s records; what it cannot vouch
     for is read by the csv module (the rows of a batch not in the encoding, a record with a
     wrong number of fields or a label to unquote or refuse; the rest of the file after a field
-    or line over the limit), so that every answer and error is the csv module's."""
+    or line over the limit), so that every answer and error is the csv module's. ``False`` if the
+    scanner does not read this delimiter and encoding."""
+    from textcw.corpus import _table_scan  # (and numba: imported when a CSV or TSV file is indexed)
+
     spec, layout, start = counts.spec, rows.layout, rows.start
+    if not _table_scan.usable(spec.delimiter, spec.encoding):
+        return False
     ncols, known = len(layout.names), {}
     fh = _open(rows.reader.path)
     try:
@@ -821,14 +823,17 @@ def _scan_csv(counts: _Counts, rows: _Rows) -> None:
             if isinstance(batch, _table_scan.Fallback):
                 for row in rows.read(Position(batch.offset, batch.line, row_no)):
                     counts.row(row, rows.position_after)
-                return
+                break
             row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
     finally:
         fh.close()
+    return True
 
 
 def _count_batch(counts: _Counts, rows: _Rows, batch, first: int, ncols: int, known: dict) -> int:
     """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
+    from textcw.corpus import _table_scan
+
     spec, data, n = counts.spec, batch.data, len(batch.ends)
     begins = np.concatenate([[batch.start], batch.ends[:-1]])  # where each record's reading starts
     ends, lines = batch.offset + batch.ends, batch.line + batch.end_lines
@@ -842,15 +847,14 @@ def _count_batch(counts: _Counts, rows: _Rows, batch, first: int, ncols: int, kn
                                                                  row.row + 1))
         counts.position = Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
 
-    if spec.encoding == "utf-8" and not _table_scan.is_ascii(batch.view, batch.start, batch.ends[-1]):
-        try:
+    if spec.encoding == "utf-8" and not data.isascii() and not data[batch.start:batch.ends[-1]].isascii():
+        try:  # (the whole buffer is checked first: no copy)
             data[batch.start:batch.ends[-1]].decode("utf-8")
         except UnicodeDecodeError:
             slow(0, n)
             return first + n
-    hashes, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
-    if not _table_scan.same_labels(batch.view, batch.label_from, batch.label_to,
-                                   first_of[group]):
+    _, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
+    if not _table_scan.same_labels(batch.view, batch.label_from, batch.label_to, first_of[group]):
         slow(0, n)  # two labels of one hash: let the csv module read them
         return first + n
     values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
