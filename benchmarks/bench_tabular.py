@@ -79,7 +79,7 @@ def first_pass(task: str, scanner: bool = True) -> dict:
         " 'first_pass_cpu_seconds': time.process_time() - cpu}))\n"
     )
     load = os.getloadavg()[0]
-    out = subprocess.run([sys.executable, "-c", code, task], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([sys.executable, "-c", code, task.removeprefix("csv:")], check=True, capture_output=True, text=True).stdout
     result = json.loads(out)
     if not scanner:
         result = {f"{key}_csv_module": value for key, value in result.items()}

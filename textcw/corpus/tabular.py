@@ -774,115 +774,14 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
     for k, path in enumerate(spec.files):
         rows = _Rows(spec, path, need_label=True)
         counts.start_file(k, path, rows.start)
-        if not (isinstance(rows.reader, _CsvReader) and _scan_csv(counts, rows)):
-            for row in rows.read():
-                counts.row(row, rows.position_after)
-    return counts.index()
+        if isinstance(rows.reader, _CsvReader):
+            from textcw.corpus import _table_scan  # (and numba: only once a CSV or TSV file is indexed)
 
-
-class _Window(io.BytesIO):
-    """Bytes of a file read from byte ``offset``, sought by the file's offsets."""
-
-    def __init__(self, data: bytes, offset: int):
-        super().__init__(data)
-        self.offset = offset
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        return super().seek(pos - self.offset if whence == 0 else pos, whence)
-
-
-class _WindowReader(_CsvReader):
-    """The csv module's reading of bytes already read (a :class:`_Window`)."""
-
-    def __init__(self, spec: TableSpec, path: str, window: _Window):
-        super().__init__(spec, path)
-        self.window = window
-
-    def open(self):
-        return self.window
-
-
-def _scan_csv(counts: _Counts, rows: _Rows) -> bool:
-    """Count a CSV or TSV file from :func:`_table_scan.scan_file`'s records; what it cannot vouch
-    for is read by the csv module (the rows of a batch not in the encoding, a record with a
-    wrong number of fields or a label to unquote or refuse; the rest of the file after a field
-    or line over the limit), so that every answer and error is the csv module's. ``False`` if the
-    scanner does not read this delimiter and encoding."""
-    from textcw.corpus import _table_scan  # (and numba: imported when a CSV or TSV file is indexed)
-
-    spec, layout, start = counts.spec, rows.layout, rows.start
-    if not _table_scan.usable(spec.delimiter, spec.encoding):
-        return False
-    ncols, known = len(layout.names), {}
-    fh = _open(rows.reader.path)
-    try:
-        bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8
-        row_no = 0
-        for batch in _table_scan.scan_file(fh, start.offset, start.line, delimiter=spec.delimiter,
-                                           label_col=layout.label, max_field=MAX_FIELD, skip=3 if bom else 0):
-            if isinstance(batch, _table_scan.Fallback):
-                for row in rows.read(Position(batch.offset, batch.line, row_no)):
-                    counts.row(row, rows.position_after)
-                break
-            row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
-    finally:
-        fh.close()
-    return True
-
-
-def _count_batch(counts: _Counts, rows: _Rows, batch, first: int, ncols: int, known: dict) -> int:
-    """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
-    from textcw.corpus import _table_scan
-
-    spec, data, n = counts.spec, batch.data, len(batch.ends)
-    begins = np.concatenate([[batch.start], batch.ends[:-1]])  # where each record's reading starts
-    ends, lines = batch.offset + batch.ends, batch.line + batch.end_lines
-
-    def slow(j: int, stop: int) -> None:  # records j..stop - 1 read by the csv module
-        window = _Window(data[begins[j]:batch.ends[stop - 1]], batch.offset + int(begins[j]))
-        reader = _WindowReader(spec, rows.reader.path, window)
-        line = batch.line + (int(batch.end_lines[j - 1]) if j else 0)
-        for row in reader.rows(rows.layout, Position(window.offset, line, first + j)):
-            counts.row(row, lambda row: reader.lines.position_of(reader.base_line + reader.csv.line_num,
-                                                                 row.row + 1))
-        counts.position = Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
-
-    if spec.encoding == "utf-8" and not data.isascii() and not data[batch.start:batch.ends[-1]].isascii():
-        try:  # (the whole buffer is checked first: no copy)
-            data[batch.start:batch.ends[-1]].decode("utf-8")
-        except UnicodeDecodeError:
-            slow(0, n)
-            return first + n
-    _, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
-    if not _table_scan.same_labels(batch.view, batch.label_from, batch.label_to, first_of[group]):
-        slow(0, n)  # two labels of one hash: let the csv module read them
-        return first + n
-    values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
-    labels, refused = {}, []  # of each distinct value
-    for k, value in enumerate(values):
-        label = known.get(value)
-        if label is None:
-            label, problem = _check_label(value.decode(spec.encoding))
-            if problem is not None:
-                refused.append(k)
+            if _table_scan.index_csv(counts, rows):
                 continue
-            if len(known) <= MAX_LABELS:
-                known[value] = label
-        labels[k] = label
-    good = (batch.fields_of == ncols) & (batch.flags == 0)
-    if refused:
-        good &= ~np.isin(group, refused)
-    j = 0
-    for bad in [*np.flatnonzero(~good).tolist(), n]:
-        if bad > j:
-            counts.run(first + j, ends[j:bad], lines[j:bad])
-            new = {labels[k] for k in np.unique(group[j:bad]).tolist()}
-            if not new <= counts.labels:
-                counts.add_labels(new)
-        if bad < n:
-            slow(bad, bad + 1)
-        j = bad + 1
-    return first + n
+        for row in rows.read():
+            counts.row(row, rows.position_after)
+    return counts.index()
 
 
 def _index(spec: TableSpec) -> _Index:
