@@ -26,7 +26,10 @@ Reading is streamed: a first pass over the file(s) counts the rows of each split
 labels and records where every 1,000th row of a split starts (a byte offset for CSV, TSV and
 JSON lines, a row number for Parquet); any range ``[start, stop)`` of a split is then read from
 the nearest recorded place, so ``--stream`` and ``--shards`` hold one chunk whatever the size of
-the file. CSV is parsed by the standard library's C parser from blocks of lines.
+the file. CSV is parsed by the standard library's C parser from blocks of lines; the first pass
+over a CSV or TSV file finds the rows and their labels with a compiled twin of that parser and
+leaves to it every row it cannot vouch for (:mod:`textcw.corpus._table_scan`), so the answers
+and errors are the same, sooner (docs/benchmarks.md, "Tabular corpora").
 
 A bad row (a wrong number of columns, no label, bytes that are not in the encoding, a JSON line
 that is not an object) stops the read with an error naming the file and line, unless
