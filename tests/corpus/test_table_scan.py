@@ -34,6 +34,7 @@ def both_ways(task: str, monkeypatch, fmt: str = "csv"):
 
     with monkeypatch.context() as m:
         m.setattr(_table_scan, "scan_file", counted)
+        m.setattr(tabular, "SCAN_MIN_BYTES", 0)  # small files too
         fast = index_or_error(spec)
     with monkeypatch.context() as m:
         m.setattr(_table_scan, "usable", lambda *args: False)
@@ -204,3 +205,16 @@ def test_a_crlf_split_between_two_reads_is_one_line_break(tmp_path, monkeypatch)
     monkeypatch.setattr(tabular, "BLOCK_BYTES", 19)
     with pytest.raises(DataError, match="crlf.csv line 3: 1 fields where the header has 2"):
         CSV.load(str(path))
+
+
+def test_only_a_file_of_scan_min_bytes_or_more_is_scanned(tmp_path, monkeypatch):
+    path = tmp_path / "small.csv"
+    path.write_text("text,label\n" + "".join(f"t{i},{'ab'[i % 2]}\n" for i in range(500)))
+    calls = []
+    real = _table_scan.scan_file
+    monkeypatch.setattr(_table_scan, "scan_file", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
+    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", path.stat().st_size + 1)
+    small = index_or_error(parse_spec("csv", f"{path},{path}"))
+    assert calls == [] and small.sizes == {"train": 500, "test": 500}
+    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", path.stat().st_size)
+    assert index_or_error(parse_spec("csv", f"{path},{path}")) == small and calls == [1, 1]

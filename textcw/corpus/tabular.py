@@ -86,6 +86,9 @@ MAX_LABELS = 10_000
 MAX_STDIN_BYTES = 2**30
 MAX_MATERIALISED = 2_000_000
 BLOCK_BYTES = 2**20
+# The first pass over a CSV or TSV file of this size or more is made by the compiled scanner
+# (textcw.corpus._table_scan); below, the csv module is as quick as starting numba (~0.4 s).
+SCAN_MIN_BYTES = 16 * 2**20
 ENCODINGS = ("utf-8", "latin-1")
 _YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
 
@@ -777,14 +780,18 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
     for k, path in enumerate(spec.files):
         rows = _Rows(spec, path, need_label=True)
         counts.start_file(k, path, rows.start)
-        if isinstance(rows.reader, _CsvReader):
-            from textcw.corpus import _table_scan  # (and numba: only once a CSV or TSV file is indexed)
+        if isinstance(rows.reader, _CsvReader) and _size(path) >= SCAN_MIN_BYTES:
+            from textcw.corpus import _table_scan  # (and numba, whose start costs what it saves below)
 
             if _table_scan.index_csv(counts, rows):
                 continue
         for row in rows.read():
             counts.row(row, rows.position_after)
     return counts.index()
+
+
+def _size(path: str) -> int:
+    return len(_stdin_bytes()) if path == "-" else os.stat(path).st_size
 
 
 def _index(spec: TableSpec) -> _Index:
