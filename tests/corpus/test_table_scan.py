@@ -111,11 +111,14 @@ def test_checkpoints_split_and_positions_match_over_many_batches(tmp_path, monke
     spec = parse_spec("csv", f"{path}?test=0.3&seed=4")
     first = tabular.split_of(spec, 0)
     assert fast.checkpoints[first][0] == Position(12, 2, 0)  # after the header's \r\n
-    # the loaded splits are the rows written, in order
+    # the splits, and any range of them read from the scanner's checkpoints, are the rows written
+    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", 0)
     texts = ["a, b\r\nc" if i % 5 == 0 else f"word {i}" for i in range(7_000)]
     for split in ("train", "test"):
         expected = [t for i, t in enumerate(texts) if tabular.split_of(spec, i) == split]
         assert CSV.load(f"{path}?test=0.3&seed=4", split).data == expected
+        chunks = CSV.stream(f"{path}?test=0.3&seed=4", split, start=1_234, stop=2_034, chunk_size=300)
+        assert [t for chunk in chunks for t in chunk.data] == expected[1_234:2_034]
 
 
 PIECES = [b"a", b"bc", b",", b",", b'"', b'""', b"\n", b"\r\n", b"\r", b" ", b"\xc3\xa9", b"\xff", b"\x07",
@@ -146,6 +149,7 @@ def test_random_files_give_the_csv_module_s_index_or_error(tmp_path, monkeypatch
     path.write_bytes(body)
     small_blocks(monkeypatch, read=int(rng.integers(8, 200)), records=int(rng.integers(1, 20)),
                  block=int(rng.integers(4, 64)))
+    monkeypatch.setattr(tabular, "STRIDE", int(rng.integers(1, 6)))  # many checkpoints, some after bad rows
     options = [f"encoding={encoding}"] + ([f"delimiter={delimiter}"] if fmt == "csv" else [])
     for skip in ("error", "skip"):
         task = f"{path}?test=0.5&bad_rows={skip}&" + "&".join(options)
