@@ -135,10 +135,10 @@ def test_random_files_give_the_csv_module_s_index_or_error(tmp_path, monkeypatch
     for _ in range(int(rng.integers(1, 60))):
         if rng.random() < 0.7:  # a well-formed row, maybe quoted
             label = [b"pos", b"neg", b"\"pos\"", b"n\xc3\xa9g"][int(rng.integers(4))]
-            text = b"".join(rng.choice(PIECES[:2] + PIECES[9:11], size=int(rng.integers(0, 5))))
+            text = b"".join(rng.choice(PIECES[:2] + PIECES[9:11], size=int(rng.integers(0, 30))))
             rows.append(delimiter.encode().join([b"1", b'"' + text.replace(b'"', b'""') + b',\n"', label]))
         else:  # anything
-            rows.append(b"".join(rng.choice(PIECES, size=int(rng.integers(0, 12)))))
+            rows.append(b"".join(rng.choice(PIECES, size=int(rng.integers(0, 40)))))
     ending = [b"\n", b"\r\n", b"\r"][int(rng.integers(3))]
     body = delimiter.encode().join(h.encode() for h in header) + ending + ending.join(rows)
     if rng.random() < 0.5:
@@ -222,3 +222,22 @@ def test_only_a_file_of_scan_min_bytes_or_more_is_scanned(tmp_path, monkeypatch)
     assert calls == [] and small.sizes == {"train": 500, "test": 500}
     monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", path.stat().st_size)
     assert index_or_error(parse_spec("csv", f"{path},{path}")) == small and calls == [1, 1]
+
+
+def test_skip_text_finds_the_first_marked_byte_eight_at_a_time_or_one_by_one():
+    rng = np.random.default_rng(3)
+    buffer = bytearray(rng.choice([0, 9, 10, 13, 34, 44, 97, 128, 255], size=4_000,
+                                  p=[.01, .01, .01, .01, .01, .01, .9, .02, .02]).astype(np.uint8).tobytes())
+    for size in (0, 1, 7, 8, 9, 63, 64, 65, 4_000):
+        data = np.frombuffer(buffer, np.uint8, size)
+        words = np.frombuffer(buffer, np.uint64, size // 8)
+        for marked in ((44, 13, 10), (34, 13, 10), (9, 9, 9), (0, 128, 255)):
+            table = np.zeros(256, np.bool_)
+            table[list(marked)] = True
+            hits = np.flatnonzero(table[data])
+            for start in range(0, size + 1, max(1, size // 97)):
+                after = hits[hits >= start]
+                expected = int(after[0]) if after.size else size
+                got = _table_scan.skip_text(data, words, start, size, table,
+                                            *(np.uint64(m) * _table_scan.ONES for m in marked))
+                assert got == expected, (size, marked, start)

@@ -36,7 +36,7 @@ from textcw._jit import kernel
 from textcw.corpus import tabular
 
 __all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "index_csv", "same_labels", "scan_file", "scan_records",
-           "usable"]
+           "skip_text", "usable"]
 
 READ_BYTES = 8 * 2**20  # the file is read in blocks of this size
 MAX_BUFFER = 64 * 2**20  # the most held at once; a longer record, and the rest, go to the csv module
@@ -64,8 +64,34 @@ def stop_tables(delimiter: str) -> np.ndarray:
     return tables
 
 
+ONES, HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
+
+
 @kernel
-def scan_records(data, pos, final, delimiter, tables, label_col, max_field, ends, end_lines, fields_of,
+def skip_text(data, words, i, n, table, a, b, c):
+    """The first index from ``i`` whose byte is marked in ``table`` (``n`` if none): bytes
+    ``a``, ``b`` and ``c`` (repeated in each byte of a word). Eight bytes at a time where
+    ``words`` (``data`` as 64-bit words) allows: a word holds one of them when ``word ^ a`` has
+    a zero byte, told by ``(x - 0x01..01) & ~x & 0x80..80`` (Hacker's Delight, 6-1)."""
+    while i < n and i & 7:
+        if table[data[i]]:
+            return i
+        i += 1
+    k, whole = i >> 3, words.shape[0]
+    while k < whole:
+        w = words[k]
+        x, y, z = w ^ a, w ^ b, w ^ c
+        if (((x - ONES) & ~x) | ((y - ONES) & ~y) | ((z - ONES) & ~z)) & HIGHS:
+            break
+        k += 1
+    i = max(i, k << 3)
+    while i < n and not table[data[i]]:
+        i += 1
+    return i
+
+
+@kernel
+def scan_records(data, words, pos, final, delimiter, tables, label_col, max_field, ends, end_lines, fields_of,
                  label_from, label_to, label_hash, flags):
     """Records of ``data[pos:]`` as the csv module would split them (module docstring).
 
@@ -73,7 +99,7 @@ def scan_records(data, pos, final, delimiter, tables, label_col, max_field, ends
     ended from ``pos`` up to there), ``fields_of[k]``, ``label_from[k]:label_to[k]`` (the label's
     text, quotes removed; empty if the record has no field ``label_col``), ``label_hash[k]``
     (FNV-1a of that text, to group equal labels) and ``flags[k]`` (:data:`COMPLEX_LABEL`).
-    ``tables``: :func:`stop_tables`. Stops at ``len(ends)`` records, or at the last complete
+    ``words``: ``data`` as 64-bit words (:func:`skip_text`); ``tables``: :func:`stop_tables`. Stops at ``len(ends)`` records, or at the last complete
     record unless ``final`` (``data`` then ends the file, and a last line without a line break
     or an unclosed quote ends the last record, as in the csv module).
 
@@ -84,6 +110,8 @@ def scan_records(data, pos, final, delimiter, tables, label_col, max_field, ends
     n = data.shape[0]
     cap = ends.shape[0]
     plain, quoted = tables[0], tables[1]
+    delimiters, quotes = np.uint64(delimiter) * ONES, np.uint64(QUOTE) * ONES
+    crs, lfs = np.uint64(CR) * ONES, np.uint64(LF) * ONES
     records = 0
     done, done_lines = pos, 0
     lines = 0
@@ -118,9 +146,8 @@ def scan_records(data, pos, final, delimiter, tables, label_col, max_field, ends
                     lines += 1
                     line_start = i + 1
                 i += 1
-                if state == IN_QUOTED_FIELD:
-                    while i < n and not quoted[data[i]]:  # the text of a quoted field
-                        i += 1
+                if state == IN_QUOTED_FIELD:  # the text of a quoted field
+                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
                 continue
             end_of_record = c == CR or c == LF
             if c == delimiter or end_of_record:
@@ -148,13 +175,11 @@ def scan_records(data, pos, final, delimiter, tables, label_col, max_field, ends
                 state = IN_QUOTED_FIELD if c == QUOTE else IN_FIELD
                 i += 1
                 if state == IN_QUOTED_FIELD:
-                    while i < n and not quoted[data[i]]:
-                        i += 1
+                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
                     continue
             else:
                 i += 1
-            while i < n and not plain[data[i]]:  # the text of an unquoted field
-                i += 1
+            i = skip_text(data, words, i, n, plain, delimiters, crs, lfs)  # the text of an unquoted field
         if not complete:
             if not final or i < n:
                 break  # the record goes on in the next block
@@ -261,9 +286,10 @@ def scan_file(fh, offset: int, line: int, *, delimiter: str, label_col: int, max
         offset, size = offset + start, rest + got
         start, skip = min(skip, size), 0
         view = np.frombuffer(buffer, np.uint8, size)
+        words = np.frombuffer(buffer, np.uint64, size // 8)
         while True:
-            records, end, lines, status = scan_records(view, start, final, delim, tables, label_col, max_field,
-                                                       *arrays)
+            records, end, lines, status = scan_records(view, words, start, final, delim, tables, label_col,
+                                                       max_field, *arrays)
             if records:
                 yield Batch(buffer, view, offset, line, start, *(a[:records].copy() for a in arrays))
             line += lines
