@@ -140,6 +140,7 @@ def main() -> None:
                      f"{r['docs_per_second'] / base['docs_per_second']:.0%}",
                      f"{r['end_to_end_docs_per_second'] / base['end_to_end_docs_per_second']:.0%}",
                      f"{r['wall_seconds']:.1f}", f"{r['cpu_seconds']:.1f}",
+                     f"{base['cpu_seconds'] / r['cpu_seconds']:.0%}",
                      f"{scan['first_pass_seconds']:.1f} ({scan['first_pass_cpu_seconds']:.1f} CPU); csv module "
                      f"{scan['first_pass_seconds_csv_module']:.1f} ({scan['first_pass_cpu_seconds_csv_module']:.1f})"
                      if kind == "csv" else "-",
@@ -149,6 +150,7 @@ def main() -> None:
           f"best of {args.repeat}; {machine()}\n")
     print(table(["documents", "corpus", "CSV (MB)", "docs/s training", "docs/s end to end",
                  "vs synthetic (training)", "vs synthetic (end to end)", "wall (s)", "CPU (s)",
+                 "vs synthetic (docs per CPU second)",
                  "first pass alone (s)", "peak RSS, trainer (MB)",
                  "peak RSS, all processes (MB)", "load before", "test accuracy"], rows))
     same = all(best[(n, "csv")]["accuracy"] == best[(n, "synthetic-text")]["accuracy"]
