@@ -310,7 +310,7 @@ def scan_file(fh, offset: int, line: int, *, delimiter: str, label_col: int, max
 class Window(io.BytesIO):
     """Bytes of a file read from byte ``offset``, sought by the file's offsets."""
 
-    def __init__(self, data: bytes, offset: int):
+    def __init__(self, data: bytes | bytearray, offset: int):
         super().__init__(data)
         self.offset = offset
 
@@ -339,7 +339,8 @@ def index_csv(counts, rows) -> bool:
     spec, layout, start = counts.spec, rows.layout, rows.start
     if not usable(spec.delimiter, spec.encoding):
         return False
-    ncols, known = len(layout.names), {}
+    known: dict[bytes, str] = {}  # label bytes -> label, for up to MAX_LABELS + 1 good labels
+    ncols = len(layout.names)
     fh = tabular._open(rows.reader.path)
     try:
         bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8

@@ -705,13 +705,15 @@ class _Counts:
     def __init__(self, spec: TableSpec):
         self.spec = spec
         self.labels: set[str] = set()
-        self.sizes, self.checkpoints = {"train": 0, "test": 0}, {"train": [], "test": []}
-        self.skipped, self.first_problem = {"train": 0, "test": 0}, {"train": None, "test": None}
+        self.sizes: dict[str, int] = {"train": 0, "test": 0}
+        self.checkpoints: dict[str, list[Position]] = {"train": [], "test": []}
+        self.skipped: dict[str, int] = {"train": 0, "test": 0}
+        self.first_problem: dict[str, str | None] = {"train": None, "test": None}
 
     def start_file(self, k: int, path: str, start: Position) -> None:
         self.path, self.fixed = path, None if self.spec.test is None else ("train", "test")[k]
         self.position = start  # where the row after the last one counted starts
-        self.block, self.held = -1, None
+        self.block, self.held = -1, np.zeros(0, bool)
 
     def split_of_row(self, number: int) -> str:
         if self.fixed is not None:
