@@ -150,7 +150,8 @@ def test_random_files_give_the_csv_module_s_index_or_error(tmp_path, monkeypatch
     small_blocks(monkeypatch, read=int(rng.integers(8, 200)), records=int(rng.integers(1, 20)),
                  block=int(rng.integers(4, 64)))
     monkeypatch.setattr(tabular, "STRIDE", int(rng.integers(1, 6)))  # many checkpoints, some after bad rows
-    options = [f"encoding={encoding}"] + ([f"delimiter={delimiter}"] if fmt == "csv" else [])
+    options = [f"encoding={encoding}"] + ([f"delimiter={delimiter}"] if fmt == "csv" else []) + \
+        (["header=no", "text=2", "label=3"] if seed % 3 == 0 else [])  # the header row is then a row
     for skip in ("error", "skip"):
         task = f"{path}?test=0.5&bad_rows={skip}&" + "&".join(options)
         fast, slow = both_ways(task, monkeypatch, fmt)
