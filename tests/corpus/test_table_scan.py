@@ -242,3 +242,18 @@ def test_skip_text_finds_the_first_marked_byte_eight_at_a_time_or_one_by_one():
                 got = _table_scan.skip_text(data, words, start, size, table,
                                             *(np.uint64(m) * _table_scan.ONES for m in marked))
                 assert got == expected, (size, marked, start)
+
+
+def test_a_line_longer_than_max_line_is_an_error_but_a_file_of_cr_line_breaks_is_not(tmp_path, monkeypatch):
+    monkeypatch.setattr(tabular, "MAX_LINE", 100)
+    monkeypatch.setattr(tabular, "BLOCK_BYTES", 16)
+    long = tmp_path / "long.csv"
+    long.write_text("text,label\nshort,a\n" + "x" * 300 + ",b\nlast,a\n")
+    with pytest.raises(DataError, match=r"long.csv line 3: a line longer than 100 bytes; is this a utf-8 text "
+                                        r"file of rows\?"):
+        CSV.load(f"{long},{long}")
+    # lines ended by \r alone: each is short, though the file is longer than MAX_LINE
+    cr = tmp_path / "cr.csv"
+    cr.write_bytes(b"text,label\r" + b"".join(b"t%d,%s\r" % (i, b"ab"[i % 2:i % 2 + 1]) for i in range(100)))
+    data = CSV.load(f"{cr},{cr}")
+    assert data.data == [f"t{i}" for i in range(100)] and list(data.labels[:3]) == ["a", "b", "a"]
