@@ -26,7 +26,10 @@ Reading is streamed: a first pass over the file(s) counts the rows of each split
 labels and records where every 1,000th row of a split starts (a byte offset for CSV, TSV and
 JSON lines, a row number for Parquet); any range ``[start, stop)`` of a split is then read from
 the nearest recorded place, so ``--stream`` and ``--shards`` hold one chunk whatever the size of
-the file. CSV is parsed by the standard library's C parser from blocks of lines.
+the file. CSV is parsed by the standard library's C parser from blocks of lines; the first pass
+over a CSV or TSV file finds the rows and their labels with a compiled twin of that parser and
+leaves to it every row it cannot vouch for (:mod:`textcw.corpus._table_scan`), so the answers
+and errors are the same, sooner (docs/benchmarks.md, "Tabular corpora").
 
 A bad row (a wrong number of columns, no label, bytes that are not in the encoding, a JSON line
 that is not an object) stops the read with an error naming the file and line, unless
@@ -83,6 +86,9 @@ MAX_LABELS = 10_000
 MAX_STDIN_BYTES = 2**30
 MAX_MATERIALISED = 2_000_000
 BLOCK_BYTES = 2**20
+# The first pass over a CSV or TSV file of this size or more is made by the compiled scanner
+# (textcw.corpus._table_scan); below, the csv module is as quick as starting numba (~0.4 s).
+SCAN_MIN_BYTES = 16 * 2**20
 ENCODINGS = ("utf-8", "latin-1")
 _YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
 
@@ -300,17 +306,22 @@ class _Lines:
         self.at_start = position.offset == 0
 
     def _blocks(self) -> Iterator[list[str]]:
+        pending = b""
         while True:
-            raw = self.fh.read(BLOCK_BYTES)
-            if not raw:
-                return
-            if not raw.endswith((b"\n", b"\r")):
-                rest = self.fh.readline(MAX_LINE)
-                if len(rest) >= MAX_LINE and not rest.endswith(b"\n"):
-                    line = self.next_line + len(raw.splitlines()) - 1
+            data = self.fh.read(max(BLOCK_BYTES, len(pending)))
+            raw, pending = pending + data, b""
+            if data:  # a block ends after a line break (\r\n, \n or \r, never half a \r\n)
+                end = len(raw) - 1 if raw.endswith(b"\r") else len(raw)
+                cut = max(raw.rfind(b"\n", 0, end), raw.rfind(b"\r", 0, end)) + 1
+                raw, pending = raw[:cut], raw[cut:]
+                if len(pending) > MAX_LINE:
+                    line = self.next_line + len(raw.splitlines())
                     raise DataError(f"{self.name} line {line}: a line longer than "
                                     f"{MAX_LINE:,} bytes; is this a {self.encoding} text file of rows?")
-                raw += rest
+                if not raw:
+                    continue
+            if not raw:
+                return
             if self.at_start and raw.startswith(codecs.BOM_UTF8) and self.encoding == "utf-8":
                 raw = raw[len(codecs.BOM_UTF8):]
                 self.next_offset += len(codecs.BOM_UTF8)
@@ -687,52 +698,102 @@ def _bad_row(spec: TableSpec, path: str, row: Row) -> DataError:
                      f"{spec.example(bad_rows='skip')}")
 
 
+class _Counts:
+    """What the first pass learns of a table, told row by row (:meth:`row`) or by runs of good
+    rows (:meth:`run`, from :mod:`textcw.corpus._table_scan`); the same answers either way."""
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        self.labels: set[str] = set()
+        self.sizes: dict[str, int] = {"train": 0, "test": 0}
+        self.checkpoints: dict[str, list[Position]] = {"train": [], "test": []}
+        self.skipped: dict[str, int] = {"train": 0, "test": 0}
+        self.first_problem: dict[str, str | None] = {"train": None, "test": None}
+
+    def start_file(self, k: int, path: str, start: Position) -> None:
+        self.path, self.fixed = path, None if self.spec.test is None else ("train", "test")[k]
+        self.position = start  # where the row after the last one counted starts
+        self.block, self.held = -1, np.zeros(0, bool)
+
+    def split_of_row(self, number: int) -> str:
+        if self.fixed is not None:
+            return self.fixed
+        if number // SPLIT_BLOCK != self.block:
+            self.block = number // SPLIT_BLOCK
+            self.held = _test_rows(self.spec.seed, self.block, self.spec.test_share)
+        return "test" if self.held[number % SPLIT_BLOCK] else "train"
+
+    def add_labels(self, labels) -> None:
+        self.labels.update(labels)
+        if len(self.labels) > MAX_LABELS:
+            raise DataError(f"{_name(self.path)}: column {self.spec.label!r} has more than {MAX_LABELS:,} distinct "
+                            f"values; is it the label column? Name it: {self.spec.example(label='COLUMN')}")
+
+    def row(self, row: Row, after) -> None:
+        """Count ``row``; ``after(row)`` is where the next row starts (asked only if needed)."""
+        split, spec = self.split_of_row(row.row), self.spec
+        if row.problem is not None:
+            if not spec.skip_bad:
+                raise _bad_row(spec, self.path, row)
+            self.skipped[split] += 1
+            self.first_problem[split] = self.first_problem[split] or \
+                str(_bad_row(spec, self.path, row)).split("; fix")[0]
+        else:
+            if self.sizes[split] % STRIDE == 0:
+                self.checkpoints[split].append(self.position)
+            self.sizes[split] += 1
+            if row.label not in self.labels:
+                self.add_labels((row.label,))
+        # Where the next row starts is needed only if it may start a run of STRIDE rows
+        # (found right after this row: a reader knows only where it stands).
+        if self.sizes[self.split_of_row(row.row + 1)] % STRIDE == 0:
+            self.position = after(row)
+
+    def run(self, first: int, ends: np.ndarray, lines: np.ndarray) -> None:
+        """Count the good rows ``first, first + 1, ...``, row ``first + j`` ending at byte
+        ``ends[j]`` before line ``lines[j]``."""
+        n = len(ends)
+        if self.fixed is not None:
+            test = np.full(n, self.fixed == "test")
+        else:
+            blocks = range(first // SPLIT_BLOCK, (first + n - 1) // SPLIT_BLOCK + 1)
+            held = np.concatenate([_test_rows(self.spec.seed, b, self.spec.test_share) for b in blocks])
+            test = held[first % SPLIT_BLOCK:first % SPLIT_BLOCK + n]
+        for split, rows in (("train", np.flatnonzero(~test)), ("test", np.flatnonzero(test))):
+            size = self.sizes[split]
+            for j in rows[(-size) % STRIDE::STRIDE].tolist():  # the rows that start a run of STRIDE
+                self.checkpoints[split].append(
+                    self.position if j == 0 else Position(int(ends[j - 1]), int(lines[j - 1]), first + j))
+            self.sizes[split] = size + len(rows)
+        self.position = Position(int(ends[-1]), int(lines[-1]), first + n)
+
+    def index(self) -> _Index:
+        for split in ("train", "test"):
+            if self.skipped[split]:
+                log.warning("%s: skipped %d bad row%s of the %s split (first: %s)", self.spec.example()[:-1],
+                            self.skipped[split], "s" if self.skipped[split] != 1 else "", split,
+                            self.first_problem[split])
+        return _Index(sorted(self.labels), self.sizes, self.checkpoints, self.skipped, self.first_problem)
+
+
 @functools.lru_cache(maxsize=8)
 def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
-    labels: set[str] = set()
-    sizes, checkpoints = {"train": 0, "test": 0}, {"train": [], "test": []}
-    skipped, first_problem = {"train": 0, "test": 0}, {"train": None, "test": None}
+    counts = _Counts(spec)
     for k, path in enumerate(spec.files):
-        fixed = None if spec.test is None else ("train", "test")[k]
         rows = _Rows(spec, path, need_label=True)
-        position = rows.start
-        block, held = -1, None
+        counts.start_file(k, path, rows.start)
+        if isinstance(rows.reader, _CsvReader) and _size(path) >= SCAN_MIN_BYTES:
+            from textcw.corpus import _table_scan  # (and numba, whose start costs what it saves below)
 
-        def split_of_row(number: int) -> str:
-            nonlocal block, held
-            if fixed is not None:
-                return fixed
-            if number // SPLIT_BLOCK != block:
-                block = number // SPLIT_BLOCK
-                held = _test_rows(spec.seed, block, spec.test_share)
-            return "test" if held[number % SPLIT_BLOCK] else "train"
-
+            if _table_scan.index_csv(counts, rows):
+                continue
         for row in rows.read():
-            split = split_of_row(row.row)
-            if row.problem is not None:
-                if not spec.skip_bad:
-                    raise _bad_row(spec, path, row)
-                skipped[split] += 1
-                first_problem[split] = first_problem[split] or str(_bad_row(spec, path, row)).split("; fix")[0]
-            else:
-                if sizes[split] % STRIDE == 0:
-                    checkpoints[split].append(position)
-                sizes[split] += 1
-                if row.label not in labels:
-                    labels.add(row.label)
-                    if len(labels) > MAX_LABELS:
-                        raise DataError(
-                            f"{_name(path)}: column {spec.label!r} has more than {MAX_LABELS:,} distinct "
-                            f"values; is it the label column? Name it: {spec.example(label='COLUMN')}")
-            # Where the next row starts is needed only if it may start a run of STRIDE rows
-            # (found right after this row: a reader knows only where it stands).
-            if sizes[split_of_row(row.row + 1)] % STRIDE == 0:
-                position = rows.position_after(row)
-    for split in ("train", "test"):
-        if skipped[split]:
-            log.warning("%s: skipped %d bad row%s of the %s split (first: %s)", spec.example()[:-1], skipped[split],
-                        "s" if skipped[split] != 1 else "", split, first_problem[split])
-    return _Index(sorted(labels), sizes, checkpoints, skipped, first_problem)
+            counts.row(row, rows.position_after)
+    return counts.index()
+
+
+def _size(path: str) -> int:
+    return len(_stdin_bytes()) if path == "-" else os.stat(path).st_size
 
 
 def _index(spec: TableSpec) -> _Index:

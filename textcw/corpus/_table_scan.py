@@ -1,0 +1,410 @@
+"""The first pass over a CSV or TSV file without parsing its rows into Python objects.
+
+Why it exists: before a table can be streamed (``--stream``, ``--shards``), a first pass must
+learn how many rows each split has, the set of labels, which rows are bad, and where every
+STRIDE-th row of a split starts (:mod:`textcw.corpus.tabular`). Done with the ``csv`` module,
+that pass builds a list of every field of every row and costs about as much as reading the
+rows for training (9 s of CPU for a 1 GB file of 10**6 rows). Yet it needs only the row
+boundaries, the number of fields of each row and the bytes of its label field. :func:`scan_records` finds these with a byte-level twin of the
+``csv`` module's parser (``Modules/_csv.c``: the default dialect, ``"`` quotes, doubled quotes,
+not strict) over large blocks of the raw file, in compiled code.
+
+What it measures, per record (a row, or a bad row; blank lines are not records): where it ends
+(the byte after its line break) and on which line, its number of fields, and where its label's
+text lies (equal labels are grouped by a hash, then compared byte for byte: a hash is never
+trusted). :func:`index_csv` counts the records; it leaves a record to the ``csv`` module itself
+whenever they cannot vouch for the answer: a wrong number of fields, a label with escaped
+quotes or text after its closing quote, bytes that are not in the encoding, a label that
+:func:`~textcw.corpus.tabular._check_label` refuses. When a field or line is longer than
+``MAX_FIELD`` bytes, or a record does not fit in :data:`MAX_BUFFER` bytes, the rest of the file
+is read by the ``csv`` module, so its errors (a field over the limit, a line too long) stay
+exactly what they are. Both encodings read (UTF-8 and Latin-1) keep ASCII bytes as they are,
+so the delimiter, the quote and the line breaks can be found in the bytes (the delimiter must
+then be ASCII; :func:`usable` says when this scanner applies).
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from textcw._jit import kernel
+from textcw.corpus import tabular
+
+__all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "index_csv", "same_labels", "scan_file", "scan_records",
+           "skip_text", "usable"]
+
+READ_BYTES = 8 * 2**20  # the file is read in blocks of this size
+MAX_BUFFER = 64 * 2**20  # the most held at once; a longer record, and the rest, go to the csv module
+MAX_RECORDS = 2**16  # records per call of scan_records: its output arrays are bounded
+
+# scan_records' status
+OK, TOO_LONG = 0, 1
+# states of the csv module's parser (Modules/_csv.c), those reachable with its default dialect
+START_FIELD, IN_FIELD, IN_QUOTED_FIELD, QUOTE_IN_QUOTED_FIELD = 0, 1, 2, 3
+QUOTE, CR, LF = 34, 13, 10
+COMPLEX_LABEL = 1  # the label field needs the csv module to be unquoted
+
+
+def usable(delimiter: str, encoding: str) -> bool:
+    """Whether :func:`scan_records` reads a file of this delimiter and encoding."""
+    return len(delimiter) == 1 and ord(delimiter) < 128 and encoding in ("utf-8", "latin-1")
+
+
+def stop_tables(delimiter: str) -> np.ndarray:
+    """``tables[0][c]``: byte ``c`` ends a run of plain text in an unquoted field (the delimiter,
+    a line break); ``tables[1][c]``: in a quoted field (a quote, a line break)."""
+    tables = np.zeros((2, 256), np.bool_)
+    tables[0, [ord(delimiter), CR, LF]] = True
+    tables[1, [QUOTE, CR, LF]] = True
+    return tables
+
+
+ONES, HIGHS = np.uint64(0x0101010101010101), np.uint64(0x8080808080808080)
+
+
+@kernel
+def skip_text(data, words, i, n, table, a, b, c):
+    """The first index from ``i`` whose byte is marked in ``table`` (``n`` if none): bytes
+    ``a``, ``b`` and ``c`` (repeated in each byte of a word). Eight bytes at a time where
+    ``words`` (``data`` as 64-bit words) allows: a word holds one of them when ``word ^ a`` has
+    a zero byte, told by ``(x - 0x01..01) & ~x & 0x80..80`` (Hacker's Delight, 6-1)."""
+    while i < n and i & 7:
+        if table[data[i]]:
+            return i
+        i += 1
+    k, whole = i >> 3, words.shape[0]
+    while k < whole:
+        w = words[k]
+        x, y, z = w ^ a, w ^ b, w ^ c
+        if (((x - ONES) & ~x) | ((y - ONES) & ~y) | ((z - ONES) & ~z)) & HIGHS:
+            break
+        k += 1
+    i = max(i, k << 3)
+    while i < n and not table[data[i]]:
+        i += 1
+    return i
+
+
+@kernel
+def scan_records(data, words, pos, final, delimiter, tables, label_col, max_field, ends, end_lines, fields_of,
+                 label_from, label_to, label_hash, flags):
+    """Records of ``data[pos:]`` as the csv module would split them (module docstring).
+
+    Fills, for record ``k``: ``ends[k]`` (the index after its line break), ``end_lines[k]`` (lines
+    ended from ``pos`` up to there), ``fields_of[k]``, ``label_from[k]:label_to[k]`` (the label's
+    text, quotes removed; empty if the record has no field ``label_col``), ``label_hash[k]``
+    (FNV-1a of that text, to group equal labels) and ``flags[k]`` (:data:`COMPLEX_LABEL`).
+    ``words``: ``data`` as 64-bit words (:func:`skip_text`); ``tables``: :func:`stop_tables`. Stops at ``len(ends)`` records, or at the last complete
+    record unless ``final`` (``data`` then ends the file, and a last line without a line break
+    or an unclosed quote ends the last record, as in the csv module).
+
+    Returns ``(records, end, lines, status)``: the index and line count after the last record
+    (blank lines after it included), and :data:`TOO_LONG` when a field or a line of more than
+    ``max_field`` bytes was met (the records before it are returned).
+    """
+    n = data.shape[0]
+    cap = ends.shape[0]
+    plain, quoted = tables[0], tables[1]
+    delimiters, quotes = np.uint64(delimiter) * ONES, np.uint64(QUOTE) * ONES
+    crs, lfs = np.uint64(CR) * ONES, np.uint64(LF) * ONES
+    records = 0
+    done, done_lines = pos, 0
+    lines = 0
+    i = pos
+    while records < cap and i < n:
+        c = data[i]
+        if c == CR or c == LF:  # a blank line: no record
+            if c == CR and i + 1 == n and not final:
+                break  # a \r\n may be split between this block and the next
+            i += 2 if c == CR and i + 1 < n and data[i + 1] == LF else 1
+            lines += 1
+            done, done_lines = i, lines
+            continue
+        state = START_FIELD
+        fields = 0
+        field_start = i
+        line_start = i
+        lab_from, lab_to, flag = i, i, 0
+        complete = False
+        while i < n:
+            c = data[i]
+            if state == IN_QUOTED_FIELD:
+                if c == QUOTE:
+                    state = QUOTE_IN_QUOTED_FIELD
+                elif c == CR or c == LF:  # a line break inside quotes: part of the field
+                    if c == CR and i + 1 == n and not final:
+                        break
+                    if c == CR and i + 1 < n and data[i + 1] == LF:
+                        i += 1
+                    if i + 1 - line_start > max_field:
+                        return records, done, done_lines, TOO_LONG
+                    lines += 1
+                    line_start = i + 1
+                i += 1
+                if state == IN_QUOTED_FIELD:  # the text of a quoted field
+                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
+                continue
+            end_of_record = c == CR or c == LF
+            if c == delimiter or end_of_record:
+                if end_of_record and c == CR and i + 1 == n and not final:
+                    break
+                if i - field_start > max_field:
+                    return records, done, done_lines, TOO_LONG
+                if fields == label_col:
+                    lab_from, lab_to = field_start, i
+                fields += 1
+                if end_of_record:
+                    i += 2 if c == CR and i + 1 < n and data[i + 1] == LF else 1
+                    if i - line_start > max_field:
+                        return records, done, done_lines, TOO_LONG
+                    lines += 1
+                    complete = True
+                    break
+                state = START_FIELD
+                field_start = i + 1
+                i += 1
+                continue
+            if state == START_FIELD or state == QUOTE_IN_QUOTED_FIELD:
+                # a quote opens a field; after a closing quote, "" is a quote and anything
+                # else goes on unquoted
+                state = IN_QUOTED_FIELD if c == QUOTE else IN_FIELD
+                i += 1
+                if state == IN_QUOTED_FIELD:
+                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
+                    continue
+            else:
+                i += 1
+            i = skip_text(data, words, i, n, plain, delimiters, crs, lfs)  # the text of an unquoted field
+        if not complete:
+            if not final or i < n:
+                break  # the record goes on in the next block
+            # the end of the file ends the record (a last line without a line break)
+            if n - field_start > max_field or n - line_start > max_field:
+                return records, done, done_lines, TOO_LONG
+            if fields == label_col:
+                lab_from, lab_to = field_start, n
+            fields += 1
+            if line_start < n:
+                lines += 1
+        if lab_to > lab_from and data[lab_from] == QUOTE:
+            # "label": the text between the quotes, if no other quote is in the field
+            simple = lab_to - lab_from >= 2 and data[lab_to - 1] == QUOTE
+            for k in range(lab_from + 1, lab_to - 1):
+                if data[k] == QUOTE:
+                    simple = False
+            if simple:
+                lab_from, lab_to = lab_from + 1, lab_to - 1
+            else:
+                flag = COMPLEX_LABEL
+        h = np.uint64(14695981039346656037)
+        for k in range(lab_from, lab_to):
+            h = (h ^ np.uint64(data[k])) * np.uint64(1099511628211)
+        ends[records] = i
+        end_lines[records] = lines
+        fields_of[records] = fields
+        label_from[records] = lab_from
+        label_to[records] = lab_to
+        label_hash[records] = h
+        flags[records] = flag
+        records += 1
+        done, done_lines = i, lines
+    return records, done, done_lines, OK
+
+
+@kernel
+def same_labels(data, label_from, label_to, first):
+    """Whether the label of every record ``k`` has the bytes of the label of record
+    ``first[k]`` (equal hashes are checked, never trusted)."""
+    for k in range(label_from.shape[0]):
+        a, b = label_from[k], label_from[first[k]]
+        size = label_to[k] - a
+        if size != label_to[first[k]] - b:
+            return False
+        for m in range(size):
+            if data[a + m] != data[b + m]:
+                return False
+    return True
+
+
+@dataclass
+class Batch:
+    """Consecutive records of ``data``, whose byte 0 is at byte ``offset`` of the file: the
+    first starts at ``data[start]`` (blank lines before it included), on line ``line``; the
+    other fields are :func:`scan_records`' arrays (indices within ``data``, lines from ``line``)."""
+
+    data: bytearray
+    view: np.ndarray  # data as bytes
+    offset: int
+    line: int
+    start: int
+    ends: np.ndarray
+    end_lines: np.ndarray
+    fields_of: np.ndarray
+    label_from: np.ndarray
+    label_to: np.ndarray
+    label_hash: np.ndarray
+    flags: np.ndarray
+
+
+@dataclass
+class Fallback:
+    """From byte ``offset`` (line ``line``) on, the file must be read by the csv module."""
+
+    offset: int
+    line: int
+
+
+def scan_file(fh, offset: int, line: int, *, delimiter: str, label_col: int, max_field: int,
+              skip: int = 0) -> Iterator[Batch | Fallback]:
+    """The records of the binary file ``fh`` (a regular file or a BytesIO: a short read is its
+    end) from byte ``offset``, which starts line ``line``, in batches; ends with a
+    :class:`Fallback` when the rest must be read by the csv module. ``skip`` bytes at ``offset``
+    (a byte-order mark) belong to no record. A batch's ``data`` is reused by the next one."""
+    fh.seek(offset)
+    delim = np.uint8(ord(delimiter))
+    tables = stop_tables(delimiter)
+    arrays = [np.empty(MAX_RECORDS, np.int64) for _ in range(5)] + [np.empty(MAX_RECORDS, np.uint64),
+                                                                     np.empty(MAX_RECORDS, np.uint8)]
+    buffer, size, start = bytearray(READ_BYTES), 0, 0
+    while True:
+        rest = size - start  # the start of a record that goes on: moved to the front
+        want = min(max(READ_BYTES, rest), MAX_BUFFER - rest)  # a long record doubles the block
+        if len(buffer) < rest + want:  # a new buffer: the last batch may still view the old one
+            grown = bytearray(rest + want)
+            grown[:rest] = buffer[start:size]
+            buffer = grown
+        else:
+            buffer[:rest] = buffer[start:size]
+        with memoryview(buffer) as whole, whole[rest:rest + want] as free:
+            got = fh.readinto(free)
+        final = got < want
+        offset, size = offset + start, rest + got
+        start, skip = min(skip, size), 0
+        view = np.frombuffer(buffer, np.uint8, size)
+        words = np.frombuffer(buffer, np.uint64, size // 8)
+        while True:
+            records, end, lines, status = scan_records(view, words, start, final, delim, tables, label_col,
+                                                       max_field, *arrays)
+            if records:
+                yield Batch(buffer, view, offset, line, start, *(a[:records].copy() for a in arrays))
+            line += lines
+            start = end
+            if status == TOO_LONG:
+                yield Fallback(offset + start, line)
+                return
+            if records < MAX_RECORDS or start == size:
+                break
+        if final:
+            return
+        if size - start >= MAX_BUFFER:  # no record ends within MAX_BUFFER bytes
+            yield Fallback(offset + start, line)
+            return
+
+
+# ----------------------------------------------------------------------------- the first pass
+class Window(io.BytesIO):
+    """Bytes of a file read from byte ``offset``, sought by the file's offsets."""
+
+    def __init__(self, data: bytes | bytearray, offset: int):
+        super().__init__(data)
+        self.offset = offset
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return super().seek(pos - self.offset if whence == 0 else pos, whence)
+
+
+class WindowReader(tabular._CsvReader):
+    """The csv module's reading of bytes already read (a :class:`Window`)."""
+
+    def __init__(self, spec: tabular.TableSpec, path: str, window: Window):
+        super().__init__(spec, path)
+        self.window = window
+
+    def open(self):
+        return self.window
+
+
+def index_csv(counts, rows) -> bool:
+    """Tell ``counts`` (``tabular._Counts``) the rows of ``rows`` (``tabular._Rows`` of a CSV or
+    TSV file) from :func:`scan_file`'s records; what they cannot vouch for is read by the csv
+    module (the rows of a batch not in the encoding, a record with a wrong number of fields or a
+    label to unquote or refuse; the rest of the file after a field or line over the limit), so
+    that every answer and error is the csv module's. ``False`` (nothing read) if the scanner
+    does not read this delimiter and encoding."""
+    spec, layout, start = counts.spec, rows.layout, rows.start
+    if not usable(spec.delimiter, spec.encoding):
+        return False
+    known: dict[bytes, str] = {}  # label bytes -> label, for up to MAX_LABELS + 1 good labels
+    ncols = len(layout.names)
+    fh = tabular._open(rows.reader.path)
+    try:
+        bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8
+        row_no = 0
+        for batch in scan_file(fh, start.offset, start.line, delimiter=spec.delimiter, label_col=layout.label,
+                               max_field=tabular.MAX_FIELD, skip=3 if bom else 0):
+            if isinstance(batch, Fallback):
+                for row in rows.read(tabular.Position(batch.offset, batch.line, row_no)):
+                    counts.row(row, rows.position_after)
+                break
+            row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
+    finally:
+        fh.close()
+    return True
+
+
+def _count_batch(counts, rows, batch: Batch, first: int, ncols: int, known: dict) -> int:
+    """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
+    spec, data, n = counts.spec, batch.data, len(batch.ends)
+    begins = np.concatenate([[batch.start], batch.ends[:-1]])  # where each record's reading starts
+    ends, lines = batch.offset + batch.ends, batch.line + batch.end_lines
+
+    def slow(j: int, stop: int) -> None:  # records j..stop - 1 read by the csv module
+        window = Window(data[begins[j]:batch.ends[stop - 1]], batch.offset + int(begins[j]))
+        reader = WindowReader(spec, rows.reader.path, window)
+        line = batch.line + (int(batch.end_lines[j - 1]) if j else 0)
+        for row in reader.rows(rows.layout, tabular.Position(window.offset, line, first + j)):
+            counts.row(row, lambda row: reader.lines.position_of(reader.base_line + reader.csv.line_num,
+                                                                 row.row + 1))
+        counts.position = tabular.Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
+
+    if spec.encoding == "utf-8" and not data.isascii() and not data[batch.start:batch.ends[-1]].isascii():
+        try:  # (the whole buffer is checked first: no copy)
+            data[batch.start:batch.ends[-1]].decode("utf-8")
+        except UnicodeDecodeError:
+            slow(0, n)
+            return first + n
+    _, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
+    if not same_labels(batch.view, batch.label_from, batch.label_to, first_of[group]):
+        slow(0, n)  # two labels of one hash: let the csv module read them
+        return first + n
+    values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
+    labels, refused = {}, []  # of each distinct value
+    for k, value in enumerate(values):
+        label = known.get(value)
+        if label is None:
+            label, problem = tabular._check_label(value.decode(spec.encoding))
+            if problem is not None:
+                refused.append(k)
+                continue
+            if len(known) <= tabular.MAX_LABELS:
+                known[value] = label
+        labels[k] = label
+    good = (batch.fields_of == ncols) & (batch.flags == 0)
+    if refused:
+        good &= ~np.isin(group, refused)
+    j = 0
+    for bad in [*np.flatnonzero(~good).tolist(), n]:
+        if bad > j:
+            counts.run(first + j, ends[j:bad], lines[j:bad])
+            new = {labels[k] for k in np.unique(group[j:bad]).tolist()}
+            if not new <= counts.labels:
+                counts.add_labels(new)
+        if bad < n:
+            slow(bad, bad + 1)
+        j = bad + 1
+    return first + n
