@@ -110,7 +110,8 @@ def test_unknown_learner_suggests_the_name():
     assert run.stderr.startswith("error: unknown learner 'cw-stedv'") and "did you mean 'cw-stdev'?" in run.stderr
 
 
-@pytest.mark.every_profile
+# Not every profile: an extra changes none of these commands (the no-extras and minimum-versions
+# profiles run it), and each extra's own test below trains through the installed command.
 @pytest.mark.corpus
 def test_train_save_inspect_and_predict(tmp_path, data_home):
     model = tmp_path / "sci.joblib"

@@ -7,10 +7,13 @@ README's CSV block names (``news.csv``, ``new.csv``, ``more.jsonl``) from a ship
 reader of that guide does. ``textcw serve`` starts in the background on a free loopback port
 (the helpers of ``test_serve_doc_commands``), and the ``curl`` correction must change the model.
 
-Two kinds of line are not run here, and are checked instead: ``pip ...`` lines are run by the
-installed-package test (``tests/install/test_readme_install.py``) in a fresh environment, and
+Three kinds of line are not run here, and are checked instead: ``pip ...`` lines are run by the
+installed-package test (``tests/install/test_readme_install.py``) in a fresh environment;
 ``python3 dev.py ...`` lines are CI's own entry point (``dev.py test`` is what CI runs;
-``dev.py train`` must train what the README's first ``textcw train`` line trains, which runs).
+``dev.py train`` must train what the README's first ``textcw train`` line trains, which runs);
+and ``textcw reproduce NAME --quick`` lines are run, with their results checked, by
+``tests/cli/test_reproduce.py::test_quick_reproduction`` for every registered experiment (here
+they must name one).
 ``HOME`` is a folder of the test's own, so ``textcw --install-completion`` writes there.
 """
 
@@ -39,6 +42,8 @@ def kind(command: str) -> str:
         return "install"
     if command.startswith("python3 dev.py "):
         return "dev"
+    if re.match(r"^textcw reproduce \S+ --quick$", without_comment(command)):
+        return "reproduce"
     if re.match(r"^textcw serve \S+\.textcw-model", command):
         return "serve"
     return "run"
@@ -56,6 +61,17 @@ def test_the_readme_s_lines_are_commands_not_patterns():
         assert not re.search(r"\w\|\w", command), f"a pattern, not a command: {command}"
         assert not re.search(r"\[--|\.\.\.", command), f"a pattern, not a command: {command}"
     assert [kind(c) for c in commands].count("serve") == 1
+
+
+def test_the_readme_s_quick_reproductions_are_the_ones_test_reproduce_runs():
+    from textcw.evaluation import experiments
+
+    commands = [without_comment(c) for c in shell_commands(README.read_text(encoding="utf-8"))]
+    reproduced = [c.split()[2] for c in commands if kind(c) == "reproduce"]
+    assert reproduced, "the README shows no quick reproduction"
+    assert set(reproduced) <= set(experiments.names()), reproduced
+    test_reproduce = (REPO / "tests" / "cli" / "test_reproduce.py").read_text(encoding="utf-8")
+    assert '@pytest.mark.parametrize("name", experiments.names())\ndef test_quick_reproduction(' in test_reproduce
 
 
 def test_dev_py_train_trains_what_the_readme_s_first_train_line_trains():
@@ -96,7 +112,7 @@ def test_every_command_line_of_the_readme_runs_as_written(tmp_path):
     service, outputs = None, {}
     try:
         for command in shell_commands(README.read_text(encoding="utf-8")):
-            if kind(command) in ("install", "dev"):
+            if kind(command) in ("install", "dev", "reproduce"):
                 continue
             if kind(command) == "serve":
                 service = Service(command, work, env)
