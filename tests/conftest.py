@@ -49,6 +49,17 @@ def no_downloads(request, monkeypatch):
         monkeypatch.setenv("TEXTCW_OFFLINE", "1")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` first, in their collected order, then the rest.
+
+    Under xdist's ``worksteal`` each worker starts on its share of the collection in order and an
+    idle worker takes tests from the end of another's queue; a test of several minutes collected
+    last (the README's commands, in the serve plugin's suite) would start last and leave the
+    other worker idle until it ends. Started first, the long tests overlap everything else.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # a stable sort
+
+
 def pytest_terminal_summary(terminalreporter):
     """Skips and expected failures counted by reason, one line per reason.
 

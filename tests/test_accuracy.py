@@ -9,6 +9,7 @@ from textcw.pipeline import train
 pytestmark = pytest.mark.corpus
 
 
+@pytest.mark.slow
 def test_cw_stdev_20_newsgroups(data_home):
     # A reference implementation of the same update reaches about 0.85.
     result = train("newsgroups", "cw-stdev")

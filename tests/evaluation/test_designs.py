@@ -255,6 +255,7 @@ def test_online_combination_timing_and_tune_print_and_round_trip(capsys):
         assert [c.learner for c in report.comparisons] == ["cw-var"] * len(report.rows(TASK))
 
 
+@pytest.mark.slow
 def test_the_documented_design_commands_run_as_written(capsys):
     # docs/evaluation.md, "Tuning, timing, learning curves, online mistakes and shard combination"
     import shlex

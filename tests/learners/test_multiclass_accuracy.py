@@ -43,6 +43,7 @@ def newsgroups(data_home):
     return X_train, np.asarray(train.labels), X_test, np.asarray(test.labels)
 
 
+@pytest.mark.slow
 def test_multiclass_cw_beats_linear_svm_and_logistic_regression(newsgroups):
     X_train, y_train, X_test, y_test = newsgroups
     assert len(np.unique(y_train)) == 20

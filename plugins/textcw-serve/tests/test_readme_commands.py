@@ -91,6 +91,7 @@ def example_tables_script() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 def test_every_command_line_of_the_readme_runs_as_written(tmp_path):
     data = os.environ.get("TEXTCW_DATA")
     assert data and Path(data).is_dir(), "TEXTCW_DATA is not set; point it at the corpora folder"
