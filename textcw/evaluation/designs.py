@@ -238,7 +238,7 @@ class Online(Design):
     def run(self, tasks, learners, *, metrics, baseline=None, progress=None, on_task=None, **hooks):
         from textcw.evaluation.noise import check_noise
         from textcw.evaluation.specs import as_learner, as_task, check_specs
-        from textcw.evaluation.suite import SuiteReport, describe_metric, summarise
+        from textcw.evaluation.suite import SuiteReport, describe_metric, run_each_task, summarise
         from textcw.evaluation.training import build, single_threaded
         from textcw.plugins import use_registries
 
@@ -257,18 +257,9 @@ class Online(Design):
             levels = [check_noise(p) for p in get("noise")]
             report = SuiteReport(tasks, learners, get("runs"), get("seed"), noise=levels, baseline=baseline,
                                  metrics=[describe_metric(name, m) for name, m in metrics.items()])
-            try:
-                with single_threaded():
-                    for task in tasks:
-                        try:
-                            info = self._run_task(report, task, learners, metrics, progress)
-                        except TextcwError as exc:
-                            report.failures.append(f"{task.label}: {exc}")
-                            continue
-                        if on_task is not None:
-                            on_task(info)
-            except KeyboardInterrupt:
-                report.interrupted = True
+            with single_threaded():
+                run_each_task(report, tasks, lambda task: self._run_task(report, task, learners, metrics, progress),
+                              on_task)
         summarise(report)
         report.seconds = time.perf_counter() - t0
         return report
@@ -369,7 +360,7 @@ class Combination(Design):
 
     def run(self, tasks, learners, *, metrics, baseline=None, progress=None, on_task=None, **hooks):
         from textcw.evaluation.specs import as_learner, as_task, check_specs
-        from textcw.evaluation.suite import SuiteReport, describe_metric, summarise
+        from textcw.evaluation.suite import SuiteReport, describe_metric, run_each_task, summarise
         from textcw.plugins import use_registries
 
         check_metrics("design 'combination'", self, metrics)
@@ -382,17 +373,8 @@ class Combination(Design):
             report = SuiteReport(tasks, learners, 1, self.settings["seed"], baseline=baseline, row_title="shards",
                                  metrics=[describe_metric(name, m) for name, m in metrics.items()])
             shard_rows = []
-            try:
-                for task in tasks:
-                    try:
-                        info = self._run_task(report, task, learners, metrics, progress, shard_rows)
-                    except TextcwError as exc:
-                        report.failures.append(f"{task.label}: {exc}")
-                        continue
-                    if on_task is not None:
-                        on_task(info)
-            except KeyboardInterrupt:
-                report.interrupted = True
+            run_each_task(report, tasks,
+                          lambda task: self._run_task(report, task, learners, metrics, progress, shard_rows), on_task)
         report.verdicts["combination"] = Verdict(
             "test error (%) of the shard models themselves, mean ± standard deviation",
             ["task", "shards", "docs/shard", *[s.label for s in learners]], shard_rows)

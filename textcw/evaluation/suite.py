@@ -231,10 +231,18 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
 
 
 def _run_tasks(report, tasks, learners, levels, **options) -> None:
+    run_each_task(report, tasks, lambda task: _run_task(report, task, learners, levels, **options),
+                  options["on_task"])
+
+
+def run_each_task(report: SuiteReport, tasks, run_task, on_task=None) -> None:
+    """``run_task(task)`` for each task in turn, ``on_task`` given what it returns; a task that
+    fails is recorded in ``report.failures`` and Ctrl-C ends the run with ``report.interrupted``
+    (what every design does around its own per-task work)."""
     try:
         for task in tasks:
             try:
-                info = _run_task(report, task, learners, levels, **options)
+                info = run_task(task)
             except TextcwError as exc:
                 # One task's failure (a missing file, a parameter that does not fit its number of
                 # classes) must not throw away the tasks that finished: record it and go on.
@@ -242,8 +250,8 @@ def _run_tasks(report, tasks, learners, levels, **options) -> None:
                 continue
             if report.interrupted:
                 break
-            if options["on_task"] is not None:
-                options["on_task"](info)
+            if on_task is not None:
+                on_task(info)
     except KeyboardInterrupt:
         report.interrupted = True
 
