@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import gzip
 import io
 import tarfile
 import threading
@@ -21,8 +22,11 @@ def sha(data: bytes) -> str:
 
 
 def tar_bytes(members: dict[str, bytes], mtime: int = 0) -> bytes:
+    """A .tar.gz of ``members``, byte for byte the same on every call: the gzip header carries
+    ``mtime`` too (``tarfile``'s "w:gz" would stamp the current second there, so two calls a
+    second apart differ)."""
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=mtime) as gz, tarfile.open(fileobj=gz, mode="w") as tar:
         for name, data in members.items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), mtime
