@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.server
-import gzip
 import io
 import tarfile
 import threading
