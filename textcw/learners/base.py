@@ -19,7 +19,7 @@ from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
 from textcw.learners import autotune, weighting
-from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets
+from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets, distinct_labels
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 from textcw.learners.protocol import KernelCall, bind_kernel
 from textcw.learners.selftune import Axis
@@ -337,7 +337,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
             labels = self._check_labels(y, min_classes=min_classes)
         else:
             try:
-                labels = np.unique(y)
+                labels = distinct_labels(y)
             except TypeError:
                 labels = self._check_labels(y)  # raises: mixed label types
         if self.fit_intercept:

@@ -1,0 +1,47 @@
+"""The labels of a chunk: ``distinct_labels`` equals ``np.unique`` for labels of one type."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from textcw.errors import InputError
+from textcw.learners.passive_aggressive import PassiveAggressiveI
+from textcw.learners.inputs import distinct_labels
+from tests.sparse_data import random_sparse
+
+CASES = [
+    np.array(["b", "a", "c", "a"], dtype=object),
+    np.array(["sci.med", "comp.graphics"] * 50, dtype=object),
+    np.array([3, 1, 2, 3], dtype=object),
+    np.array([1.5, -2.0, 1.5], dtype=object),
+    np.array([True, False, True], dtype=object),
+    np.array(["x", "y"]),  # not object: np.unique itself
+    np.array([2, 0, 2]),
+    np.array(["only"], dtype=object),
+]
+
+
+@pytest.mark.parametrize("y", CASES, ids=lambda y: f"{y.dtype}-{y.tolist()[:2]}")
+def test_distinct_labels_equal_numpy_unique(y):
+    got, want = distinct_labels(y), np.unique(y)
+    assert got.dtype == want.dtype
+    assert got.tolist() == want.tolist()
+
+
+def test_mixed_label_types_raise_as_numpy_does():
+    y = np.array(["a", 1], dtype=object)
+    with pytest.raises(TypeError):
+        np.unique(y)
+    with pytest.raises(TypeError):
+        distinct_labels(y)
+
+
+def test_a_later_chunk_with_mixed_labels_is_refused_with_the_message():
+    X = random_sparse(40, 30, 0.2, seed=0)
+    labels = np.array(["a", "b"] * 20, dtype=object)
+    model = PassiveAggressiveI().partial_fit(X[:20], labels[:20], classes=np.array(["a", "b"], dtype=object))
+    mixed = labels[20:].copy()
+    mixed[0] = 7
+    with pytest.raises(InputError, match="mixes label types"):
+        model.partial_fit(X[20:], mixed)
