@@ -271,6 +271,35 @@ def test_cross_fit_temperature_is_the_maximum_likelihood_on_out_of_fold_scores(n
     np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], reference.predict(X))
 
 
+@pytest.mark.parametrize("name, params", [("scw2", {"eta": "auto", "C": "auto"}), ("cw-var", {"eta": "auto"})])
+def test_self_tuned_halves_are_trained_with_the_values_the_final_fit_chose(name, params):
+    """The halves take the final model's tuned_params_ instead of tuning their own: the
+    temperature is the one fitted to the out-of-fold scores of such halves."""
+    from sklearn.model_selection import StratifiedKFold
+
+    X = random_sparse(400, 30, 0.25, seed=21)
+    y = _labels(X, 3, seed=22)
+    learner = textcw.make_learner(name, n_epochs=3, random_state=5, **params)
+    model = Calibrated(learner, margin="raw").fit(X, y)
+    tuned = model.estimator_.tuned_params_
+    assert set(tuned) == set(params)
+    fixed = clone(learner).set_params(**tuned)
+    z = np.zeros((len(y), 3))
+    retuned_values = []
+    for fitted_on, scored in StratifiedKFold(2, shuffle=True, random_state=5).split(X, y):
+        half = clone(fixed).fit(X[fitted_on], y[fitted_on])
+        assert not hasattr(half, "tuned_params_")  # nothing left to tune
+        z[scored] = half.decision_function(X[scored])
+        retuned_values.append(clone(learner).fit(X[fitted_on], y[fitted_on]).tuned_params_)
+    target = np.searchsorted(np.unique(y), y)
+    best = scipy.optimize.minimize_scalar(_platt_loss(z, target), bounds=(-12, 12), method="bounded",
+                                          options={"xatol": 1e-10})
+    assert model.temperature_ == pytest.approx(np.exp(best.x), rel=1e-6)
+    np.testing.assert_array_equal(model.estimator_.coef_, clone(learner).fit(X, y).coef_)
+    # the case is not trivial: a half tuning alone chooses other values
+    assert any(values != tuned for values in retuned_values), (tuned, retuned_values)
+
+
 def test_auto_record_is_progressive_validation_for_one_plain_epoch_else_cross_fit():
     X = random_sparse(300, 20, 0.3, seed=9)
     y = _labels(X, 3, seed=10)
