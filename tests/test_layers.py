@@ -73,6 +73,7 @@ _LAYER_OF = {room: number for number, rooms in enumerate(LAYERS) for room in roo
 # listed, so that a new part is placed too.
 PART_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "textcw.corpus.tabular": [("limits", "spec"), ("files", "split"), ("readers",), ("index",), ("corpus",)],
+    "textcw.evaluation.designs": [("options",), ("splits", "tune", "timing", "curve", "online", "combination")],
 }
 
 

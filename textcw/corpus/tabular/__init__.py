@@ -49,8 +49,9 @@ from textcw.corpus.tabular.readers import Row, read_rows
 from textcw.corpus.tabular.spec import FORMATS, TASK_PATTERNS, TableSpec, parse_spec
 from textcw.corpus.tabular.split import split_of
 
+# In reading order, which the reference page follows (docs/reference/corpora.md).
 __all__ = [
-    "CSV", "FORMATS", "JSONL", "MAX_FIELD", "MAX_LABELS", "MAX_MATERIALISED", "MAX_STDIN_BYTES", "PARQUET",
-    "STRIDE", "TASK_PATTERNS", "TSV", "Position", "Row", "TableCorpus", "TableSpec", "parse_spec", "read_rows",
-    "split_of"
+    "FORMATS", "TASK_PATTERNS", "STRIDE", "MAX_FIELD", "MAX_LABELS", "MAX_STDIN_BYTES", "MAX_MATERIALISED",
+    "TableSpec", "parse_spec", "Position", "Row", "read_rows", "split_of", "TableCorpus", "CSV", "TSV", "JSONL",
+    "PARQUET",
 ]
