@@ -19,6 +19,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "textcw"
 
 # The rooms, bottom first. A module belongs to the longest entry that is a prefix of its dotted
@@ -64,6 +66,15 @@ KNOWN_UPWARD: set[tuple[str, str]] = set()
 KNOWN_CYCLES: set[frozenset[str]] = set()
 
 _LAYER_OF = {room: number for number, rooms in enumerate(LAYERS) for room in rooms}
+
+# The parts of a package that holds one concept in several modules, bottom first: a part imports
+# only parts on its own line or below, and never the package itself (its ``__init__``, which
+# imports the public names from the parts, is above them all). Every module of the package is
+# listed, so that a new part is placed too.
+PART_LAYERS: dict[str, list[tuple[str, ...]]] = {
+    "textcw.corpus.tabular": [("limits", "spec"), ("files", "split"), ("readers",), ("index",), ("corpus",)],
+    "textcw.evaluation.designs": [("options",), ("splits", "tune", "timing", "curve", "online", "combination")],
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -145,6 +156,15 @@ def test_no_module_imports_upward():
     assert not new, "upward imports (importer, imported): " + "; ".join(
         f"{a} ({room_of(a)}, layer {_LAYER_OF[room_of(a)]}) imports {b} ({room_of(b)}, layer "
         f"{_LAYER_OF[room_of(b)]})" for a, b in new) + "; move the shared code down instead"
+
+
+@pytest.mark.parametrize("package", sorted(PART_LAYERS))
+def test_the_parts_of_a_package_import_downward(package):
+    level = {f"{package}.{part}": number for number, parts in enumerate(PART_LAYERS[package]) for part in parts}
+    found = sorted(module for module in MODULES if module.startswith(package + "."))
+    assert found == sorted(level), f"{package} has the modules {found}; PART_LAYERS lists {sorted(level)}"
+    upward = [(a, b) for a, b in EDGES if a in level and (b == package or b in level and level[b] > level[a])]
+    assert not upward, f"{package}: parts importing upward (importer, imported): {upward}"
 
 
 def _room_graph() -> dict[str, set[str]]:

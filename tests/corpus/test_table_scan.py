@@ -10,13 +10,15 @@ import numpy as np
 import pytest
 
 from textcw.corpus import _table_scan, tabular
-from textcw.corpus.tabular import CSV, Position, parse_spec
+from textcw.corpus.tabular import CSV, Position, limits, parse_spec
+from textcw.corpus.tabular.index import _index_cached
+from textcw.corpus.tabular.readers import _Rows
 from textcw.errors import DataError, InputError
 
 
 def index_or_error(spec):
     try:
-        return tabular._index_cached.__wrapped__(spec, ())
+        return _index_cached.__wrapped__(spec, ())
     except (DataError, InputError) as exc:
         return f"{type(exc).__name__}: {exc}"
 
@@ -34,7 +36,7 @@ def both_ways(task: str, monkeypatch, fmt: str = "csv"):
 
     with monkeypatch.context() as m:
         m.setattr(_table_scan, "scan_file", counted)
-        m.setattr(tabular, "SCAN_MIN_BYTES", 0)  # small files too
+        m.setattr(limits, "SCAN_MIN_BYTES", 0)  # small files too
         fast = index_or_error(spec)
     with monkeypatch.context() as m:
         m.setattr(_table_scan, "usable", lambda *args: False)
@@ -48,7 +50,7 @@ def small_blocks(monkeypatch, read=64, records=3, block=16):
     """Tiny reads and batches, so that records, quotes and \\r\\n straddle their boundaries."""
     monkeypatch.setattr(_table_scan, "READ_BYTES", read)
     monkeypatch.setattr(_table_scan, "MAX_RECORDS", records)
-    monkeypatch.setattr(tabular, "BLOCK_BYTES", block)
+    monkeypatch.setattr(limits, "BLOCK_BYTES", block)
 
 
 TRICKY = (
@@ -112,7 +114,7 @@ def test_checkpoints_split_and_positions_match_over_many_batches(tmp_path, monke
     first = tabular.split_of(spec, 0)
     assert fast.checkpoints[first][0] == Position(12, 2, 0)  # after the header's \r\n
     # the splits, and any range of them read from the scanner's checkpoints, are the rows written
-    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", 0)
+    monkeypatch.setattr(limits, "SCAN_MIN_BYTES", 0)
     texts = ["a, b\r\nc" if i % 5 == 0 else f"word {i}" for i in range(7_000)]
     for split in ("train", "test"):
         expected = [t for i, t in enumerate(texts) if tabular.split_of(spec, i) == split]
@@ -149,7 +151,7 @@ def test_random_files_give_the_csv_module_s_index_or_error(tmp_path, monkeypatch
     path.write_bytes(body)
     small_blocks(monkeypatch, read=int(rng.integers(8, 200)), records=int(rng.integers(1, 20)),
                  block=int(rng.integers(4, 64)))
-    monkeypatch.setattr(tabular, "STRIDE", int(rng.integers(1, 6)))  # many checkpoints, some after bad rows
+    monkeypatch.setattr(limits, "STRIDE", int(rng.integers(1, 6)))  # many checkpoints, some after bad rows
     options = [f"encoding={encoding}"] + ([f"delimiter={delimiter}"] if fmt == "csv" else []) + \
         (["header=no", "text=2", "label=3"] if seed % 3 == 0 else [])  # the header row is then a row
     for skip in ("error", "skip"):
@@ -173,17 +175,17 @@ def test_a_field_or_record_over_the_scanner_s_limits_is_left_to_the_csv_module(t
     path.write_text("text,label\n" + "".join(f'"{long if i == 40 else i}\n{i}",{"ab"[i % 2]}\n' for i in range(80)))
     calls = []
     if limit == "field":
-        monkeypatch.setattr(tabular, "MAX_FIELD", 200)  # the scanner's limit; the csv module's is unchanged
+        monkeypatch.setattr(limits, "MAX_FIELD", 200)  # the scanner's limit; the csv module's is unchanged
     else:
         monkeypatch.setattr(_table_scan, "READ_BYTES", 64)
         monkeypatch.setattr(_table_scan, "MAX_BUFFER", 256)
-    real_read = tabular._Rows.read
+    real_read = _Rows.read
 
     def read(self, position=None):
         calls.append(position)
         return real_read(self, position)
 
-    monkeypatch.setattr(tabular._Rows, "read", read)
+    monkeypatch.setattr(_Rows, "read", read)
     fast, slow = both_ways(f"{path},{path}", monkeypatch)
     assert fast == slow and fast.sizes == {"train": 80, "test": 80}
     # the scanner counted rows 0-39 and handed row 40 on to the csv module
@@ -193,7 +195,7 @@ def test_a_field_or_record_over_the_scanner_s_limits_is_left_to_the_csv_module(t
 def test_too_many_labels_and_bad_bytes_are_the_same_errors(tmp_path, monkeypatch):
     path = tmp_path / "labels.csv"
     path.write_text("text,label\n" + "".join(f"t,l{i}\n" for i in range(30)))
-    monkeypatch.setattr(tabular, "MAX_LABELS", 12)
+    monkeypatch.setattr(limits, "MAX_LABELS", 12)
     fast, slow = both_ways(str(path), monkeypatch)
     assert fast == slow == f"DataError: {path}: column 'label' has more than 12 distinct values; is it the " \
                            f"label column? Name it: csv:{path}?label=COLUMN"
@@ -207,7 +209,7 @@ def test_too_many_labels_and_bad_bytes_are_the_same_errors(tmp_path, monkeypatch
 def test_a_crlf_split_between_two_reads_is_one_line_break(tmp_path, monkeypatch):
     path = tmp_path / "crlf.csv"
     path.write_bytes(b"text,label\r\nabcd,x\r\nbad\r\n")  # block 1 ends with \r, block 2 starts with \n
-    monkeypatch.setattr(tabular, "BLOCK_BYTES", 19)
+    monkeypatch.setattr(limits, "BLOCK_BYTES", 19)
     with pytest.raises(DataError, match="crlf.csv line 3: 1 fields where the header has 2"):
         CSV.load(str(path))
 
@@ -218,10 +220,10 @@ def test_only_a_file_of_scan_min_bytes_or_more_is_scanned(tmp_path, monkeypatch)
     calls = []
     real = _table_scan.scan_file
     monkeypatch.setattr(_table_scan, "scan_file", lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs))
-    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", path.stat().st_size + 1)
+    monkeypatch.setattr(limits, "SCAN_MIN_BYTES", path.stat().st_size + 1)
     small = index_or_error(parse_spec("csv", f"{path},{path}"))
     assert calls == [] and small.sizes == {"train": 500, "test": 500}
-    monkeypatch.setattr(tabular, "SCAN_MIN_BYTES", path.stat().st_size)
+    monkeypatch.setattr(limits, "SCAN_MIN_BYTES", path.stat().st_size)
     assert index_or_error(parse_spec("csv", f"{path},{path}")) == small and calls == [1, 1]
 
 
@@ -245,8 +247,8 @@ def test_skip_text_finds_the_first_marked_byte_eight_at_a_time_or_one_by_one():
 
 
 def test_a_line_longer_than_max_line_is_an_error_but_a_file_of_cr_line_breaks_is_not(tmp_path, monkeypatch):
-    monkeypatch.setattr(tabular, "MAX_LINE", 100)
-    monkeypatch.setattr(tabular, "BLOCK_BYTES", 16)
+    monkeypatch.setattr(limits, "MAX_LINE", 100)
+    monkeypatch.setattr(limits, "BLOCK_BYTES", 16)
     long = tmp_path / "long.csv"
     long.write_text("text,label\nshort,a\n" + "x" * 300 + ",b\nlast,a\n")
     with pytest.raises(DataError, match=r"long.csv line 3: a line longer than 100 bytes; is this a utf-8 text "

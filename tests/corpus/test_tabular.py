@@ -13,6 +13,7 @@ import textcw
 from tests.cli_run import one_line_error, run
 from textcw.corpus import tabular
 from textcw.corpus.tabular import CSV, JSONL, PARQUET, TSV, parse_spec
+from textcw.corpus.tabular.files import _stdin_bytes
 from textcw.errors import DataError, InputError
 
 
@@ -193,15 +194,15 @@ def test_a_tiny_file_without_test_rows_says_what_to_do(tmp_path):
 
 
 def test_standard_input_trains_but_is_not_streamed(capsys, monkeypatch):
-    tabular._stdin_bytes.cache_clear()
+    _stdin_bytes.cache_clear()
     rows = "".join(f"{r[2].splitlines()[0].split(',')[0]},{r[3]}\n" for r in table(300))
     code, out, err = run(capsys, "train", "--corpus", "csv:-", "--learner", "pa1",
                          stdin=("text,label\n" + rows).encode())
-    tabular._stdin_bytes.cache_clear()
+    _stdin_bytes.cache_clear()
     assert code == 0, err
     assert out.startswith("csv:-  pa1  accuracy 1.0000")
     code, _, err = run(capsys, "train", "--corpus", "csv:-", "--learner", "pa1", "--stream", stdin=b"text,label\n")
-    tabular._stdin_bytes.cache_clear()
+    _stdin_bytes.cache_clear()
     assert code == 1 and "cannot be streamed or sharded; save it to a file" in one_line_error(err)
 
 

@@ -2,7 +2,7 @@
 
 Why it exists: before a table can be streamed (``--stream``, ``--shards``), a first pass must
 learn how many rows each split has, the set of labels, which rows are bad, and where every
-STRIDE-th row of a split starts (:mod:`textcw.corpus.tabular`). Done with the ``csv`` module,
+STRIDE-th row of a split starts (:mod:`textcw.corpus.tabular.index`). Done with the ``csv`` module,
 that pass builds a list of every field of every row and costs about as much as reading the
 rows for training (9 s of CPU for a 1 GB file of 10**6 rows). Yet it needs only the row
 boundaries, the number of fields of each row and the bytes of its label field. :func:`scan_records` finds these with a byte-level twin of the
@@ -15,7 +15,7 @@ text lies (equal labels are grouped by a hash, then compared byte for byte: a ha
 trusted). :func:`index_csv` counts the records; it leaves a record to the ``csv`` module itself
 whenever they cannot vouch for the answer: a wrong number of fields, a label with escaped
 quotes or text after its closing quote, bytes that are not in the encoding, a label that
-:func:`~textcw.corpus.tabular._check_label` refuses. When a field or line is longer than
+:func:`~textcw.corpus.tabular.readers._check_label` refuses. When a field or line is longer than
 ``MAX_FIELD`` bytes, or a record does not fit in :data:`MAX_BUFFER` bytes, the rest of the file
 is read by the ``csv`` module, so its errors (a field over the limit, a line too long) stay
 exactly what they are. Both encodings read (UTF-8 and Latin-1) keep ASCII bytes as they are,
@@ -33,7 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.corpus import tabular
+from textcw.corpus.tabular import limits
+from textcw.corpus.tabular.files import Position, _open
+from textcw.corpus.tabular.readers import _check_label, _CsvReader
+from textcw.corpus.tabular.spec import TableSpec
 
 __all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "index_csv", "same_labels", "scan_file", "scan_records",
            "skip_text", "usable"]
@@ -318,10 +321,10 @@ class Window(io.BytesIO):
         return super().seek(pos - self.offset if whence == 0 else pos, whence)
 
 
-class WindowReader(tabular._CsvReader):
+class WindowReader(_CsvReader):
     """The csv module's reading of bytes already read (a :class:`Window`)."""
 
-    def __init__(self, spec: tabular.TableSpec, path: str, window: Window):
+    def __init__(self, spec: TableSpec, path: str, window: Window):
         super().__init__(spec, path)
         self.window = window
 
@@ -330,25 +333,25 @@ class WindowReader(tabular._CsvReader):
 
 
 def index_csv(counts, rows) -> bool:
-    """Tell ``counts`` (``tabular._Counts``) the rows of ``rows`` (``tabular._Rows`` of a CSV or
-    TSV file) from :func:`scan_file`'s records; what they cannot vouch for is read by the csv
-    module (the rows of a batch not in the encoding, a record with a wrong number of fields or a
-    label to unquote or refuse; the rest of the file after a field or line over the limit), so
-    that every answer and error is the csv module's. ``False`` (nothing read) if the scanner
+    """Tell ``counts`` (``tabular.index._Counts``) the rows of ``rows`` (``tabular.readers._Rows``
+    of a CSV or TSV file) from :func:`scan_file`'s records; what they cannot vouch for is read by
+    the csv module (the rows of a batch not in the encoding, a record with a wrong number of
+    fields or a label to unquote or refuse; the rest of the file after a field or line over the
+    limit), so that every answer and error is the csv module's. ``False`` (nothing read) if the scanner
     does not read this delimiter and encoding."""
     spec, layout, start = counts.spec, rows.layout, rows.start
     if not usable(spec.delimiter, spec.encoding):
         return False
     known: dict[bytes, str] = {}  # label bytes -> label, for up to MAX_LABELS + 1 good labels
     ncols = len(layout.names)
-    fh = tabular._open(rows.reader.path)
+    fh = _open(rows.reader.path)
     try:
         bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8
         row_no = 0
         for batch in scan_file(fh, start.offset, start.line, delimiter=spec.delimiter, label_col=layout.label,
-                               max_field=tabular.MAX_FIELD, skip=3 if bom else 0):
+                               max_field=limits.MAX_FIELD, skip=3 if bom else 0):
             if isinstance(batch, Fallback):
-                for row in rows.read(tabular.Position(batch.offset, batch.line, row_no)):
+                for row in rows.read(Position(batch.offset, batch.line, row_no)):
                     counts.row(row, rows.position_after)
                 break
             row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
@@ -367,10 +370,10 @@ def _count_batch(counts, rows, batch: Batch, first: int, ncols: int, known: dict
         window = Window(data[begins[j]:batch.ends[stop - 1]], batch.offset + int(begins[j]))
         reader = WindowReader(spec, rows.reader.path, window)
         line = batch.line + (int(batch.end_lines[j - 1]) if j else 0)
-        for row in reader.rows(rows.layout, tabular.Position(window.offset, line, first + j)):
+        for row in reader.rows(rows.layout, Position(window.offset, line, first + j)):
             counts.row(row, lambda row: reader.lines.position_of(reader.base_line + reader.csv.line_num,
                                                                  row.row + 1))
-        counts.position = tabular.Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
+        counts.position = Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
 
     if spec.encoding == "utf-8" and not data.isascii() and not data[batch.start:batch.ends[-1]].isascii():
         try:  # (the whole buffer is checked first: no copy)
@@ -387,11 +390,11 @@ def _count_batch(counts, rows, batch: Batch, first: int, ncols: int, known: dict
     for k, value in enumerate(values):
         label = known.get(value)
         if label is None:
-            label, problem = tabular._check_label(value.decode(spec.encoding))
+            label, problem = _check_label(value.decode(spec.encoding))
             if problem is not None:
                 refused.append(k)
                 continue
-            if len(known) <= tabular.MAX_LABELS:
+            if len(known) <= limits.MAX_LABELS:
                 known[value] = label
         labels[k] = label
     good = (batch.fields_of == ncols) & (batch.flags == 0)

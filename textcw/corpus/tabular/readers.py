@@ -1,0 +1,347 @@
+"""The rows of one table file, format by format: the CSV and TSV reader (the ``csv`` module's C
+parser over blocks of lines), the JSON-lines reader and the Parquet reader (pyarrow, the
+``parquet`` extra). Each finds the text and label columns, then yields a :class:`Row` per row
+from any :class:`~textcw.corpus.tabular.files.Position`, a bad row included with what is wrong
+with it (:mod:`textcw.corpus.tabular`: "A bad row ...").
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textcw.corpus.tabular import limits
+from textcw.corpus.tabular.files import Position, _Lines, _name, _open
+from textcw.corpus.tabular.spec import TableSpec
+from textcw.errors import DataError, InputError
+from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
+
+__all__ = ["Row", "read_rows"]
+
+# The csv module's limit is process-wide; it is only ever raised, to MAX_FIELD.
+csv.field_size_limit(max(csv.field_size_limit(), limits.MAX_FIELD))
+
+
+@dataclass
+class Row:
+    """One row of a table: where it is, its text and label, the row as read (a list of fields,
+    a dict for JSON lines and Parquet) and, for a bad row, what is wrong with it."""
+
+    line: int
+    row: int
+    text: str
+    label: str | None
+    raw: object
+    problem: str | None = None
+
+
+@dataclass
+class _Layout:
+    """The columns of a table: the names, and where the text and label are."""
+
+    names: list[str]
+    text: list = field(default_factory=list)  # indices (CSV) or keys
+    label: object = None  # index or key; None when labels are not needed and absent
+
+
+def _missing_column(spec: TableSpec, path: str, column: str, names: list[str], what: str) -> DataError:
+    shown = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+    option = "text" if what == "text" else "label"
+    return DataError(f"{_name(path)} has no column {column!r} (its columns: {shown or 'none'}); name the "
+                     f"{what} column: {spec.example(**{option: 'COLUMN'})}")
+
+
+def _layout(spec: TableSpec, path: str, names: list[str], need_label: bool) -> _Layout:
+    index = {n: k for k, n in enumerate(names)}
+    for column in spec.text:
+        if column not in index:
+            raise _missing_column(spec, path, column, names, "text")
+    if spec.label not in index and need_label:
+        raise _missing_column(spec, path, spec.label, names, "label")
+    if spec.fmt in ("csv", "tsv"):
+        return _Layout(names, [index[c] for c in spec.text], index[spec.label] if need_label else None)
+    return _Layout(names, list(spec.text), spec.label if need_label else None)
+
+
+def _label_checker():
+    """:func:`_check_label` remembering its answers (a table repeats a few labels many times);
+    bounded: past MAX_LABELS distinct values the count of labels stops the read anyway."""
+    seen: dict = {}
+
+    def check(value):
+        answer = seen.get(value) if isinstance(value, str) else None
+        if answer is None:
+            answer = _check_label(value)
+            if isinstance(value, str) and len(seen) <= limits.MAX_LABELS:
+                seen[value] = answer
+        return answer
+
+    return check
+
+
+def _check_label(value) -> tuple[str | None, str | None]:
+    """``(label, problem)`` for a label cell."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, "no label"
+    if isinstance(value, (dict, list)) or isinstance(value, float) and not np.isfinite(value):
+        return None, f"the label {safe_text(value, limit=40)} is not a name"
+    label = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
+                                                  else str(value))
+    bad = first_unprintable(label)
+    if bad is not None:
+        return None, f"the label has {unprintable_kind(bad)} (U+{ord(bad):04X}); labels are printed one per line"
+    return label, None
+
+
+class _Reader:
+    """The rows of one file from a position: ``rows()`` yields :class:`Row`;
+    ``position(row)`` is where the next row starts."""
+
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
+        self.spec, self.path, self.need_label, self.once = spec, path, need_label, once
+        self.name = _name(path)
+
+    def open(self):
+        return _open(self.path, self.once and self.spec.fmt != "parquet")
+
+    # Each format: open at the start to learn the layout (and the first data row's position),
+    # then rows from any position.
+    def start(self) -> tuple[_Layout, Position]:
+        raise NotImplementedError
+
+    def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        fh = getattr(self, "fh", None)
+        if fh is not None and fh is not getattr(sys.stdin, "buffer", None):
+            fh.close()
+
+
+class _CsvReader(_Reader):
+    def _reader(self, position: Position):
+        self.close()
+        self.fh = self.open()
+        self.lines = _Lines(self.fh, position, self.spec.encoding, self.name)
+        self.csv = csv.reader(iter(self.lines), delimiter=self.spec.delimiter)
+        self.base_line, self.row = position.line, position.row
+
+    def _next(self):
+        try:
+            return next(self.csv)
+        except csv.Error as exc:
+            raise DataError(f"{self.name} line {self.base_line + self.csv.line_num - 1}: {exc}; is it a "
+                            f"{self.spec.fmt.upper()} file{' with delimiter ' + repr(self.spec.delimiter) if self.spec.fmt == 'csv' else ''}?") from None
+
+    def start(self) -> tuple[_Layout, Position]:
+        self._reader(Position(0, 1, 0))
+        try:
+            first = self._next()
+        except StopIteration:
+            raise DataError(f"{self.name} is empty; a table needs a header row and rows") from None
+        self.pending = []  # read once (standard input): the rows already read, for rows()
+        if self.spec.header:
+            names = [n.strip() for n in first]
+            layout = _layout(self.spec, self.path, names, self.need_label)
+            start = self.lines.position_of(self.base_line + self.csv.line_num, 0)
+        else:
+            names = [str(k + 1) for k in range(len(first))]
+            layout = _layout(self.spec, self.path, names, self.need_label)
+            start = Position(0, 1, 0)
+            self.pending = [first]
+        if not self.once:
+            self.close()
+        return layout, start
+
+    def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
+        if self.once:  # go on from start(): the input cannot be read again
+            pending = self.pending
+        else:
+            self._reader(position)
+            pending = []
+        n, text_at, label_at = len(layout.names), layout.text, layout.label
+        single = len(text_at) == 1
+        first_line, row = position.line, position.row
+        csv_reader, lines = self.csv, self.lines
+        base = self.base_line - 1
+        check_label = _label_checker()
+        try:
+            for fields in itertools.chain(pending, csv_reader):
+                last_line = base + csv_reader.line_num if not pending or fields is not pending[0] else 1
+                if not fields:  # a blank line: no row
+                    first_line = last_line + 1
+                    continue
+                problem = lines.problem(first_line, last_line) if lines.bad else None
+                label = None
+                if problem is None and len(fields) != n:
+                    problem = f"{len(fields)} fields where the header has {n}" if self.spec.header else \
+                        f"{len(fields)} fields where the first row has {n}"
+                if problem is None:
+                    text = fields[text_at[0]] if single else " ".join(fields[k] for k in text_at)
+                    if label_at is not None:
+                        label, problem = check_label(fields[label_at])
+                else:
+                    text = ""
+                yield Row(first_line, row, text, label, fields, problem)
+                row += 1
+                first_line = last_line + 1
+        except csv.Error as exc:
+            delimiter = f" with delimiter {self.spec.delimiter!r}" if self.spec.fmt == "csv" else ""
+            raise DataError(f"{self.name} line {base + csv_reader.line_num}: {exc}; is it a "
+                            f"{self.spec.fmt.upper()} file{delimiter}?") from None
+        finally:
+            self.close()
+
+
+class _JsonlReader(_Reader):
+    def start(self) -> tuple[_Layout, Position]:
+        return _Layout([*self.spec.text, self.spec.label], list(self.spec.text),
+                       self.spec.label if self.need_label else None), Position(0, 1, 0)
+
+    def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
+        self.close()
+        self.fh = self.open()
+        self.lines = lines = _Lines(self.fh, position, self.spec.encoding, self.name)
+        self.last_line, row = position.line - 1, position.row
+        need_label, check_label = self.need_label, _label_checker()
+        try:
+            for line_no, text_line in enumerate(lines, start=position.line):
+                self.last_line = line_no
+                if not text_line.strip():
+                    continue
+                problem = lines.problem(line_no, line_no) if lines.bad else None
+                obj, text, label = None, "", None
+                if problem is None:
+                    try:
+                        obj = json.loads(text_line)
+                    except (ValueError, RecursionError) as exc:
+                        problem = f"not JSON ({str(exc).split(':')[0]})"
+                if problem is None and not isinstance(obj, dict):
+                    problem, obj = f"a JSON {type(obj).__name__}, not an object", None
+                if problem is None:
+                    text, problem = self._text(obj, layout)
+                if problem is None and need_label:
+                    if layout.label not in obj:
+                        problem = f"no {layout.label!r} key (the label)"
+                    else:
+                        label, problem = check_label(obj[layout.label])
+                yield Row(line_no, row, text, label, obj, problem)
+                row += 1
+        finally:
+            self.close()
+
+    @staticmethod
+    def _text(obj: dict, layout: _Layout) -> tuple[str, str | None]:
+        parts = []
+        for key in layout.text:
+            if key not in obj:
+                return "", f"no {key!r} key (the text)"
+            value = obj[key]
+            if value is None:
+                value = ""
+            elif isinstance(value, (dict, list)):
+                return "", f"the {key!r} value is a JSON {type(value).__name__}, not text"
+            parts.append(value if isinstance(value, str) else str(value))
+        return (parts[0] if len(parts) == 1 else " ".join(parts)), None
+
+    def position_after(self, row: int) -> Position:
+        return self.lines.position_of(self.last_line + 1, row)
+
+
+def _pyarrow_parquet():
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading Parquet needs the parquet extra: pip install 'textcw[parquet]' "
+                         "(pyarrow)") from None
+    return pq
+
+
+class _ParquetReader(_Reader):
+    def _file(self):
+        pq = _pyarrow_parquet()
+        self.close()
+        self.fh = self.open()
+        try:
+            return pq.ParquetFile(self.fh)
+        except Exception as exc:  # pyarrow's errors: ArrowInvalid and its relatives
+            raise DataError(f"{self.name} is not a Parquet file ({' '.join(str(exc).split())[:200]})") from None
+
+    def start(self) -> tuple[_Layout, Position]:
+        pf = self._file()
+        names = list(pf.schema_arrow.names)
+        self.close()
+        return _layout(self.spec, self.path, names, self.need_label), Position(0, 1, 0)
+
+    def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
+        pf = self._file()
+        columns = list(dict.fromkeys([*layout.text, *([layout.label] if layout.label is not None else [])]))
+        first, row = 0, 0
+        try:
+            for group in range(pf.metadata.num_row_groups):
+                size = pf.metadata.row_group(group).num_rows
+                if first + size <= position.row:
+                    first += size
+                    continue
+                row = first
+                for batch in pf.iter_batches(batch_size=limits.CHUNK, row_groups=[group], columns=columns):
+                    data = {name: batch.column(name).to_pylist() for name in columns}
+                    for k in range(batch.num_rows):
+                        if row >= position.row:
+                            yield self._row(layout, data, k, row)
+                        row += 1
+                first += size
+        finally:
+            self.close()
+
+    @staticmethod
+    def _row(layout: _Layout, data: dict, k: int, row: int) -> Row:
+        raw = {name: values[k] for name, values in data.items()}
+        problem, parts = None, []
+        for key in layout.text:
+            value = raw[key]
+            if isinstance(value, (dict, list, bytes)):
+                problem = f"the {key!r} value is not text"
+                break
+            parts.append("" if value is None else value if isinstance(value, str) else str(value))
+        label = None
+        if problem is None and layout.label is not None:
+            label, problem = _check_label(raw[layout.label])
+        return Row(row + 1, row, parts[0] if len(parts) == 1 else " ".join(parts), label, raw, problem)
+
+
+_READERS = {"csv": _CsvReader, "tsv": _CsvReader, "jsonl": _JsonlReader, "parquet": _ParquetReader}
+
+
+class _Rows:
+    """The rows of a file from a position, and where the row after the last one read starts."""
+
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
+        self.reader = _READERS[spec.fmt](spec, path, need_label, once)
+        self.layout, self.start = self.reader.start()
+
+    def read(self, position: Position | None = None) -> Iterator[Row]:
+        return self.reader.rows(self.layout, position or self.start)
+
+    def position_after(self, row: Row) -> Position:
+        """Where the row after ``row`` starts (call right after ``row`` was yielded)."""
+        reader = self.reader
+        if isinstance(reader, _CsvReader):
+            return reader.lines.position_of(reader.base_line + reader.csv.line_num, row.row + 1)
+        if isinstance(reader, _JsonlReader):
+            return reader.position_after(row.row + 1)
+        return Position(row.row + 1, row.row + 2, row.row + 1)
+
+
+def read_rows(spec: TableSpec, path: str, *, need_label: bool = False) -> tuple[list[str], Iterator[Row]]:
+    """``(column names, rows)`` of one file, front to back, once, bad rows included
+    (``Row.problem`` says why), for ``textcw predict``: the label column is read only if
+    ``need_label``. Standard input (``-``) is read as it comes, except Parquet (read whole)."""
+    rows = _Rows(spec, path, need_label, once=True)
+    return rows.layout.names, rows.read()

@@ -1,0 +1,138 @@
+"""A tabular task as written, ``csv:data.csv?text=body&label=topic``, parsed into a
+:class:`TableSpec`: the files, the columns and the reading options (the syntax and the options
+are in :mod:`textcw.corpus.tabular`). Only the spelling is checked here; files are read later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from textcw.errors import InputError
+
+__all__ = ["ENCODINGS", "FORMATS", "TASK_PATTERNS", "TableSpec", "parse_spec"]
+
+FORMATS = ("csv", "tsv", "jsonl", "parquet")
+TASK_PATTERNS = {
+    "PATH[,TEST_PATH][?OPTIONS]": "your table; options text=COLUMN[,COLUMN], label=COLUMN, test=0.2, "
+                                  "seed=0, bad_rows=skip, ... (docs/guide/your-own-data.md)",
+}
+ENCODINGS = ("utf-8", "latin-1")
+_YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A parsed task: the files, the columns and the reading options (:mod:`textcw.corpus.tabular`)."""
+
+    fmt: str
+    train: str
+    test: str | None = None
+    text: tuple[str, ...] = ("text",)
+    label: str = "label"
+    header: bool = True
+    delimiter: str = ","
+    test_share: float = 0.2
+    seed: int = 0
+    skip_bad: bool = False
+    encoding: str = "utf-8"
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return (self.train,) if self.test is None else (self.train, self.test)
+
+    def example(self, **changes) -> str:
+        """How a user writes this task with ``changes`` to its options (for error messages)."""
+        options = "&".join(f"{k}={v}" for k, v in changes.items())
+        return f"{self.fmt}:{','.join(self.files)}?{options}"
+
+
+def _choice(fmt: str, key: str, value: str, yes_no: bool = True) -> bool:
+    if value.lower() in _YES:
+        return True
+    if value.lower() in _NO:
+        return False
+    raise InputError(f"{fmt}: {key}={value!r} is invalid; give {key}=yes or {key}=no")
+
+
+def parse_spec(fmt: str, task: str | None) -> TableSpec:
+    """``"data.csv?text=body&label=topic"`` -> a :class:`TableSpec` (a clear error otherwise)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown table format {fmt!r}; the formats are {', '.join(FORMATS)}")
+    usage = f"--corpus {fmt}:PATH[,TEST_PATH][?text=COLUMN&label=COLUMN]"
+    if task is None or not task.strip():
+        raise InputError(f"{fmt} needs a file: {usage}")
+    paths, query = task, ""
+    if "?" in task and "=" in task.rpartition("?")[2]:
+        paths, _, query = task.rpartition("?")
+    parts = paths.split(",")
+    if len(parts) > 2 or not all(p.strip() for p in parts):
+        raise InputError(f"{fmt}:{task}: give one file, or a training and a test file separated by one "
+                         f"comma ({usage})")
+    spec = TableSpec(fmt, parts[0], parts[1] if len(parts) == 2 else None,
+                     delimiter="\t" if fmt == "tsv" else ",")
+    seen = set()
+    for item in filter(None, query.split("&")):
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise InputError(f"{fmt}:{task}: option {item!r} is not KEY=VALUE (e.g. ?text=body&label=topic)")
+        if key in seen:
+            raise InputError(f"{fmt}:{task}: option {key} is given twice; give each option once")
+        seen.add(key)
+        spec = _option(spec, fmt, task, key, value)
+    if spec.test is not None and "test" in seen:
+        raise InputError(f"{fmt}:{task}: test= is the share held out of one file; with a test file "
+                         "it does not apply: drop it")
+    if "-" in spec.files and spec.test is not None:
+        raise InputError(f"{fmt}:{task}: standard input (-) is one file; give it alone (the test rows "
+                         "are then held out of it)")
+    return spec
+
+
+def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> TableSpec:
+    tabular = fmt in ("csv", "tsv")
+    if key == "text":
+        columns = tuple(c.strip() for c in value.split(","))
+        if not all(columns):
+            raise InputError(f"{fmt}:{task}: text={value!r} names an empty column; give text=COLUMN or "
+                             "text=COLUMN,COLUMN")
+        return replace(spec, text=columns)
+    if key == "label":
+        if not value.strip():
+            raise InputError(f"{fmt}:{task}: label= needs a column name")
+        return replace(spec, label=value.strip())
+    if key == "header" and tabular:
+        return replace(spec, header=_choice(fmt, key, value))
+    if key == "delimiter" and fmt == "csv":
+        delimiter = "\t" if value.lower() == "tab" else value
+        if len(delimiter) != 1 or delimiter in "\r\n\"":
+            raise InputError(f"{fmt}:{task}: delimiter={value!r} is invalid; give one character "
+                             "(e.g. delimiter=; or delimiter=|) or delimiter=tab")
+        return replace(spec, delimiter=delimiter)
+    if key == "test":
+        try:
+            share = float(value)
+        except ValueError:
+            share = -1.0
+        if not 0.0 < share < 1.0:
+            raise InputError(f"{fmt}:{task}: test={value!r} is invalid; give the share of rows held out "
+                             "for testing, between 0 and 1 (e.g. test=0.2)")
+        return replace(spec, test_share=share)
+    if key == "seed":
+        if not value.isdigit() or len(value) > 18:
+            raise InputError(f"{fmt}:{task}: seed={value!r} is invalid; give a whole number >= 0")
+        return replace(spec, seed=int(value))
+    if key == "bad_rows":
+        if value not in ("error", "skip"):
+            raise InputError(f"{fmt}:{task}: bad_rows={value!r} is invalid; give bad_rows=error (stop at "
+                             "the first bad row, the default) or bad_rows=skip (skip and count them)")
+        return replace(spec, skip_bad=value == "skip")
+    if key == "encoding" and fmt != "parquet":
+        name = value.lower().replace("_", "-")
+        name = {"utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1"}.get(name, name)
+        if name not in ENCODINGS:
+            raise InputError(f"{fmt}:{task}: encoding={value!r} is not supported; give encoding=utf-8 "
+                             "or encoding=latin-1")
+        return replace(spec, encoding=name)
+    known = ["text", "label", "test", "seed", "bad_rows"] + (["header"] if tabular else []) + \
+        (["delimiter"] if fmt == "csv" else []) + (["encoding"] if fmt != "parquet" else [])
+    raise InputError(f"{fmt}:{task}: unknown option {key!r}; the options of {fmt} are {', '.join(known)}")
