@@ -69,3 +69,29 @@ def test_tune_false_and_given_values_keep_the_learner_defaults(noisy_file):
 
 def test_settle_is_a_no_op_on_a_learner_that_is_not_tuning():
     assert tuning.settle(textcw.make_learner("arow")) is False
+
+
+def test_streamed_shards_train_with_the_values_a_stream_would_choose(noisy_file, monkeypatch):
+    """--shards N --stream: the values are chosen once, over the split's first chunks as a stream
+    chooses them, and every shard trains with them (so the shard models combine)."""
+    from textcw.scale.training import train_sharded
+
+    monkeypatch.setattr("textcw.scale.tuning.TUNE_DOCUMENTS", 250)
+    monkeypatch.setattr("textcw.scale.training.TUNE_DOCUMENTS", 250)
+    alone = train_stream(f"vw:{noisy_file}", "arow", chunk_size=100, workers=1)
+    chosen = {"r": float(alone.model[-1].tuned_params_["r"])}
+    assert chosen["r"] != 1.0  # the tuned value is not the default: the case is not trivial
+    for shards in (1, 2):
+        result = train_sharded(f"vw:{noisy_file}", "arow", shards=shards, stream=True, chunk_size=100)
+        facts = result.model.textcw_components_["training"]
+        assert facts["tuned"] == ["r"] and facts["tuned_on"] == 300 and facts["tuned_params"] == chosen
+        assert result.model[-1].r == chosen["r"]
+        by_hand = train_sharded(f"vw:{noisy_file}", "arow", shards=shards, stream=True, chunk_size=100,
+                                params=chosen)
+        np.testing.assert_array_equal(result.model[-1].coef_, by_hand.model[-1].coef_)
+        assert "tuned" not in by_hand.model.textcw_components_["training"]
+
+    fixed = train_sharded(f"vw:{noisy_file}", "arow", shards=2, stream=True, chunk_size=100, tune=False)
+    assert "tuned" not in fixed.model.textcw_components_["training"] and fixed.model[-1].r == 1.0
+    whole = train_sharded(f"vw:{noisy_file}", "arow", shards=2, chunk_size=100)  # not streamed: no tuning
+    assert "tuned" not in whole.model.textcw_components_["training"] and whole.model[-1].r == 1.0

@@ -29,7 +29,7 @@ from textcw.scale.shards import (
     ShardTask, check_shard_count, fit_and_featurize, fit_featurizer, iter_shards, needs_fit, train_shard,
 )
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
-from textcw.scale.tuning import TUNE_DOCUMENTS, auto_params
+from textcw.scale.tuning import TUNE_DOCUMENTS, auto_params, tune_on_first
 
 STREAM_FEATURIZER = "hashing"
 
@@ -80,7 +80,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
                   params: dict | None = None, featurizer_params: dict | None = None,
                   epochs: int | None = None, seed: int | None = 0, stream: bool = False,
                   chunk_size: int = CHUNK_SIZE, registries: Registries | None = None,
-                  progress: Progress | None = None) -> ScaleTrainResult:
+                  progress: Progress | None = None, tune: bool = True) -> ScaleTrainResult:
     """Train ``learner`` on ``shards`` disjoint parts of ``corpus``'s training split, then combine.
 
     Parameters beyond those of :func:`textcw.pipeline.train`:
@@ -102,7 +102,12 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         process costs seconds to start: a small corpus is trained in this process).
     stream : bool
         Each shard is read in chunks into ``partial_fit`` (see :func:`train_stream`) instead of
-        whole.
+        whole. Every tunable parameter that ``params`` does not give is then chosen first, by
+        progressive validation over the split's first :data:`~textcw.scale.tuning.TUNE_DOCUMENTS`
+        documents in this process (:func:`textcw.scale.tuning.tune_on_first`), and every shard
+        trains with the chosen values, so the shard models share their parameters and combine
+        (``tune=False``: the learner's defaults). The values are recorded in the model's
+        training facts (``training["tuned_params"]``).
 
     Shard ``i`` uses documents ``[i N / n, (i + 1) N / n)`` and a seed derived from ``seed``
     (:func:`textcw.scale.shards.shard_seeds`), so results do not depend on the backend, the
@@ -112,6 +117,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     Combiner(combine, precision=precision)  # an unknown method fails before any work
     with use_registries(registries):
         template, base_seed = _learner(learner, params, epochs, seed, stream)
+        auto = auto_params(template, params) if stream and tune else {}
         check_combinable(template, combine)
         feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, stream)
         source = CorpusSource.resolve(corpus)
@@ -121,6 +127,11 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     sizes, seconds, cpu = [], [], []
     featurize = 0.0
     t0 = time.perf_counter()
+    tuned, tuned_on = {}, 0
+    if auto:
+        report("tuning", 0, 1)
+        tuned, tuned_on = tune_on_first(source, feat, template, auto, chunk_size)
+        template.set_params(**tuned)
     rows = None
     if backend == "local" and needs_fit(feat):
         # The driver reads the split to learn the vocabulary anyway: featurizing it in the same
@@ -157,6 +168,10 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     train_seconds = time.perf_counter() - t0
 
     training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
+    if auto:  # which parameters were chosen before the shards, on how many documents, and the values
+        training["tuned"] = sorted(auto)
+        training["tuned_on"] = tuned_on
+        training["tuned_params"] = tuned
     if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
         training["precision"] = precision
     with use_registries(registries):

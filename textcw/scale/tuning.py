@@ -23,7 +23,7 @@ from __future__ import annotations
 from textcw.learners.autotune import AUTO
 from textcw.learners.selftune import auto_params as self_tuning_params
 
-__all__ = ["TUNE_DOCUMENTS", "auto_params", "settle"]
+__all__ = ["TUNE_DOCUMENTS", "auto_params", "settle", "tune_on_first"]
 
 # Documents the candidates are compared on before the choice is fixed: three chunks of the
 # default size. Each candidate's online error there has a standard error under 0.003.
@@ -46,3 +46,24 @@ def settle(model) -> bool:
     alone by later ``partial_fit`` calls.
     """
     return model.__dict__.pop("_tuner", None) is not None
+
+
+def tune_on_first(source, featurizer, template, auto: dict, chunk_size: int) -> tuple[dict, int]:
+    """``(values, documents)``: the values of the ``auto`` parameters that a stream of
+    ``source``'s training split would choose (the candidates over its first chunks, up to
+    :data:`TUNE_DOCUMENTS` documents, as :func:`train_stream <textcw.scale.training.train_stream>`
+    compares them), and how many documents that took.
+
+    Sharded streams (``train_sharded(stream=True)``) choose their values this way once, before
+    the shards start, so every shard trains with the same values and the shard models combine.
+    """
+    from sklearn.base import clone
+
+    from textcw.scale.pipelined import featurized_chunks
+
+    model = clone(template).set_params(**auto)
+    stop = min(source.n_documents("train"), -(-TUNE_DOCUMENTS // chunk_size) * chunk_size)
+    for chunk in featurized_chunks(source, featurizer, "train", 0, stop, chunk_size):
+        model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
+    settle(model)
+    return {name: float(value) for name, value in model.tuned_params_.items()}, stop
