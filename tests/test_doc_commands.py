@@ -76,7 +76,11 @@ PAGES = [
     Page("docs/guide/scaling-out.md", claims=("streamed in chunks of 10000, 1 pass", "4 shards combined by kl")),
     Page("docs/guide/reproducing.md"),
     Page("docs/guide/writing-a-plugin.md", plugin=True, claims=("frequent-bigrams",)),
-    Page("docs/evaluation.md", env={"COLUMNS": "120"},
+    Page("docs/evaluation.md",
+         claims=("•1.47†", "1.52†", "1.67†", "1.60∗", "•1.05†", "1.20†",
+                 "McNemar vs perceptron: ⋆ p<0.05, ∗ p<0.01, † p<0.001", "macro-F1", "log-loss", "–",
+                 "error: --folds does not apply to design 'holdout' (its options: seed, tune, quick, noise); "
+                 "leave it out or choose another design"),
          elsewhere=("### Tuning, timing, learning curves", "tests/evaluation/test_designs.py")),
     Page("docs/reproduction.md"),
     Page("docs/plugins.md", needs="textcw_example", claims=("balanced-winnow", "textcw-example")),
@@ -162,8 +166,12 @@ def environment(tmp_path: Path, page: Page) -> dict:
 
 def check_install(command: str, page: Page, markdown: str, work: Path, env: dict) -> None:
     words = shlex.split(command, comments=True)
-    if words[2:] == ["."]:
-        return  # the library itself: tests/install runs the README's install lines against a wheel
+    library = re.fullmatch(r"\.(?:\[([\w,-]+)\])?", words[2]) if len(words) == 3 else None
+    if library:  # the library itself: tests/install runs the README's install lines against a wheel
+        extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+        unknown = set((library.group(1) or "").split(",")) - set(extras) - {""}
+        assert not unknown, f"{command}: textcw has no extra {sorted(unknown)}"
+        return
     assert words[2] == "-e" and len(words) == 4, f"an install line this test does not know: {command}"
     if words[3] == ".":
         assert page.plugin, f"{page.path}: `{command}` installs a package the page does not write"
@@ -404,6 +412,7 @@ def test_the_files_block_runs_first_and_must_work(tmp_path, monkeypatch):
     ("pip install -e plugins/textcw-example/tests", "pyproject.toml"),
     ("pip install -e benchmarks", "pyproject.toml"),
     ("pip install -e .", "installs a package the page does not write"),
+    ("pip install '.[plots]'", "textcw has no extra ['plots']"),
 ])
 def test_a_checked_line_that_is_wrong_fails_the_page(line, message, tmp_path, monkeypatch):
     with pytest.raises(AssertionError, match=re.escape(message)):
