@@ -148,7 +148,7 @@ def test_the_command_reader():
     assert without_comment("textcw reproduce   # the list") == "textcw reproduce"
 
 
-def environment(tmp_path: Path, page: Page) -> dict:
+def environment(tmp_path: Path) -> dict:
     data = os.environ.get("TEXTCW_DATA")
     assert data and Path(data).is_dir(), "TEXTCW_DATA is not set; point it at the corpora folder"
     home = tmp_path / "home"
@@ -343,6 +343,16 @@ def test_the_claims_are_on_the_page(page):
         assert said(claim) in said(markdown), f"{page.path} no longer says {claim!r}: update Page.claims"
 
 
+def test_the_designs_section_of_the_evaluation_page_is_left_to_its_test():
+    (page,) = [p for p in PAGES if p.path == "docs/evaluation.md"]
+    markdown = (ROOT / page.path).read_text(encoding="utf-8")
+    here = commands_run_here(page, markdown)
+    left = [command for line, command in shell_commands(markdown) if (line, command) not in here]
+    assert [shlex.split(c)[shlex.split(c).index("--design") + 1].split(":")[0] for c in left] == \
+        ["tune", "timing", "curve", "online", "combination"]
+    assert len(here) == 3 and here[0][1].startswith("textcw evaluate --corpus newsgroups:sci,spam:u00 ")
+
+
 def test_every_page_with_commands_is_run():
     pages = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "plugins").glob("*/README.md")]
     with_commands = {str(p.relative_to(ROOT)) for p in pages if shell_commands(p.read_text(encoding="utf-8"))}
@@ -368,7 +378,7 @@ def run_markdown(markdown: str, tmp_path: Path, monkeypatch, **options) -> str:
     page = Page("synthetic.md", **options)
     work = tmp_path / "work"
     work.mkdir(parents=True)
-    output = run_page(page, markdown, work, environment(tmp_path, page), monkeypatch)
+    output = run_page(page, markdown, work, environment(tmp_path), monkeypatch)
     check_claims(page, output)
     return output
 
@@ -433,6 +443,6 @@ def test_every_command_of_the_page_runs(page, tmp_path, monkeypatch):
         pytest.importorskip(page.needs, reason=f"{page.path} needs {page.needs}, which is not installed")
     work = tmp_path / "work"
     work.mkdir()
-    env = environment(tmp_path, page)
+    env = environment(tmp_path)
     output = run_page(page, (ROOT / page.path).read_text(encoding="utf-8"), work, env, monkeypatch)
     check_claims(page, output)
