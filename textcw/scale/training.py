@@ -132,6 +132,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         report("tuning", 0, 1)
         tuned, tuned_on = tune_on_first(source, feat, template, auto, chunk_size)
         template.set_params(**tuned)
+        report("tuning", 1, 1)
     rows = None
     if backend == "local" and needs_fit(feat):
         # The driver reads the split to learn the vocabulary anyway: featurizing it in the same
