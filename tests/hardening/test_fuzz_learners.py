@@ -650,6 +650,20 @@ def _exact_shared_qp(m0, a, d, upper):
     raise AssertionError("no KKT point")
 
 
+def test_pa1_upper_breakpoint_survives_margins_next_to_one():
+    """A margin 1e-16 below 1 with ``||x||^2 = 1e-16``: ``m0 + C ||x||^2`` rounds to 1, and the
+    step used to lose PA-I's upper breakpoint and return ``tau = C = 0.7`` where the program's
+    solution is free, ``(1 - m0) / (2 ||x||^2) = 0.555``."""
+    from textcw.learners._kernels.shared_qp import pa_multipliers
+
+    margins = np.array([1.0 - 1e-16])
+    tau = np.empty(1)
+    pa_multipliers(2, margins, 1e-16, 1, 0.7, tau)
+    expected = _exact_shared_qp(margins, 1e-16, np.array([1e-16]), 0.7)
+    assert expected[0] == pytest.approx(0.5551115123125783, rel=1e-12)
+    np.testing.assert_allclose(tau, expected, rtol=1e-12)
+
+
 @given(scale=st.sampled_from([1e3, 1.0, 1e-3, 1e-6, 1e-8, 1e-10, 1e-12]),
        m0=hnp.arrays(np.float64, st.integers(1, 4), elements=st.floats(-3, 3)),
        offset=st.sampled_from([0.0, 0.0, 1.0, -0.5]), data=st.data())

@@ -27,11 +27,12 @@ def _share(g, m0j, dj, upper):
 
 
 @kernel
-def _balance(g, m0, a, d, upper, k):
-    """``sum_j clip((g - m0_j) / d_j, 0, upper) - (1 - g) / a``: increasing in ``g``, zero at the solution."""
-    total = -(1.0 - g) / a
+def _balance(t, s, room, a, d, upper, k):
+    """``sum_j clip((t - s_j) / d_j, 0, upper) - (room - t) / a``: increasing in ``t``, zero at the
+    solution (``t = g - c``, ``s_j = m0_j - c``, ``room = 1 - c``; :func:`shared_qp`)."""
+    total = -(room - t) / a
     for j in range(k):
-        total += _share(g, m0[j], d[j], upper)
+        total += _share(t, s[j], d[j], upper)
     return total
 
 
@@ -55,30 +56,43 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
     is 1e16 times ``d_j = v_rj``) every breakpoint coincided, the free set was picked by rounding
     noise and the multipliers were wrong or all zero (no update, ever).
     """
-    n = 0
+    # Shift the origin to the largest violated margin c: g = c + t, breakpoints s_j = m0_j - c
+    # (exact for margins within a factor 2 of c) and s_j + upper d_j, the end ``room = 1 - c``
+    # (exact for c in [0.5, 1]). Near g = 0 this keeps the margins' own precision, near g = 1
+    # that of 1 - m0_j: with margins 1 - 1e-16 and d_j = 1e-16, m0_j + upper d_j rounds to 1 and
+    # PA-I's upper breakpoint vanished (tau = C where the solution is free, 0.555 < C = 0.7).
+    c = -math.inf
     for j in range(k):
-        if m0[j] < 1.0:  # constraint j is violated at lambda = 0
-            breaks[n] = m0[j]
-            n += 1
-            if upper < math.inf and m0[j] + upper * d[j] < 1.0:
-                breaks[n] = m0[j] + upper * d[j]
-                n += 1
-    if n == 0:  # every margin is at least 1: lambda = 0
+        if m0[j] < 1.0 and m0[j] > c:
+            c = m0[j]
+    if c == -math.inf:  # every margin is at least 1: lambda = 0
         for j in range(k):
             lam[j] = 0.0
         return 0.0
+    room = 1.0 - c
+    s = np.empty(k)
+    for j in range(k):
+        s[j] = m0[j] - c
+    n = 0
+    for j in range(k):
+        if m0[j] < 1.0:  # constraint j is violated at lambda = 0
+            breaks[n] = s[j]
+            n += 1
+            if upper < math.inf and s[j] + upper * d[j] < room:
+                breaks[n] = s[j] + upper * d[j]
+                n += 1
     sorted_breaks = np.sort(breaks[:n])
     # _balance < 0 at the lowest breakpoint (no multiplier is positive yet and g < 1) and >= 0
     # at g = 1: the last breakpoint at which it is still <= 0 starts the root's piece
     lo, hi = 0, n - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _balance(sorted_breaks[mid], m0, a, d, upper, k) <= 0.0:
+        if _balance(sorted_breaks[mid], s, room, a, d, upper, k) <= 0.0:
             lo = mid
         else:
             hi = mid - 1
     left = sorted_breaks[lo]
-    right = 1.0 if lo == n - 1 else sorted_breaks[lo + 1]
+    right = room if lo == n - 1 else sorted_breaks[lo + 1]
     probe = 0.5 * (left + right)
     # on this piece: sum_free (g - m0_j) / d_j + upper n_upper = (1 - g) / a, so
     # g (sum_free 1/d_j + 1/a) = sum_free m0_j / d_j - upper n_upper + 1/a; breaks now records
@@ -86,9 +100,9 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
     weight = 1.0 / a
     at_upper = 0
     for j in range(k):
-        if probe <= m0[j]:
+        if probe <= s[j]:
             breaks[j] = 0.0
-        elif upper < math.inf and probe >= m0[j] + upper * d[j]:
+        elif upper < math.inf and probe - s[j] >= upper * d[j]:
             breaks[j] = 2.0
             at_upper += 1
         else:
@@ -103,7 +117,7 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
         else:
             # g - m0_j written out so that only differences of margins appear (no 1 - m0):
             # (sum_free (m0_i - m0_j) / d_i - upper n_upper + (1 - m0_j) / a) / weight
-            spread = (1.0 - m0[j]) / a
+            spread = (room - s[j]) / a
             for i in range(k):
                 if breaks[i] == 1.0:
                     spread += (m0[i] - m0[j]) / d[i]
