@@ -120,10 +120,60 @@ def test_auto_keeps_the_margin_with_the_lower_recorded_log_loss():
     X = random_sparse(300, 20, 0.3, seed=5)
     y = _labels(X, 3, seed=6)
     auto = Calibrated(textcw.make_learner("cw-stdev")).fit(X, y)
-    assert set(auto.recorded_log_loss_) == {"raw", "standardized"}
+    assert set(auto.recorded_log_loss_) == {"normalized", "standardized"}
     assert auto.margin_ == min(auto.recorded_log_loss_, key=auto.recorded_log_loss_.get)
     first_order = Calibrated(textcw.make_learner("pa1")).fit(X, y)
-    assert first_order.margin_ == "raw" and set(first_order.recorded_log_loss_) == {"raw"}
+    assert first_order.margin_ == "normalized" and set(first_order.recorded_log_loss_) == {"normalized"}
+    raw = Calibrated(textcw.make_learner("pa1"), margin="raw").fit(X, y)
+    assert raw.margin_ == "raw" and set(raw.recorded_log_loss_) == {"raw"}
+
+
+def test_normalized_scores_are_the_scores_over_the_scoring_model_s_weight_length():
+    """Each recorded score is divided by the length of the weights of the model that gave it
+    (cross-fitting: the half that scored the document), and the final model's scores by its own."""
+    X = random_sparse(400, 30, 0.3, seed=2)
+    y = _labels(X, 3, seed=3)
+    model = Calibrated(textcw.make_learner("pa1", n_epochs=3), margin="normalized").fit(X, y)
+    assert model.record_ == "cross-fit" and model.margin_ == "normalized"
+    w = model.estimator_
+    length = np.sqrt(np.sum(w.coef_ ** 2) + np.sum(np.asarray(w.intercept_) ** 2))
+    expected = softmax(model.inverse_temperature_ * w.decision_function(X) / length, axis=1)
+    np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-12)
+    np.testing.assert_array_equal(model.classes_[model.predict_proba(X).argmax(axis=1)], model.predict(X))
+
+
+def test_normalized_margin_corrects_the_scale_of_half_trained_models():
+    """An online learner's weights grow with the documents it learns (on sparse text, with every
+    new word), so a temperature fitted to the raw scores of half-size models is too large for
+    the final model, whose probabilities come out over-confident; normalizing each model's
+    scores by its weight length removes most of that. The recorded log-loss of the two is nearly
+    equal, so it could not have chosen between them."""
+    train = textcw.load_corpus("synthetic-text:6000:10", split="train")
+    test = textcw.load_corpus("synthetic-text:6000:10", split="test")
+    featurizer = textcw.make_featurizer("tfidf")
+    X, Xt = featurizer.fit_transform(train.data), featurizer.transform(test.data)
+    y, yt = np.asarray(train.labels), np.asarray(test.labels)
+    found = {}
+    for margin in ("raw", "normalized"):
+        model = Calibrated(textcw.make_learner("scw1", eta=0.85, C=0.1), margin=margin).fit(X, y)
+        proba = model.predict_proba(Xt)
+        metrics = classification_metrics(yt, model.predict(Xt), proba, model.classes_)
+        found[margin] = (metrics["expected_calibration_error"], proba.max(axis=1).mean(),
+                         metrics["accuracy"], model.recorded_log_loss_[margin])
+    (raw_ece, raw_confidence, accuracy, raw_loss), normalized = found["raw"], found["normalized"]
+    assert raw_confidence > accuracy + 0.04  # over-confident
+    assert normalized[0] < raw_ece / 2
+    assert abs(normalized[3] - raw_loss) < 1e-3 * raw_loss
+
+
+def test_a_classifier_without_weights_keeps_the_raw_margin():
+    from sklearn.svm import SVC  # decision_function, but no coef_ with an RBF kernel
+
+    X, y = make_classification(300, 8, random_state=0)
+    with pytest.raises(ParameterError, match="margin='normalized' needs a linear learner with coef_"):
+        Calibrated(SVC(kernel="rbf"), margin="normalized", record="cross-fit").fit(X, y)
+    auto = Calibrated(SVC(kernel="rbf"), record="cross-fit").fit(X, y)
+    assert auto.margin_ == "raw" and set(auto.recorded_log_loss_) == {"raw"}
 
 
 def test_calibration_lowers_ece_where_the_raw_probabilities_are_miscalibrated():

@@ -66,11 +66,13 @@ from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names
     fit_inverse_temperature,
     fit_temperature,
     informative_scores,
+    normalized_scores,
     standardized_scores,
     temperature_log_loss,
+    weight_norm,
 )
 
-MARGINS = ("auto", "raw", "standardized")
+MARGINS = ("auto", "raw", "standardized", "normalized")
 RECORDS = ("auto", "first", "last", "cross-fit")
 CROSS_FIT_FOLDS = 2
 # Fewer honest scores than this and the fitted temperature is reported as uncertain
@@ -138,9 +140,11 @@ class Calibrated(ClassifierMixin, BaseEstimator):
     learner : learner
         An online textcw learner (``partial_fit``, ``n_epochs``, ``shuffle``, ``random_state``);
         with ``record="cross-fit"`` any classifier with ``decision_function``.
-    margin : {"auto", "raw", "standardized"}, default "auto"
-        What is scaled; ``standardized`` needs a Gaussian learner (``margin_variance``);
-        ``auto`` uses it when there is one and it fits the recorded scores better.
+    margin : {"auto", "raw", "standardized", "normalized"}, default "auto"
+        What is scaled (:mod:`textcw.learners.temperature`); ``standardized`` needs a Gaussian
+        learner (``margin_variance``), ``normalized`` a linear one (``coef_``); ``auto`` scales
+        the normalized scores of a linear learner (else the raw ones), or the standardized ones
+        of a Gaussian learner when they fit the recorded scores better.
     record : {"auto", "first", "last", "cross-fit"}, default "auto"
         Where the scores the temperature is fitted to come from (module docstring).
     chunk_size : int in [1, 1000000], default 256
@@ -210,14 +214,19 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         if record != "cross-fit":
             check_online_learner(self.learner, "Calibrated")
         fit = self._cross_fit if record == "cross-fit" else self._pass_fit
-        model, scores, variances = fit(X, y, labels, gaussian, record, progress)
+        model, scores, variances, norms = fit(X, y, labels, gaussian, record, progress)
+        if self.margin == "normalized" and norms is None:
+            raise ParameterError(
+                f"Calibrated: margin='normalized' needs a linear learner with coef_; "
+                f"{type(self.learner).__name__} has none: use margin='raw' or 'auto'"
+            )
         self.estimator_ = model
         self.classes_ = model.classes_
         self.n_features_in_ = model.n_features_in_
         self.record_ = record
         target = np.searchsorted(labels, y)
         self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
-                                        margin=self.margin, record=record)
+                                        margin=self.margin, record=record, norms=norms)
         self.n_honest_scores_ = informative_scores(scores)
         if self.n_honest_scores_ < MIN_HONEST_SCORES:
             warnings.warn(
@@ -235,7 +244,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- cross-fitting
     def _cross_fit(self, X, y, labels, gaussian, record, progress):
-        """The learner's own fit on everything, then out-of-fold scores of two half-size clones."""
+        """The learner's own fit on everything, then out-of-fold scores of two half-size clones
+        (with each clone's weight length, or ``None`` for a learner without ``coef_``)."""
         from sklearn.model_selection import StratifiedKFold
 
         params = self.learner.get_params(deep=False)
@@ -257,7 +267,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         # the halves are trained with the values the final fit chose ("auto" ones included)
         settings = clone(self.learner).set_params(**dict(getattr(model, "tuned_params_", {})))
         shape = (n,) if len(labels) == 2 else (n, len(labels))
-        scores, variances = np.zeros(shape), np.zeros(shape)
+        scores, variances, norms = np.zeros(shape), np.zeros(shape), np.zeros(n)
+        linear = True
         folds = StratifiedKFold(CROSS_FIT_FOLDS, shuffle=True, random_state=params.get("random_state", 0))
         for fitted_on, scored in folds.split(np.zeros((n, 1)), np.searchsorted(labels, y)):
             with warnings.catch_warnings():
@@ -267,7 +278,10 @@ class Calibrated(ClassifierMixin, BaseEstimator):
             scores[scored] = half.decision_function(X[scored])
             if gaussian:
                 variances[scored] = half.margin_variance(X[scored])
-        return model, scores, variances
+            length = weight_norm(half)
+            linear = linear and length is not None
+            norms[scored] = length if length is not None else 0.0
+        return model, scores, variances, (norms if linear else None)
 
     # ----------------------------------------------------------------- progressive validation
     def _pass_fit(self, X, y, labels, gaussian, record, progress):
@@ -285,9 +299,9 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                 self.mistakes_.append(int(model.mistakes_[-1]))
             else:
                 in_order = self._recorded_pass(model, Xe, ye, labels, gaussian)
+                scores, variances, norms = (np.empty_like(a) for a in in_order)
+                scores[order], variances[order], norms[order] = in_order  # back to the rows of X, as y is
                 self.mistakes_.append(int(sum(model.mistakes_[-self._n_chunks(Xe.shape[0]):])))
-                scores, variances = (np.empty_like(a) for a in in_order)
-                scores[order], variances[order] = in_order  # back to the rows of X, as y is
             if progress is not None:
                 progress((epoch + 1) * X.shape[0], n_epochs * X.shape[0])
         # the recorded pass added one count per chunk: one per pass, as the learner's fit keeps
@@ -295,7 +309,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         if len(getattr(model, "n_updates_", ())) == len(model.mistakes_) + self._n_chunks(X.shape[0]) - 1:
             chunks = slice(recorded, recorded + self._n_chunks(X.shape[0]))
             model.n_updates_[chunks] = [int(sum(model.n_updates_[chunks]))]
-        return model, scores, variances
+        return model, scores, variances, (norms if weight_norm(model) is not None else None)
 
     def _n_chunks(self, n: int) -> int:
         return len(recorded_chunks(n, self.chunk_size))
@@ -307,6 +321,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         shape = (n,) if binary else (n, labels.shape[0])
         scores = np.zeros(shape)
         variances = np.zeros(shape)
+        norms = np.zeros(n)  # the scoring model's weight length, per document
         for start, stop in recorded_chunks(n, self.chunk_size):
             chunk = X[start:stop]
             # before the first update the model is all zeros: every score is 0 (left as is)
@@ -314,8 +329,9 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                 scores[start:stop] = model.decision_function(chunk)
                 if gaussian:
                     variances[start:stop] = model.margin_variance(chunk)
+                norms[start:stop] = weight_norm(model) or 0.0
             model.partial_fit(chunk, y[start:stop], classes=labels)
-        return scores, variances
+        return scores, variances, norms
 
     # ----------------------------------------------------------------- prediction
     def decision_function(self, X):

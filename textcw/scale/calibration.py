@@ -6,8 +6,9 @@ Kalai and Langford, COLT 1999): honest scores of unseen documents, as
 :class:`textcw.learners.calibrated.Calibrated` records them on the first pass of ordinary
 training. :class:`HonestScores` keeps those scores and :meth:`HonestScores.fit` fits one
 temperature to them (:func:`textcw.learners.temperature.fit_temperature`: ``softmax(z / T)`` of
-the decision scores or, for the Gaussian learners, of the scores over their standard deviation,
-whichever has the lower log-loss), so the model's ``predict_proba`` is temperature-scaled and its
+the decision scores over the length of the weights of the model that gave them, or, for the
+Gaussian learners, of the scores over their standard deviation, whichever has the lower
+log-loss: a stream's model grows as it learns, so its earlier scores are on a shorter scale), so the model's ``predict_proba`` is temperature-scaled and its
 most probable label is still the label ``predict`` returns.
 
 Which scores: only those of the first pass (later passes score documents the model has learned),
@@ -33,7 +34,13 @@ from collections import deque
 import numpy as np
 
 from textcw.learners.calibrated import MIN_HONEST_SCORES
-from textcw.learners.temperature import CalibrationWarning, TemperatureScaling, fit_temperature, informative_scores
+from textcw.learners.temperature import (
+    CalibrationWarning,
+    TemperatureScaling,
+    fit_temperature,
+    informative_scores,
+    weight_norm,
+)
 
 __all__ = ["MAX_HONEST_SCORES", "RECORD", "HonestScores"]
 
@@ -49,7 +56,7 @@ class HonestScores:
     def __init__(self, limit: int = MAX_HONEST_SCORES, total: int | None = None):
         self.limit = limit
         self.total = total  # documents of the pass, when known: earlier chunks are not scored
-        self._parts: deque = deque()  # (scores, variances or None, labels, tuning)
+        self._parts: deque = deque()  # (scores, variances or None, labels, tuning, weight length or None)
         self._held = 0
 
     def add(self, model, X, labels, *, tuning: bool, stop: int | None = None) -> None:
@@ -67,7 +74,7 @@ class HonestScores:
             self._held = 0
         scores = np.asarray(model.decision_function(X), dtype=float)
         variances = np.asarray(model.margin_variance(X), dtype=float) if hasattr(model, "margin_variance") else None
-        self._parts.append((scores, variances, np.asarray(labels), tuning))
+        self._parts.append((scores, variances, np.asarray(labels), tuning, weight_norm(model)))
         self._held += X.shape[0]
         while self._held - len(self._parts[0][2]) >= self.limit:
             self._held -= len(self._parts.popleft()[2])
@@ -98,4 +105,6 @@ class HonestScores:
         classes = np.asarray(model.classes_)
         position = {label: i for i, label in enumerate(classes.tolist())}
         target = np.fromiter((position[label] for label in labels.tolist()), dtype=np.int64, count=len(labels))
-        return fit_temperature(scores, variances, target, margin="auto", record=RECORD)
+        linear = all(p[4] is not None for p in self._parts)
+        norms = np.concatenate([np.full(len(p[2]), p[4]) for p in self._parts]) if linear else None
+        return fit_temperature(scores, variances, target, margin="auto", record=RECORD, norms=norms)
