@@ -73,8 +73,11 @@ def weight_norm(learner) -> float | None:
     except AttributeError:
         return None
     coef = coef.toarray() if hasattr(coef, "toarray") else np.asarray(coef, dtype=float)
-    intercept = np.asarray(getattr(learner, "intercept_", 0.0), dtype=float)
-    return float(np.sqrt(np.sum(coef * coef) + np.sum(intercept * intercept)))
+    coef = coef.reshape(1, -1) if coef.ndim == 1 else coef
+    intercept = np.asarray(getattr(learner, "intercept_", 0.0), dtype=float).ravel()
+    # einsum sums the squares without a temporary the size of the weights (a stream's model
+    # is scored this way after every chunk)
+    return float(np.sqrt(np.einsum("ij,ij->", coef, coef) + np.dot(intercept, intercept)))
 
 
 def normalized_scores(scores: np.ndarray, norms: np.ndarray) -> np.ndarray:
