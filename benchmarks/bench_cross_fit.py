@@ -105,29 +105,38 @@ def measure(name: str, data) -> dict:
     }
 
 
-def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def arguments(argv, description: str, learners) -> argparse.Namespace:
+    """The options this benchmark and ``bench_margins.py`` share: tasks, learners, size, JSON."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--tasks", default=",".join(HELDOUT + CORPORA))
-    parser.add_argument("--learners", default=",".join(LEARNERS))
+    parser.add_argument("--learners", default=",".join(learners))
     parser.add_argument("--text-n", type=int, default=10_000, help="training documents of synthetic-text")
     parser.add_argument("--json", help="also write every number to this JSON file")
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def run_table(args, measure, header: str, last_column) -> None:
+    """Measure every task x learner, print a table row each (``last_column(result)`` ends it),
+    and write the results as JSON if asked."""
     results = {}
-    print("| task | learner | accuracy | ECE: halves re-tuned / final values | log-loss: re-tuned / final | "
-          "values: final; halves re-tuned |")
+    print(f"| task | learner | accuracy | {header} |")
     print("| --- | --- | --- | --- | --- | --- |")
     for task in args.tasks.split(","):
         data = task_data(task, args.text_n)
         for name in args.learners.split(","):
             r = results.setdefault(task, {})[name] = measure(name, data)
             b, n = r["before"], r["now"]
-            values = f"{r['final_values'] or '-'}; {r['halves_retuned'] if r['final_values'] else '-'}"
             print(f"| {task} | {name} | {n['accuracy']:.4f} | {b['ece']:.4f} / {n['ece']:.4f} | "
-                  f"{b['log_loss']:.3f} / {n['log_loss']:.3f} | {values} |",
-                  flush=True)
+                  f"{b['log_loss']:.3f} / {n['log_loss']:.3f} | {last_column(r)} |", flush=True)
     if args.json:
         atomic_write_text(args.json, json.dumps(results, indent=1) + "\n")
 
+
+def main(argv=None) -> None:
+    args = arguments(argv, __doc__.splitlines()[0], LEARNERS)
+    run_table(args, measure, "ECE: halves re-tuned / final values | log-loss: re-tuned / final | "
+              "values: final; halves re-tuned",
+              lambda r: f"{r['final_values'] or '-'}; {r['halves_retuned'] if r['final_values'] else '-'}")
 
 if __name__ == "__main__":
     main()

@@ -20,19 +20,16 @@ results in docs/quality.md "Normalized scores".
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
 
 from sklearn.base import clone
 
-from textcw.atomic import atomic_write_text
 from textcw.learners.calibrated import Calibrated
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_cross_fit import CORPORA, HELDOUT, metrics, task_data  # noqa: E402
+from bench_cross_fit import arguments, metrics, run_table  # noqa: E402
 from bench_out_of_box import train_default_learner  # noqa: E402
 
 LEARNERS = ("scw1", "scw2", "cw-stdev", "cw-var", "arow", "pa1")
@@ -54,25 +51,9 @@ def measure(name: str, data) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", default=",".join(HELDOUT + CORPORA))
-    parser.add_argument("--learners", default=",".join(LEARNERS))
-    parser.add_argument("--text-n", type=int, default=10_000, help="training documents of synthetic-text")
-    parser.add_argument("--json", help="also write every number to this JSON file")
-    args = parser.parse_args(argv)
-    results = {}
-    print("| task | learner | accuracy | ECE: earlier auto / now | log-loss: earlier / now | margin: earlier / now |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for task in args.tasks.split(","):
-        data = task_data(task, args.text_n)
-        for name in args.learners.split(","):
-            r = results.setdefault(task, {})[name] = measure(name, data)
-            b, n = r["before"], r["now"]
-            print(f"| {task} | {name} | {n['accuracy']:.4f} | {b['ece']:.4f} / {n['ece']:.4f} | "
-                  f"{b['log_loss']:.3f} / {n['log_loss']:.3f} | {b['margin']} / {n['margin']} |", flush=True)
-    if args.json:
-        atomic_write_text(args.json, json.dumps(results, indent=1) + "\n")
-
+    args = arguments(argv, __doc__.splitlines()[0], LEARNERS)
+    run_table(args, measure, "ECE: earlier auto / now | log-loss: earlier / now | margin: earlier / now",
+              lambda r: f"{r['before']['margin']} / {r['now']['margin']}")
 
 if __name__ == "__main__":
     main()
