@@ -299,8 +299,10 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                 self.mistakes_.append(int(model.mistakes_[-1]))
             else:
                 in_order = self._recorded_pass(model, Xe, ye, labels, gaussian)
-                scores, variances, norms = (np.empty_like(a) for a in in_order)
-                scores[order], variances[order], norms[order] = in_order  # back to the rows of X, as y is
+                scores, variances, norms = (None if a is None else np.empty_like(a) for a in in_order)
+                scores[order], variances[order] = in_order[:2]  # back to the rows of X, as y is
+                if norms is not None:
+                    norms[order] = in_order[2]
                 self.mistakes_.append(int(sum(model.mistakes_[-self._n_chunks(Xe.shape[0]):])))
             if progress is not None:
                 progress((epoch + 1) * X.shape[0], n_epochs * X.shape[0])
@@ -309,7 +311,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         if len(getattr(model, "n_updates_", ())) == len(model.mistakes_) + self._n_chunks(X.shape[0]) - 1:
             chunks = slice(recorded, recorded + self._n_chunks(X.shape[0]))
             model.n_updates_[chunks] = [int(sum(model.n_updates_[chunks]))]
-        return model, scores, variances, (norms if weight_norm(model) is not None else None)
+        return model, scores, variances, norms
 
     def _n_chunks(self, n: int) -> int:
         return len(recorded_chunks(n, self.chunk_size))
@@ -322,6 +324,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         scores = np.zeros(shape)
         variances = np.zeros(shape)
         norms = np.zeros(n)  # the scoring model's weight length, per document
+        linear = True
         for start, stop in recorded_chunks(n, self.chunk_size):
             chunk = X[start:stop]
             # before the first update the model is all zeros: every score is 0 (left as is)
@@ -329,9 +332,11 @@ class Calibrated(ClassifierMixin, BaseEstimator):
                 scores[start:stop] = model.decision_function(chunk)
                 if gaussian:
                     variances[start:stop] = model.margin_variance(chunk)
-                norms[start:stop] = weight_norm(model) or 0.0
+                length = weight_norm(model)
+                linear = linear and length is not None
+                norms[start:stop] = length or 0.0
             model.partial_fit(chunk, y[start:stop], classes=labels)
-        return scores, variances, norms
+        return scores, variances, (norms if linear else None)
 
     # ----------------------------------------------------------------- prediction
     def decision_function(self, X):

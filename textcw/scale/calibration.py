@@ -8,8 +8,9 @@ training. :class:`HonestScores` keeps those scores and :meth:`HonestScores.fit` 
 temperature to them (:func:`textcw.learners.temperature.fit_temperature`: ``softmax(z / T)`` of
 the decision scores over the length of the weights of the model that gave them, or, for the
 Gaussian learners, of the scores over their standard deviation, whichever has the lower
-log-loss: a stream's model grows as it learns, so its earlier scores are on a shorter scale), so the model's ``predict_proba`` is temperature-scaled and its
-most probable label is still the label ``predict`` returns.
+log-loss: a stream's model grows as it learns, so its earlier scores are on a shorter scale),
+so the model's ``predict_proba`` is temperature-scaled and its most probable label is still the
+label ``predict`` returns.
 
 Which scores: only those of the first pass (later passes score documents the model has learned),
 and not those of the self-tuning chunks (:mod:`textcw.scale.tuning`) once later ones exist: there

@@ -27,12 +27,12 @@ def _share(g, m0j, dj, upper):
 
 
 @kernel
-def _balance(t, s, room, a, d, upper, k):
+def _balance(t, m0, c, room, a, d, upper, k):
     """``sum_j clip((t - s_j) / d_j, 0, upper) - (room - t) / a``: increasing in ``t``, zero at the
     solution (``t = g - c``, ``s_j = m0_j - c``, ``room = 1 - c``; :func:`shared_qp`)."""
     total = -(room - t) / a
     for j in range(k):
-        total += _share(t, s[j], d[j], upper)
+        total += _share(t, m0[j] - c, d[j], upper)
     return total
 
 
@@ -69,17 +69,14 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
         for j in range(k):
             lam[j] = 0.0
         return 0.0
-    room = 1.0 - c
-    s = np.empty(k)
-    for j in range(k):
-        s[j] = m0[j] - c
+    room = 1.0 - c  # s_j = m0_j - c is formed where it is used: no array per call
     n = 0
     for j in range(k):
         if m0[j] < 1.0:  # constraint j is violated at lambda = 0
-            breaks[n] = s[j]
+            breaks[n] = m0[j] - c
             n += 1
-            if upper < math.inf and s[j] + upper * d[j] < room:
-                breaks[n] = s[j] + upper * d[j]
+            if upper < math.inf and (m0[j] - c) + upper * d[j] < room:
+                breaks[n] = (m0[j] - c) + upper * d[j]
                 n += 1
     sorted_breaks = np.sort(breaks[:n])
     # _balance < 0 at the lowest breakpoint (no multiplier is positive yet and g < 1) and >= 0
@@ -87,7 +84,7 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
     lo, hi = 0, n - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if _balance(sorted_breaks[mid], s, room, a, d, upper, k) <= 0.0:
+        if _balance(sorted_breaks[mid], m0, c, room, a, d, upper, k) <= 0.0:
             lo = mid
         else:
             hi = mid - 1
@@ -100,9 +97,9 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
     weight = 1.0 / a
     at_upper = 0
     for j in range(k):
-        if probe <= s[j]:
+        if probe <= m0[j] - c:
             breaks[j] = 0.0
-        elif upper < math.inf and probe - s[j] >= upper * d[j]:
+        elif upper < math.inf and probe - (m0[j] - c) >= upper * d[j]:
             breaks[j] = 2.0
             at_upper += 1
         else:
@@ -117,7 +114,7 @@ def shared_qp(m0, a, d, upper, k, lam, breaks):
         else:
             # g - m0_j written out so that only differences of margins appear (no 1 - m0):
             # (sum_free (m0_i - m0_j) / d_i - upper n_upper + (1 - m0_j) / a) / weight
-            spread = (room - s[j]) / a
+            spread = (room - (m0[j] - c)) / a
             for i in range(k):
                 if breaks[i] == 1.0:
                     spread += (m0[i] - m0[j]) / d[i]
