@@ -133,10 +133,32 @@ def test_newer_format_asks_for_an_upgrade(model, tmp_path):
         textcw.load(path)
 
 
-def test_missing_plugin_is_named(model, tmp_path):
+def test_missing_plugin_is_named_without_a_command_to_install_a_name_from_the_file(model, tmp_path):
     path = textcw.save(model, tmp_path / "m.joblib")
     rewrite(path, manifest=lambda m: {**m, "plugins": {"textcw-not-installed": "1.2.3"}})
-    with pytest.raises(ModelFileError, match="needs the plugin 'textcw-not-installed' .*pip install textcw-not-installed"):
+    with pytest.raises(ModelFileError, match="needs the plugin 'textcw-not-installed' .*from a source you "
+                       "trust") as info:
+        textcw.load(path)
+    assert "pip install" not in str(info.value)  # whoever wrote the file chose the name
+
+
+def test_a_first_party_plugin_is_installed_from_the_source_tree(model, tmp_path, monkeypatch):
+    path = textcw.save(model, tmp_path / "m.joblib")
+    rewrite(path, manifest=lambda m: {**m, "plugins": {"textcw_Pixels": "1.2.3"}})
+    monkeypatch.setattr("textcw.persist._version", lambda name: None)  # as if not installed
+    with pytest.raises(ModelFileError, match=r"pip install \./plugins/textcw-pixels\)"):
+        textcw.load(path)
+
+
+def test_a_file_signed_with_the_users_key_gets_the_install_command(model, tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTCW_SIGNING_KEY", "k" * 32)
+    model.textcw_components_ = {"learner": {"name": "cw-stdev", "provider": "textcw-not-installed"}}
+    try:
+        path = textcw.save(model, tmp_path / "m.joblib")  # signed; names the plugin its learner came from
+    finally:
+        del model.textcw_components_
+    assert json.loads(zipfile.ZipFile(path).read(MANIFEST_MEMBER))["plugins"] == {"textcw-not-installed": None}
+    with pytest.raises(ModelFileError, match=r"\(pip install textcw-not-installed\)"):
         textcw.load(path)
 
 

@@ -49,6 +49,7 @@ import platform
 import warnings
 import zipfile
 from pathlib import Path
+from typing import BinaryIO
 
 import joblib
 from sklearn.pipeline import Pipeline
@@ -58,6 +59,7 @@ from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
+from textcw.trust import UntrustedLocationError, open_regular_file
 from textcw.untrusted import (
     check_printable,
     distribution_name,
@@ -69,7 +71,7 @@ from textcw.untrusted import (
 
 __all__ = [
     "FORMAT", "FORMAT_VERSION", "MANIFEST_MEMBER", "PAYLOAD_MEMBER", "SIGNATURE_MEMBER", "SUFFIX",
-    "check_destination", "load", "read_manifest", "read_parts", "save", "zip_member"
+    "check_destination", "load", "load_vouched", "read_manifest", "read_manifest_bytes", "read_parts", "save", "zip_member"
 ]
 
 FORMAT = "textcw-model"
@@ -250,20 +252,35 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
 
 # ---------------------------------------------------------------------------- reading
 _MEMBER_LISTS = ([MANIFEST_MEMBER, PAYLOAD_MEMBER], [MANIFEST_MEMBER, PAYLOAD_MEMBER, SIGNATURE_MEMBER])
+# Why a model file may be unpickled although it is not the user's own: how to fix that.
+_TRUST_FIX = ("textcw unpickles a model file only when nobody else can have written it "
+              "(docs/security.md): if it is yours, fix that as said; a model from someone else is "
+              "exchanged with `textcw export` / `textcw import`, or signed with your key "
+              "(TEXTCW_SIGNING_KEY_FILE)")
 
 
-def _open(path: Path) -> zipfile.ZipFile:
-    if not path.exists():
-        raise ModelFileError(f"model file {path} does not exist")
-    if path.is_dir():
+def _open_file(path: Path) -> tuple[BinaryIO, str | None]:
+    """The model file opened once, and what makes it untrusted (:func:`textcw.trust.open_regular_file`):
+    a folder, a FIFO or a device is refused before it is opened, so nothing blocks."""
+    if os.path.isdir(path):
         raise ModelFileError(f"{path} is a folder, not a model file; give the file saved by textcw.save "
                              "(or `textcw train --out`)")
     try:
-        archive = zipfile.ZipFile(path)
+        return open_regular_file(path, "model file", allow_root=True, follow_final=True)
+    except UntrustedLocationError as exc:
+        raise ModelFileError(str(exc).replace(" (textcw reads state", "; give the file saved by textcw.save "
+                                              "(textcw reads state")) from None
+    except OSError as exc:
+        raise ModelFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _open_archive(fh: BinaryIO, path: Path) -> zipfile.ZipFile:
+    """The archive in the open file ``fh`` (read from ``path``), its members checked."""
+    try:
+        archive = zipfile.ZipFile(fh)
     except zipfile.BadZipFile:
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-        if head == b"PK\x03\x04":
+        fh.seek(0)
+        if fh.read(4) == b"PK\x03\x04":
             raise ModelFileError(f"{path} is truncated or damaged (its archive directory is missing "
                                  "or unreadable); save the model again") from None
         raise ModelFileError(f"{path} is not a textcw model file (save models with textcw.save or "
@@ -275,7 +292,7 @@ def _open(path: Path) -> zipfile.ZipFile:
         archive.close()
         raise ModelFileError(f"{path} is an archive but not a textcw model file (members "
                              f"{[safe_text(n, 60) for n in names[:4]]}, expected {_MEMBER_LISTS[0]})")
-    size = path.stat().st_size
+    size = fh.seek(0, os.SEEK_END)
     for info in archive.infolist():
         # save stores members uncompressed: then no member can unpack to more than the file holds
         if info.compress_type != zipfile.ZIP_STORED or info.file_size > size:
@@ -358,13 +375,19 @@ def _check_manifest_text(manifest: dict, path: Path) -> None:
 def read_manifest(path: str | os.PathLike) -> dict:
     """The manifest of the model file at ``path``; nothing is unpickled."""
     path = Path(path)
-    with _open(path) as archive:
+    fh, _ = _open_file(path)  # read as JSON only: the owner does not matter
+    with fh, _open_archive(fh, path) as archive:
         return _parse_manifest(archive, path)[1]
 
 
-def read_parts(path: Path) -> tuple[bytes, dict, bytes, bytes | None]:
-    """``(manifest bytes, manifest, payload, signature or None)``, sizes checked, nothing unpickled."""
-    with _open(path) as archive:
+def read_manifest_bytes(data: bytes, path: str | os.PathLike) -> dict:
+    """The manifest of the model file whose bytes are ``data`` (read from ``path``); nothing is unpickled."""
+    with _open_archive(io.BytesIO(data), Path(path)) as archive:
+        return _parse_manifest(archive, Path(path))[1]
+
+
+def _read_parts(fh: BinaryIO, path: Path) -> tuple[bytes, dict, bytes, bytes | None]:
+    with _open_archive(fh, path) as archive:
         raw, manifest = _parse_manifest(archive, path)
         expected = manifest["payload"]
         info = archive.getinfo(PAYLOAD_MEMBER)
@@ -381,21 +404,52 @@ def read_parts(path: Path) -> tuple[bytes, dict, bytes, bytes | None]:
     return raw, manifest, payload, signature
 
 
-def load(path: str | os.PathLike):
-    """Load a model saved by :func:`save`, after checking its manifest, signature and digest.
+def read_parts(path: Path) -> tuple[bytes, dict, bytes, bytes | None]:
+    """``(manifest bytes, manifest, payload, signature or None)``, sizes checked, nothing unpickled."""
+    fh, _ = _open_file(Path(path))
+    with fh:
+        return _read_parts(fh, Path(path))
 
-    Refuses a missing, truncated, damaged or foreign file with :class:`ModelFileError` before
-    unpickling anything, and a model that needs a plugin which is not installed. With a signing
-    key configured (:func:`signing_key`), also refuses, before unpickling, a file that is
-    unsigned, signed with another key, or changed since it was signed. Warns when the model was
-    saved by another textcw version.
+
+def load(path: str | os.PathLike, *, with_manifest: bool = False):
+    """Load a model saved by :func:`save`, after checking where it lies, its manifest, signature
+    and digest.
+
+    The file is opened once (:func:`textcw.trust.open_regular_file`) and the payload whose digest
+    is checked is the one unpickled. Refuses with :class:`ModelFileError`, before unpickling
+    anything: a missing, truncated, damaged or foreign file; anything but a regular file (before
+    opening it: a FIFO would block); a file somebody else could have written (owned by another
+    user, writable by others, or reached through a folder or link of another user's: the rules of
+    :mod:`textcw.trust`, a file of root's allowed) unless it is signed with the user's key; and a
+    model that needs a plugin which is not installed. With a signing key configured
+    (:func:`signing_key`), also refuses a file that is unsigned, signed with another key, or
+    changed since it was signed. Warns when the model was saved by another textcw version.
+
+    With ``with_manifest``, returns ``(model, manifest)``: the manifest read from the same bytes.
     """
     path = Path(path)
     key = signing_key()
-    raw, manifest, payload, signature = read_parts(path)
+    fh, problem = _open_file(path)
+    with fh:
+        raw, manifest, payload, signature = _read_parts(fh, path)
+    return _unpickle(path, key, raw, manifest, payload, signature, problem, with_manifest)
+
+
+def load_vouched(data: bytes, path: str | os.PathLike, *, with_manifest: bool = False):
+    """:func:`load` for the bytes of a model file that the caller read from a trusted place
+    (:func:`textcw.trust.open_trusted_file`) and checked as it needs (a service checks a
+    checkpoint's recorded sha256 on exactly these bytes); ``path`` names it in messages."""
+    path = Path(path)
+    raw, manifest, payload, signature = _read_parts(io.BytesIO(data), path)
+    return _unpickle(path, signing_key(), raw, manifest, payload, signature, None, with_manifest)
+
+
+def _unpickle(path, key, raw, manifest, payload, signature, problem, with_manifest):
     digest = hashlib.sha256(payload).hexdigest()
-    if key is not None:
+    if key is not None:  # a file signed with the user's own key may come from anywhere
         require_signature(signature_status(key, signature, raw, digest, path), path)
+    elif problem:
+        raise ModelFileError(f"model file {path} {problem}; {_TRUST_FIX}")
     expected = manifest["payload"]["sha256"]
     if not digests_equal(digest, expected):
         raise ModelFileError(
@@ -410,17 +464,16 @@ def load(path: str | os.PathLike):
         if _version(plugin) is None:
             raise ModelFileError(
                 f"{path} needs the plugin {plugin!r} (version {safe_text(version, 40)} when saved), which is not "
-                f"installed; {install_advice(plugin)}"
+                f"installed; {install_advice(plugin, vouched=key is not None)}"
             )
     if manifest.get("textcw_version") != __version__:
         warnings.warn(
             f"{path} was saved by textcw {manifest.get('textcw_version')}; this is textcw "
             f"{__version__}; check its predictions before relying on them",
-            stacklevel=2,
+            stacklevel=3,
         )
     try:
-        return joblib.load(io.BytesIO(payload))
+        model = joblib.load(io.BytesIO(payload))
     except Exception as exc:  # unpickling runs arbitrary constructors; report, don't leak
         raise ModelFileError(f"cannot unpickle the model in {path}: {type(exc).__name__}: {exc}") from None
-
-
+    return (model, manifest) if with_manifest else model

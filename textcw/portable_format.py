@@ -72,6 +72,8 @@ def json_limit(max_bytes: int) -> int:
 
 def is_export(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a ZIP archive whose first member is ``model.json`` (nothing is read)."""
+    if not os.path.isfile(path):  # a FIFO would block the open below
+        return False
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()

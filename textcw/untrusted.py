@@ -161,14 +161,31 @@ def distribution_name(name) -> bool:
     return isinstance(name, str) and len(name) <= 200 and _DISTRIBUTION_NAME.match(name) is not None
 
 
-def install_advice(name) -> str:
-    """The end of a "needs plugin X" message: ``pip install X`` advice only for a valid
-    distribution name (PEP 508); a file naming anything else (an option such as
-    ``--index-url=...``, a path, a URL) gets no command to copy, and is called what it is."""
-    if distribution_name(name):
+# The first-party plugins, installed from textcw's own source tree (they are not on PyPI).
+FIRST_PARTY_PLUGINS = {"textcw-example": "plugins/textcw-example", "textcw-pixels": "plugins/textcw-pixels",
+                       "textcw-serve": "plugins/textcw-serve"}
+
+
+def install_advice(name, *, vouched: bool = False) -> str:
+    """The end of a "needs plugin X" message.
+
+    A command to copy is given only for a name textcw knows (a first-party plugin, installed
+    from textcw's source tree) or one read from a file signed with the user's own key
+    (``vouched``): any other name was chosen by whoever wrote the file, and ``pip install`` of it
+    would run their code. Such a name is named, without a command; one that is not even a valid
+    distribution name (PEP 508: an option such as ``--index-url=...``, a path, a URL) is called
+    what it is."""
+    if not distribution_name(name):
+        return ("that is not a valid distribution name (PEP 508), so no such plugin exists: the file is "
+                "damaged or hostile")
+    canonical = re.sub(r"[-_.]+", "-", name).lower()
+    if canonical in FIRST_PARTY_PLUGINS:
+        return (f"install it from textcw's source tree (pip install ./{FIRST_PARTY_PLUGINS[canonical]}) "
+                "and try again")
+    if vouched:
         return f"install it (pip install {name}) and try again"
-    return ("that is not a valid distribution name (PEP 508), so no such plugin exists: the file is "
-            "damaged or hostile")
+    return ("install that plugin from a source you trust and try again (the name comes from the file, "
+            "so textcw does not suggest a command to install it)")
 
 
 def check_text_sizes(value, what: str, limit: int = MAX_TEXT_CHARS, error=ModelFileError) -> None:

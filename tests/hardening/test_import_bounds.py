@@ -167,7 +167,9 @@ def test_exports_record_the_corpus_name_not_the_path(tmp_path, spec, recorded):
 ])
 def test_distribution_names_follow_pep_508(name, valid):
     assert distribution_name(name) is valid
-    assert ("pip install" in install_advice(name)) is valid
+    # a command only for a name the user's own key vouches for; never for an invalid one
+    assert ("pip install" in install_advice(name, vouched=True)) is valid
+    assert ("pip install" in install_advice(name)) is (name in ("textcw-serve", "textcw_pixels"))
 
 
 def test_export_advice_names_only_valid_distributions(bow_export):
@@ -206,8 +208,8 @@ def test_a_refused_model_file_gets_no_install_advice(tmp_path):
         textcw.load(path)
     assert "pip install" not in str(info.value)
     _rewrite_manifest(path, lambda m: m["payload"].update(sha256=__import__("hashlib").sha256(payload).hexdigest()))
-    with pytest.raises(ModelFileError, match=r"pip install textcw-not-installed"):
-        textcw.load(path)  # an intact file that needs a real-looking plugin gets the advice
+    with pytest.raises(ModelFileError, match=r"needs the plugin 'textcw-not-installed'.*from a source you trust"):
+        textcw.load(path)  # an intact file that needs a real-looking plugin is named, with no command
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX modes")

@@ -65,6 +65,8 @@ def inspect_command(
     from textcw.untrusted import safe_text
     from textcw.portable import is_export, read_document
 
+    if path.exists() and not path.is_file():  # a FIFO or a device: refused before it is opened
+        raise ModelFileError(f"{safe_text(path)} is not a regular file; give a model file or an exported model")
     exported = is_export(path)
     try:
         if manifest:

@@ -9,6 +9,7 @@ import threading
 
 import pytest
 import textcw
+import textcw.persist
 from textcw.errors import DataError, ModelFileError
 from textcw.trust import UntrustedLocationError
 
@@ -31,6 +32,13 @@ def model_path(tmp_path):
 def batches(n: int, seed: int = 1):
     pairs = stream(2 * n, seed=seed)
     return [([pairs[i][0], pairs[i + 1][0]], [pairs[i][1], pairs[i + 1][1]]) for i in range(0, 2 * n, 2)]
+
+
+def forbid_unpickling(monkeypatch):
+    """Fail the test if a model file or a checkpoint is unpickled."""
+    for name in ("load", "load_vouched"):
+        monkeypatch.setattr(textcw.persist, name, lambda *a, **k: pytest.fail("a checkpoint was unpickled"))
+    monkeypatch.setattr(textcw, "load", textcw.persist.load)
 
 
 def mode(path) -> int:
@@ -56,7 +64,7 @@ def test_the_state_folder_and_its_files_are_owner_only_whatever_the_umask(model_
 def test_a_state_folder_others_can_write_is_refused_before_anything_is_read(model_path, tmp_path, monkeypatch):
     open_service(model_path, learn=True, state=tmp_path / "state").stop()
     os.chmod(tmp_path / "state", 0o777)
-    monkeypatch.setattr(textcw, "load", lambda *a, **k: pytest.fail("a checkpoint was unpickled"))
+    forbid_unpickling(monkeypatch)
     for learn in (True, False):  # the learner and a read-only replica
         with pytest.raises(UntrustedLocationError, match=r"can be written by others \(mode 0777\); run: chmod go-w"):
             open_service(model_path, learn=learn, state=tmp_path / "state")
@@ -85,7 +93,7 @@ def test_a_state_folder_planted_by_another_user_is_refused(model_path, tmp_path,
     folder = model_path.parent / "model.serve"
     for path in (folder, *folder.iterdir()):
         os.lchown(path, OTHER_UID, OTHER_UID)
-    monkeypatch.setattr(textcw, "load", lambda *a, **k: pytest.fail("a checkpoint was unpickled"))
+    forbid_unpickling(monkeypatch)
     with pytest.raises(UntrustedLocationError, match=r"is owned by nobody \(uid 65534\), not by you"):
         open_service(model_path, learn=True)
 
@@ -107,8 +115,9 @@ def test_a_checkpoint_without_a_recorded_digest_is_never_unpickled(model_path, t
     open_service(model_path, learn=True, state=tmp_path / "state").stop()
     planted = plant_checkpoint(tmp_path / "state", model_path, 7)
     loads = []
-    real_load = textcw.load
-    monkeypatch.setattr(textcw, "load", lambda path: loads.append(path.name) or real_load(path))
+    real_load = textcw.persist.load_vouched
+    monkeypatch.setattr(textcw.persist, "load_vouched",
+                        lambda data, path, **k: loads.append(path.name) or real_load(data, path, **k))
     with caplog.at_level("WARNING", logger="textcw.serve"):  # beside a recorded one: ignored
         service = open_service(model_path, learn=True, state=tmp_path / "state")
     service.stop()
@@ -130,7 +139,7 @@ def test_a_checkpoint_changed_after_it_was_written_is_refused(model_path, tmp_pa
     service.stop(checkpoint=False)
     path = tmp_path / "state" / info["file"]
     plant_checkpoint(tmp_path / "state", model_path, 1)  # same name, other bytes
-    monkeypatch.setattr(textcw, "load", lambda *a, **k: pytest.fail("a checkpoint was unpickled"))
+    forbid_unpickling(monkeypatch)
     with pytest.raises(DataError, match=rf"{path.name} is not the checkpoint this service wrote"):
         open_service(model_path, learn=True, state=tmp_path / "state")
 

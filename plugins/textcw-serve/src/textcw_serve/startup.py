@@ -5,17 +5,21 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import platform
+import time
 from pathlib import Path
 
 import textcw
+from textcw.errors import DataError, InputError
 
 from textcw_serve.journal import LogWriter
 from textcw_serve.model_ops import LabelMap, apply_update, check_learnable, check_servable, featurize
 from textcw_serve.service import ModelService
-from textcw_serve.state import INFO_KEY, Counters, StateFolder, check_state_folder, prepare_folder
+from textcw_serve.state import INFO_KEY, CheckpointMoved, Counters, StateFolder, check_state_folder, prepare_folder
 
 LOG = logging.getLogger("textcw.serve")
 STATE_SUFFIX = ".serve"
+REPLICA_ATTEMPTS = 10  # reads of a state folder a learner changed meanwhile, before a replica gives up
+REPLICA_BACKOFF_SECONDS = 0.1  # waited before the n-th new read: n times this (5.5 s over all ten)
 
 
 def default_state_folder(model_path: Path) -> Path:
@@ -66,10 +70,55 @@ def open_service(model_path: str | Path, *, learn: bool = False, state: str | Pa
         raise
 
 
+def _load_model_file(model_path: Path, manifest: dict):
+    """The model file's model, checked to be the one whose manifest was read at the start (the
+    state folder is tied to that manifest's payload digest)."""
+    model, loaded = textcw.load(model_path, with_manifest=True)
+    if loaded["payload"]["sha256"] != manifest["payload"]["sha256"]:
+        raise InputError(f"{model_path} was replaced while the service started; start it again")
+    return model
+
+
+def _read_state(folder: StateFolder, learn: bool):
+    """``(newest checkpoint or None, log contents, pending records, damage)``, read consistently.
+
+    A replica reads a folder that a learning service may be changing: between its reads the
+    learner can write a newer checkpoint, remove the older one and empty its log. A read that
+    finds the folder inconsistent while a learner holds its lock is therefore tried again
+    (:data:`REPLICA_ATTEMPTS` times, waiting a little longer each time), and a replica never
+    advises touching the files of a folder that a running service holds.
+    """
+    for attempt in range(1, REPLICA_ATTEMPTS + 1):
+        try:
+            newest = folder.load_newest()
+            seq = newest[1].seq if newest is not None else 0
+            log = folder.read_log(seq)
+            if not learn and any(c.seq > seq for c in folder.checkpoints()) and folder.held_by_learner():
+                # a newer checkpoint came while the log was read: the log may have been emptied
+                raise CheckpointMoved(f"a checkpoint newer than record {seq} was written meanwhile")
+            return (newest, *log)
+        except (DataError, InputError) as exc:
+            if learn or not folder.held_by_learner():
+                raise
+            if attempt == REPLICA_ATTEMPTS:
+                raise InputError(
+                    f"the state folder {folder.folder} changed under this replica {attempt} times while it was "
+                    f"read (a learning service holds it and writes checkpoints); start the replica again, or "
+                    f"give the learner a larger --checkpoint-every. Leave the folder's files as they are: "
+                    f"the learning service needs them (last seen: {str(exc).split('. ')[0]})") from None
+            LOG.info("the state folder changed while it was read (%s); reading it again", exc)
+            time.sleep(REPLICA_BACKOFF_SECONDS * attempt)
+    raise AssertionError("unreachable")
+
+
 def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics):
-    newest = folder.load_newest() if folder is not None else None
+    if folder is None:
+        newest = contents = None
+        pending, damage = [], []
+    else:
+        newest, contents, pending, damage = _read_state(folder, learn)
     if newest is None:
-        model, counters, checkpoint = textcw.load(model_path), Counters(), None
+        model, counters, checkpoint = _load_model_file(model_path, manifest), Counters(), None
     else:
         model, counters, checkpoint = newest
         LOG.info("loaded checkpoint %s (record %d)", checkpoint.path.name, checkpoint.seq)
@@ -79,7 +128,6 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
         check_learnable(model, name)
     writer = None
     if folder is not None:
-        contents, pending, damage = folder.read_log(counters.seq)
         # the evidence first: nothing of a damaged log is cut or emptied before a copy is kept
         copy = folder.quarantine_log() if damage and learn else None
         labels = LabelMap(model.steps[-1][1].classes_)

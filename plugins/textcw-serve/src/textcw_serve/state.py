@@ -45,10 +45,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import textcw
+import textcw.persist
 from textcw.atomic import atomic_write_text, fsync_folder
 from textcw.errors import DataError, InputError
 from textcw.persist import SUFFIX
-from textcw.trust import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_trusted_dir, check_trusted_file
+from textcw.trust import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_trusted_dir, open_trusted_file
 
 from textcw_serve.journal import LogContents, parse_log
 
@@ -61,6 +62,10 @@ INFO_KEY = "textcw_serve"
 _MAX_DIGESTS_BYTES = 64 << 10
 _DIGEST_LINE = re.compile(r"^([0-9a-f]{64})  (checkpoint-\d{12}" + re.escape(SUFFIX) + r")$")
 LOG = logging.getLogger("textcw.serve")
+
+
+class CheckpointMoved(DataError):
+    """A checkpoint went away while it was read: a learning service replaced it (a replica retries)."""
 
 
 @dataclass
@@ -116,6 +121,20 @@ class StateFolder:
             raise InputError(f"another textcw serve is learning into {self.folder}; stop it first, "
                              "or give this one its own --state folder") from None
         self._lock_fd = fd
+
+    def held_by_learner(self) -> bool:
+        """Whether a learning service holds this folder's lock now (a replica asks, read-only)."""
+        try:
+            fd = os.open(self.folder / LOCK_NAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)  # releases the shared lock too
+        return False
 
     def unlock(self) -> None:
         if self._lock_fd is not None:
@@ -177,8 +196,7 @@ class StateFolder:
         path = self.folder / DIGESTS_NAME
         if not os.path.lexists(path):
             return {}
-        check_trusted_file(path, "the checkpoint digests of the service state folder")
-        raw = read_regular_file(path, _MAX_DIGESTS_BYTES, "the checkpoint digests")
+        raw = read_regular_file(path, _MAX_DIGESTS_BYTES, "the checkpoint digests of the service state folder")
         digests = {}
         for number, line in enumerate(raw.decode("ascii", "replace").splitlines(), 1):
             match = _DIGEST_LINE.match(line)
@@ -190,20 +208,31 @@ class StateFolder:
         return digests
 
     def load_newest(self):
-        """``(model, counters, checkpoint)`` of the newest checkpoint, or ``None`` if there is none."""
+        """``(model, counters, checkpoint)`` of the newest checkpoint, or ``None`` if there is none.
+
+        The checkpoint is opened once (:func:`textcw.trust.open_trusted_file`) and read whole: the
+        bytes whose sha256 is compared with the recorded one are the bytes whose manifest is read
+        and whose payload is unpickled (:func:`textcw.persist.load_vouched`)."""
         checkpoints = self.checkpoints()
         if not checkpoints:
             return None
         recorded = self._recorded_digests()
         newest = checkpoints[-1]
-        if newest.path.name not in recorded and len(checkpoints) > 1 and checkpoints[-2].path.name in recorded:
-            # a crash after the new checkpoint was renamed into place, before its digest was
-            # recorded: the previous checkpoint and the log still hold every update
-            LOG.warning("ignoring %s: its digest is not recorded in %s (the service stopped while "
-                        "writing it, or something else put it there); it is not loaded",
-                        newest.path.name, DIGESTS_NAME)
-            newest = checkpoints[-2]
-        check_trusted_file(newest.path, "the service checkpoint")
+        if newest.path.name not in recorded:
+            if len(checkpoints) > 1 and checkpoints[-2].path.name in recorded:
+                # a crash after the new checkpoint was renamed into place, before its digest was
+                # recorded: the previous checkpoint and the log still hold every update
+                LOG.warning("ignoring %s: its digest is not recorded in %s (the service stopped while "
+                            "writing it, or something else put it there); it is not loaded",
+                            newest.path.name, DIGESTS_NAME)
+                newest = checkpoints[-2]
+            elif newest.seq == 0 and len(checkpoints) == 1 and not recorded:
+                # a crash during the first start, before the first checkpoint's digest was
+                # recorded: that checkpoint is the model file as served, which is loaded instead
+                # (and checkpointed again); it is never unpickled unrecorded
+                LOG.warning("ignoring %s: the service stopped during its first start before recording its "
+                            "digest; starting from the model file again", newest.path.name)
+                return None
         expected = recorded.get(newest.path.name)
         if expected is None:
             raise DataError(
@@ -211,12 +240,17 @@ class StateFolder:
                 "written by this service (or by an earlier textcw-serve, which recorded none); a checkpoint "
                 "is a pickle and is loaded only when its digest was recorded. If you wrote it, record it with: "
                 f"cd '{self.folder}' && sha256sum {newest.path.name} >> {DIGESTS_NAME}")
-        actual = file_sha256(newest.path)
+        try:
+            with open_trusted_file(newest.path, "the service checkpoint") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise CheckpointMoved(f"{newest.path} was removed while it was read") from None
+        actual = hashlib.sha256(data).hexdigest()
         if not hmac.compare_digest(actual, expected):
             raise DataError(f"{newest.path} is not the checkpoint this service wrote (sha256 {actual[:12]}..., "
                             f"recorded {expected[:12]}...); refusing to load it. Restore it, or remove it "
                             "and its log to start from the model file")
-        manifest = textcw.read_manifest(newest.path)
+        manifest = textcw.persist.read_manifest_bytes(data, newest.path)
         info = manifest.get("info", {}).get(INFO_KEY) if isinstance(manifest.get("info"), dict) else None
         if not isinstance(info, dict) or not isinstance(info.get("base_sha256"), str):
             raise DataError(f"{newest.path} was not written by textcw serve (its manifest has no "
@@ -230,7 +264,7 @@ class StateFolder:
         if not all(isinstance(info.get(k), int) and info[k] >= 0 for k in fields) or info["seq"] != newest.seq:
             raise DataError(f"{newest.path} records counters that do not match its name; the state "
                             f"folder {self.folder} was edited by hand")
-        model = textcw.load(newest.path)
+        model = textcw.persist.load_vouched(data, newest.path)
         newest.created_at = manifest.get("created_at")
         return model, Counters(**{k: info[k] for k in fields}), newest
 
@@ -238,8 +272,7 @@ class StateFolder:
         """The log, its intact records after record ``after`` and, if it is damaged, one line per
         damaged stretch naming the record numbers lost there."""
         if os.path.lexists(self.log_path):
-            check_trusted_file(self.log_path, "the update log of the service state folder")
-            with open_regular(self.log_path) as fh:
+            with open_trusted_file(self.log_path, "the update log of the service state folder") as fh:
                 data = fh.read()
         else:
             data = b""
@@ -341,8 +374,10 @@ def open_regular(path: Path):
 
 
 def read_regular_file(path: Path, limit: int, what: str, *, should_hold: str = "what textcw serve wrote") -> bytes:
-    """At most ``limit`` bytes of the regular file ``path`` (:func:`open_regular`); more is an error."""
-    with open_regular(path) as fh:
+    """At most ``limit`` bytes of the file ``path``, opened once it passed the trust rules
+    (:func:`textcw.trust.open_trusted_file`: the user's own regular file, that nobody else can
+    write, in folders nobody else can swap); more is an error."""
+    with open_trusted_file(path, what) as fh:
         raw = fh.read(limit + 1)
     if len(raw) > limit:
         raise InputError(f"{what} {path} is over {limit} bytes; it should hold {should_hold}")
