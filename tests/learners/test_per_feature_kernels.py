@@ -198,3 +198,56 @@ def test_a_passive_aggressive_step_equals_textcws_own_kernel_exactly(binary, ind
         assert tuple(got) == tuple(want)
         assert_array_equal(mine, theirs)
     assert want[1] > 0 and np.abs(mine).max() > 0
+
+
+@kernel
+def scaled_weight(state, c):
+    return state[0][c] * state[1][c]
+
+
+@kernel
+def unit_step(m, q, params):
+    return 1.0
+
+
+@kernel
+def multiplying_update(state, c, x, g, params):
+    """``w[c] = w[c] * factor + g x``: with a factor of 1e200 it overflows on the second visit."""
+    state[0][c] = state[0][c] * params[0] + g * x
+
+
+OVERFLOWING = per_feature_kernels(scaled_weight, unit_step, multiplying_update, state=("w", "s"),
+                                  params=("factor",))
+
+
+@pytest.mark.parametrize("binary", [True, False])
+def test_an_update_that_overflows_is_undone_and_refused(binary):
+    """No non-finite value enters the state: the document whose update overflowed is undone
+    (every cell it touched back to its value before it) and the loop raises."""
+    X = csr([[1, 0, 2], [0, 3, 0]], 3)
+    if binary:
+        w, s, y, loop = np.zeros(3), np.ones(3), np.array([1.0, -1.0]), OVERFLOWING.binary
+    else:
+        w, s, y, loop = np.zeros((3, 2)), np.ones((3, 2)), np.array([1, 0]), OVERFLOWING.top1
+    loop(X.indptr, X.indices, X.data, y, np.array([1, 0], np.int64), w, s, 1.0)  # finite
+    w[1] *= 1e10  # row 1's cells now overflow at a factor of 1e300; row 0's do not
+    before = w.copy()
+    with pytest.raises(FloatingPointError, match="made a state value infinite or NaN"):
+        loop(X.indptr, X.indices, X.data, y, np.array([1], np.int64), w, s, 1e300)
+    assert_array_equal(w, before)
+    loop(X.indptr, X.indices, X.data, y, np.array([0], np.int64), w, s, 1e300)  # still learns
+    assert np.abs(w[0]).max() > 1e299
+    assert np.isfinite(w).all() and np.isfinite(s).all()
+
+
+@kernel
+def nan_weight(state, c):
+    return state[0][c] * math.nan
+
+
+def test_a_nan_margin_counts_as_a_mistake():
+    loop = per_feature_kernels(nan_weight, offset_step, additive_update, state=("w",), params=("a", "b"))
+    X = csr(ROWS, 3)
+    mistakes, _ = loop.binary(X.indptr, X.indices, X.data, np.array([1.0, -1.0, -1.0]),
+                              np.array([0, 2], np.int64), np.zeros(3), -1.0, 0.0)
+    assert mistakes == 2  # before: a NaN margin compared as "not <= 0" and counted as correct

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
-from textcw.errors import InputError, ParameterError
+from textcw.errors import DataError, InputError, ParameterError
 from textcw.learners import autotune, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets, distinct_labels
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
@@ -401,7 +401,11 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         step = max(1, order.shape[0]) if on_chunk is None else _PROGRESS_CHUNK
         mistakes = updates = 0
         for start in range(0, order.shape[0], step):
-            m, u = kernel(X.indptr, X.indices, X.data, y, order[start:start + step], *state, *args)
+            try:
+                m, u = kernel(X.indptr, X.indices, X.data, y, order[start:start + step], *state, *args)
+            except FloatingPointError as exc:  # a plugin variant's loop refused a non-finite state
+                raise DataError(f"{type(self).__name__}: {exc} (documents before it were learned); "
+                                "lower the step's parameters or check the update for an overflow") from None
             mistakes += m
             updates += u
             if on_chunk is not None:

@@ -46,7 +46,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from textcw._jit import closure_kernel
+from textcw._jit import closure_kernel, kernel
 from textcw.learners._kernels.common import column, top_competitor
 
 # The arguments every epoch kernel takes first (textcw.learners.protocol.DATA_ARGUMENTS, which
@@ -54,6 +54,44 @@ from textcw.learners._kernels.common import column, top_competitor
 DATA_ARGUMENTS = ("indptr", "indices", "data", "y", "order")
 # Names the generated entry points use besides the arguments (see the end of per_feature_kernels).
 _ENTRY_NAMES = ("binary_loop", "top1_loop", "arrays", "float")
+
+
+# Raised by the loops when a variant's update left a state value that is not finite (an
+# overflow); the document's update is undone first, so the state stays as it was before it.
+NON_FINITE_MESSAGE = ("the variant's update made a state value infinite or NaN (an overflow); that "
+                      "document's update was undone")
+
+
+@kernel
+def _widest_row(indptr, order):
+    """The most non-zeros of a row in ``order``: the size of the buffer that saves a row's cells."""
+    widest = 0
+    for t in range(order.shape[0]):
+        i = order[t]
+        n = int(indptr[i + 1] - indptr[i])
+        if n > widest:
+            widest = n
+    return widest
+
+
+@kernel
+def _save(arrays, c, saved, slot):
+    for a in range(len(arrays)):
+        saved[a, slot] = arrays[a][c]
+
+
+@kernel
+def _restore(arrays, c, saved, slot):
+    for a in range(len(arrays)):
+        arrays[a][c] = saved[a, slot]
+
+
+@kernel
+def _finite(arrays, c):
+    for a in range(len(arrays)):
+        if not math.isfinite(arrays[a][c]):
+            return False
+    return True
 
 
 class PerFeatureKernels(NamedTuple):
@@ -94,6 +132,7 @@ def per_feature_kernels(weight, step, update, *, state, params,
         mistakes = 0
         updates = 0
         bias = values[at] if at >= 0 else 0.0
+        saved = np.empty((len(arrays), _widest_row(indptr, order)))
         for t in range(order.shape[0]):
             i = order[t]
             start, stop = column(indptr[i]), column(indptr[i + 1])
@@ -104,7 +143,7 @@ def per_feature_kernels(weight, step, update, *, state, params,
                 score += weight(arrays, j) * data[p]
                 q += data[p] * data[p]
             m = y[i] * (score - bias)
-            if m <= 0.0:  # before the update; a tie is a mistake
+            if not m > 0.0:  # before the update; a tie is a mistake, and so is a NaN margin
                 mistakes += 1
             if stop > start:
                 tau = step(m, q, values)
@@ -112,13 +151,21 @@ def per_feature_kernels(weight, step, update, *, state, params,
                     updates += 1
                     g = y[i] * tau
                     for p in range(start, stop):
+                        _save(arrays, column(indices[p]), saved, p - start)
+                    for p in range(start, stop):
                         update(arrays, column(indices[p]), data[p], g, values)
+                    for p in range(start, stop):
+                        if not _finite(arrays, column(indices[p])):
+                            for back in range(stop - 1, start - 1, -1):
+                                _restore(arrays, column(indices[back]), saved, back - start)
+                            raise FloatingPointError(NON_FINITE_MESSAGE)
         return mistakes, updates
 
     def top1_loop(indptr, indices, data, y, order, arrays, n_labels, values):
         mistakes = 0
         updates = 0
         scores = np.empty(n_labels)
+        saved = np.empty((len(arrays), 2 * _widest_row(indptr, order)))
         for t in range(order.shape[0]):
             i = order[t]
             yi = y[i]
@@ -134,7 +181,7 @@ def per_feature_kernels(weight, step, update, *, state, params,
                 q += data[p] * data[p]
             r = top_competitor(scores, yi)
             m = scores[yi] - scores[r]
-            if m <= 0.0:
+            if not m > 0.0:  # a tie is a mistake, and so is a NaN margin
                 mistakes += 1
             if stop > start:
                 tau = step(m, 2.0 * q, values)
@@ -142,8 +189,20 @@ def per_feature_kernels(weight, step, update, *, state, params,
                     updates += 1
                     for p in range(start, stop):
                         base = indices[p] * n_labels
+                        _save(arrays, column(base + yi), saved, 2 * (p - start))
+                        _save(arrays, column(base + r), saved, 2 * (p - start) + 1)
+                    for p in range(start, stop):
+                        base = indices[p] * n_labels
                         update(arrays, column(base + yi), data[p], tau, values)
                         update(arrays, column(base + r), data[p], -tau, values)
+                    for p in range(start, stop):
+                        base = indices[p] * n_labels
+                        if not (_finite(arrays, column(base + yi)) and _finite(arrays, column(base + r))):
+                            for back in range(stop - 1, start - 1, -1):
+                                base = indices[back] * n_labels
+                                _restore(arrays, column(base + r), saved, 2 * (back - start) + 1)
+                                _restore(arrays, column(base + yi), saved, 2 * (back - start))
+                            raise FloatingPointError(NON_FINITE_MESSAGE)
         return mistakes, updates
 
     binary_loop = closure_kernel(binary_loop)
