@@ -16,6 +16,7 @@ import pytest
 import textcw
 from cli_run import one_line_error, run
 from textcw.corpus import newsgroups
+from hang import HANG_SECONDS
 
 
 def test_list_learners_json(capsys):
@@ -226,5 +227,5 @@ def test_a_misspelt_name_is_answered_before_the_heavy_imports(argv, says):
     code = ("import sys; from textcw.cli import main\n"
             "try:\n    main(['train', *sys.argv[1:]])\nexcept SystemExit as exit:\n    code = exit.code\n"
             "print(code, sorted(m for m in ('numba', 'sklearn') if m in sys.modules))")
-    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=HANG_SECONDS)
     assert run.stdout.strip() == "2 []" and says in run.stderr, (run.stdout, run.stderr)

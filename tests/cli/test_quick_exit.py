@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import textcw.cli as cli
+from hang import HANG_SECONDS
 
 
 def test_main_registers_the_freeze_at_exit_once(monkeypatch, capsys):
@@ -23,6 +24,6 @@ def test_main_registers_the_freeze_at_exit_once(monkeypatch, capsys):
 
 def test_the_command_line_still_exits_with_its_output_flushed():
     out = subprocess.run([sys.executable, "-m", "textcw.cli", "--version"], capture_output=True, text=True,
-                         timeout=120)
+                         timeout=HANG_SECONDS)
     assert out.returncode == 0 and out.stderr == ""
     assert out.stdout.startswith("textcw ") and out.stdout.endswith("\n") and "scikit-learn" in out.stdout

@@ -10,6 +10,7 @@ from cli_run import one_line_error, run
 from textcw.cli import main
 from textcw.errors import UnknownNameError
 from textcw.evaluation import experiments
+from hang import HANG_SECONDS
 
 
 def test_lists_the_experiments(capsys):
@@ -32,7 +33,7 @@ def test_textcw_debug_shows_the_traceback(capsys, monkeypatch):
 
     env = {**os.environ, "TEXTCW_DEBUG": "1", "TEXTCW_NO_PLUGINS": "1"}
     done = subprocess.run([sys.executable, "-m", "textcw", "reproduce", "jmlr-table9"], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=HANG_SECONDS)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and done.stdout == ""
     assert lines[0] == "Traceback (most recent call last):" and len(lines) > 3

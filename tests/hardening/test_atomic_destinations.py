@@ -15,6 +15,7 @@ import pytest
 from textcw.atomic import atomic_output, atomic_write_bytes, check_output_folder, check_output_path
 from textcw.errors import ModelFileError, OutputError
 from textcw.persist import check_destination
+from hang import HANG_SECONDS
 
 posix_only = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs POSIX FIFOs and symbolic links")
 
@@ -166,7 +167,7 @@ def test_read_only_folder_is_refused():
             if os.geteuid() == 0:
                 try:
                     run = subprocess.run([sys.executable, "-c", CHECK_AS_OTHER_USER, str(folder / "r.json")],
-                                         capture_output=True, text=True, user=65534, timeout=120)
+                                         capture_output=True, text=True, user=65534, timeout=HANG_SECONDS)
                 except (OSError, subprocess.SubprocessError) as exc:
                     pytest.skip(f"cannot run a process as another user here ({exc})")
                 if run.returncode != 0:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 import textcw
+from hang import HANG_SECONDS
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
 
@@ -69,7 +70,7 @@ def child(path, tag, *, n_features=50, loops=1, pause_at="none"):
                              pause_at], stdout=subprocess.PIPE, text=True)
 
 
-def wait_for(proc, word, timeout=120):
+def wait_for(proc, word, timeout=HANG_SECONDS):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         line = proc.stdout.readline()
@@ -96,7 +97,7 @@ def complete(path) -> str:
 def old_model(tmp_path):
     path = tmp_path / "m.joblib"
     proc = child(path, 1)
-    assert proc.wait(timeout=120) == 0
+    assert proc.wait(timeout=HANG_SECONDS) == 0
     return path
 
 
@@ -111,7 +112,7 @@ def test_kill_mid_save_leaves_the_old_file(old_model, pause_at):
     proc.wait(timeout=30)
     assert old_model.read_bytes() == before and complete(old_model) == "1"
     # the next save succeeds and replaces it; the killed process's temporary file is only litter
-    assert child(old_model, 3).wait(timeout=120) == 0
+    assert child(old_model, 3).wait(timeout=HANG_SECONDS) == 0
     assert complete(old_model) == "3"
 
 
@@ -135,7 +136,7 @@ def test_concurrent_savers_leave_one_complete_file_and_readers_never_see_a_parti
     while any(p.poll() is None for p in procs):
         assert complete(old_model) in {"1", "21", "22"}  # every read in between is a whole model
         loads += 1
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    assert [p.wait(timeout=HANG_SECONDS) for p in procs] == [0, 0]
     assert complete(old_model) in {"21", "22"} and loads > 0
     assert sorted(p.name for p in old_model.parent.iterdir()) == ["m.joblib"]  # no temporaries left
 
@@ -207,7 +208,7 @@ def test_kill_mid_download_leaves_no_partial_corpus_file(slow_server, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == [".data.bin.part"]  # only the hidden partial file
     stall.clear()
     out = subprocess.run([sys.executable, "-c", DOWNLOAD_CHILD, url, digest], env=env, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=HANG_SECONDS)
     assert out.returncode == 0, out.stderr
     assert Path(out.stdout.strip()) == folder / "data.bin"
     assert hashlib.sha256((folder / "data.bin").read_bytes()).hexdigest() == digest

@@ -16,6 +16,7 @@ import textcw
 from textcw.pipeline import assemble, make_featurizer, make_learner
 from textcw.plugins import default_registries
 from textcw.testing import make_documents
+from hang import HANG_SECONDS
 
 DOCS, LABELS = make_documents(25, random_state=0)
 
@@ -24,7 +25,7 @@ def train_in_subprocess(tmp_path, name, hash_seed, *argv):
     out = tmp_path / f"{name}-{hash_seed}.joblib"
     env = {**os.environ, "PYTHONHASHSEED": str(hash_seed)}
     proc = subprocess.run([sys.executable, "-m", "textcw.cli", "train", *argv, "--out", str(out)],
-                          env=env, capture_output=True, text=True, timeout=600)
+                          env=env, capture_output=True, text=True, timeout=HANG_SECONDS)
     assert proc.returncode == 0, proc.stderr
     return out.read_bytes()
 

@@ -26,6 +26,7 @@ from rich.console import Console
 from textcw.corpus import download
 from textcw.corpus.datahome import RemoteFile, fetch
 from textcw.errors import DataError
+from hang import HANG_SECONDS
 
 fcntl = pytest.importorskip("fcntl", reason="the .part lock and these tests need POSIX flock")
 
@@ -336,7 +337,7 @@ def test_data_home_without_permission_is_a_clear_error(serve):
         for home in (no_folder, no_write, unreadable):
             run = subprocess.run([sys.executable, "-c", AS_NOBODY, url, DIGEST], capture_output=True, text=True,
                                  env={**os.environ, "TEXTCW_DATA": str(home), "TEXTCW_OFFLINE": "0"},
-                                 user=65534, timeout=120)
+                                 user=65534, timeout=HANG_SECONDS)
             assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
             outputs[home] = run.stdout.strip()
         assert outputs[no_folder].startswith(f"cannot create the data folder {no_folder / 'toy'}: ")

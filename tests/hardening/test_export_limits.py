@@ -24,6 +24,7 @@ from textcw.persist import MANIFEST_MEMBER, PAYLOAD_MEMBER, read_manifest
 from textcw.portable import JSON_MEMBER, export_model, import_model, read_document
 
 from test_portable import edit, npy, pipeline, state_array
+from hang import HANG_SECONDS
 
 LIMIT_MB = 700  # textcw, numpy, scikit-learn and numba need about 200 MB of it
 
@@ -43,7 +44,7 @@ def run_limited(code: str) -> str:
         except Exception as exc:
             print(type(exc).__name__ + ": " + str(exc))
     """)
-    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=HANG_SECONDS)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
 

@@ -49,6 +49,7 @@ from hypothesis import strategies as st
 from cli_run import run
 from textcw.cli import main
 from textcw.untrusted import safe_text
+from hang import HANG_SECONDS
 
 FAST_LEARNERS = ["perceptron", "pa", "cw-var", "arow"]
 _counter = itertools.count()
@@ -604,7 +605,7 @@ def test_evaluate_svmlight_train_and_test_files(capsys, tmp_path):
 # ------------------------------------------------------------------------- real processes
 def cli(*argv: str | os.PathLike, stdin: bytes = b"") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "textcw.cli", *map(os.fsdecode, argv)],
-                          input=stdin, capture_output=True, timeout=120)
+                          input=stdin, capture_output=True, timeout=HANG_SECONDS)
 
 
 def test_no_traceback_end_to_end(tmp_path, vector_model):

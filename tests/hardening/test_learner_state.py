@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 import textcw
 from textcw.errors import InputError, ParameterError, TextcwError
 from textcw.plugins import default_registries
+from hang import HANG_SECONDS
 
 REGISTRY = default_registries().learners
 ONLINE = [n for n in REGISTRY.names() if hasattr(REGISTRY.get(n).factory(), "partial_fit")]
@@ -137,7 +138,7 @@ class Child:
     def __init__(self, tmp_path_factory):
         self.folder, self.proc, self.stderr = tmp_path_factory.mktemp("child"), None, None
 
-    def run(self, code, *args, timeout=600) -> subprocess.CompletedProcess:
+    def run(self, code, *args, timeout=HANG_SECONDS) -> subprocess.CompletedProcess:
         """``python -c code *args`` in the child; its output up to the program's ``DONE`` line."""
         if self.proc is None:
             self.stderr = open(self.folder / f"stderr-{len(list(self.folder.iterdir()))}.txt", "w+")

@@ -23,6 +23,7 @@ import typer
 from textcw.errors import DuplicateNameError
 from textcw.plugins import (broken_plugins, build_registries, get_plugin_manager, installed_plugins,
                             register_commands)
+from hang import HANG_SECONDS
 
 _numbers = itertools.count()
 
@@ -270,7 +271,7 @@ def textcw_cli(site_folder: Path, *argv: str, no_plugins: bool = False) -> subpr
            "TEXTCW_NO_PLUGINS": "1" if no_plugins else "0"}
     env.pop("TEXTCW_DEBUG", None)
     return subprocess.run([sys.executable, "-m", "textcw", *argv], capture_output=True, text=True, env=env,
-                          timeout=300)
+                          timeout=HANG_SECONDS)
 
 
 def test_command_line_keeps_working_around_broken_plugins(site):

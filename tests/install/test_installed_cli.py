@@ -19,11 +19,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hang import HANG_SECONDS
 
 BIN = Path(os.environ.get("TEXTCW_INSTALLED_BIN") or Path(sys.executable).parent)
 EXTRAS = set(filter(None, os.environ.get("TEXTCW_INSTALLED_EXTRAS", "plot,dask").split(",")))
 TEXTCW = str(BIN / "textcw")
-TIMEOUT = 300  # a bound on each command, far above what any of them takes
+TIMEOUT = HANG_SECONDS  # a hang guard on each command (tests/hang.py)
 
 
 def textcw(*args, cwd=None, **kwargs) -> subprocess.CompletedProcess:

@@ -22,6 +22,7 @@ import venv
 from pathlib import Path
 
 import pytest
+from hang import HANG_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
 PROFILE = os.environ.get("TEXTCW_INSTALLED_PROFILE")
@@ -74,14 +75,14 @@ def test_every_install_line_of_the_readme_runs(tmp_path):
                              text=True, timeout=TIMEOUT)
         assert run.returncode == 0, f"{line}\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
     version = subprocess.run([str(bindir / "textcw"), "--version"], capture_output=True, text=True, env=env,
-                             timeout=300)
+                             timeout=HANG_SECONDS)
     assert version.returncode == 0 and version.stdout.startswith("textcw "), version.stderr
     for plugin in ("textcw-pixels", "textcw-example", "textcw-serve"):
         assert plugin in version.stdout, version.stdout
     imports = subprocess.run([str(bindir / "python"), "-c", "import matplotlib, distributed, pyarrow"],
-                             capture_output=True, text=True, env=env, timeout=300)
+                             capture_output=True, text=True, env=env, timeout=HANG_SECONDS)
     assert imports.returncode == 0, imports.stderr
     listed = subprocess.run([str(bindir / "textcw"), "list", "corpora", "--no-sizes"], capture_output=True,
-                            text=True, env={**env, "TEXTCW_OFFLINE": "1"}, timeout=300)
+                            text=True, env={**env, "TEXTCW_OFFLINE": "1"}, timeout=HANG_SECONDS)
     assert listed.returncode == 0 and "\nparquet\ttext\t" in listed.stdout, listed.stderr
     assert sys.executable  # the test's own interpreter is untouched: everything went into env_dir

@@ -20,6 +20,7 @@ from textcw.testing import (
     make_registries,
     make_sparse_classification,
 )
+from hang import HANG_SECONDS
 
 # The kit's fixtures (make_registries, binary_data, topic_corpus, ...).
 pytest_plugins = ["textcw.testing.fixtures"]
@@ -120,6 +121,6 @@ def test_fixtures_load_through_pytest_plugins(tmp_path):
             assert train("topics", "perceptron", registries=regs).accuracy >= 0.9
     '''))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=HANG_SECONDS)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout

@@ -23,6 +23,7 @@ from textcw.testing import (
     learner_under_test,
     parametrize_with_checks,
 )
+from hang import HANG_SECONDS
 
 LEARNER_CHECK_NAMES = [
     "builds_unfitted", "params_round_trip", "fits_and_predicts", "is_deterministic",
@@ -139,7 +140,7 @@ def test_pytest_reports_every_failing_check(tmp_path):
             check(component)
     '''))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
-                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+                          str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=HANG_SECONDS)
     out = run.stdout
     assert run.returncode == 1, out + run.stderr
     failed = sorted(line.split("::")[1].split(" ")[0] for line in out.splitlines()
