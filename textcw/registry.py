@@ -167,11 +167,30 @@ def resolve_reference(reference: str, provider: str, name: str) -> Callable[...,
 
 
 class Registry:
-    """A name -> :class:`Entry` table for one kind of component."""
+    """A name -> :class:`Entry` table for one kind of component.
+
+    Its :attr:`loader`, when set, is called before a lookup that would miss and before the
+    table is listed: the process-wide registries register a kind's built-ins when the kind is
+    first used, and import an installed plugin only when one of its names is asked for
+    (:mod:`textcw.plugins.lazy`), so that a command pays only for what it uses. :meth:`has`
+    looks at what is registered now, without loading.
+    """
 
     def __init__(self, kind: str):
         self.kind = kind
         self._entries: dict[str, Entry] = {}
+        #: ``loader(kind, name)`` loads what may register ``name`` (``None``: every name of the kind).
+        self.loader: Callable[[str, str | None], None] | None = None
+
+    def _load(self, name: str | None) -> None:
+        loader = self.loader  # once: another thread may unset it when everything is loaded
+        if loader is not None:
+            loader(self.kind, name)
+
+    def __getstate__(self) -> dict:
+        """A copy or pickle holds every name, and no loader (which holds the plugin manager)."""
+        self._load(None)
+        return {**self.__dict__, "loader": None}
 
     @property
     def singular(self) -> str:
@@ -191,21 +210,31 @@ class Registry:
         self._entries[entry.name] = entry
 
     def get(self, name: str) -> Entry:
+        if name not in self._entries:
+            self._load(name)
         try:
             return self._entries[name]
         except KeyError:
             raise UnknownNameError(self.singular, name, self._entries) from None
 
+    def has(self, name: object) -> bool:
+        """Whether ``name`` is registered now (no plugin is loaded to find it)."""
+        return name in self._entries
+
     def names(self) -> list[str]:
+        self._load(None)
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
+        if name not in self._entries and isinstance(name, str):
+            self._load(name)
         return name in self._entries
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self._entries[n] for n in self.names())
 
     def __len__(self) -> int:
+        self._load(None)
         return len(self._entries)
 
 

@@ -33,19 +33,29 @@ __all__ = ["build_app", "build_command", "exit_interrupted", "fail", "main"]
 
 def build_app(pm=None) -> typer.Typer:
     """The root application with every plugin's commands, the built-in ones
-    (:mod:`textcw.default_plugins.commands`) included."""
+    (:mod:`textcw.default_plugins.commands`) included.
+
+    The commands of installed plugins not imported yet (the process-wide manager's, see
+    :mod:`textcw.plugins.lazy`) are kept in ``app.textcw_plugin_commands``; :func:`build_command`
+    lists them, and imports a plugin when one of its commands runs.
+    """
+    from textcw.cli.plugin_commands import PluginGroup
     from textcw.cli.root import root
     from textcw.plugins import default_plugin_manager, register_commands
+    from textcw.plugins.lazy import pending_commands
 
     app = typer.Typer(
         name="textcw",
+        cls=PluginGroup,
         help="Fast, confidence-aware online text classification.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": HELP_OPTIONS},
     )
     app.callback()(root)
-    register_commands(pm or default_plugin_manager(), app)  # a broken plugin is reported and skipped
+    pm = pm or default_plugin_manager()
+    register_commands(pm, app)  # a broken plugin is reported and skipped
+    app.textcw_plugin_commands = [(pm, plugin, spec) for plugin, spec in pending_commands(pm, app)]
     return app
 
 
@@ -57,7 +67,17 @@ def build_command(app: typer.Typer):
     without an explicit metavar get the conventional one here: nothing after a flag, the
     option's name in capitals otherwise (``--epochs EPOCHS``, as argparse shows it).
     """
+    from textcw.cli.plugin_commands import PluginCommand
+
     command = typer.main.get_command(app)
+    fix_metavars(command)
+    for pm, plugin, spec in getattr(app, "textcw_plugin_commands", ()) if hasattr(command, "add_command") else ():
+        command.add_command(PluginCommand(spec, plugin=plugin, pm=pm, app=app))
+    return command
+
+
+def fix_metavars(command) -> None:
+    """Give ``command`` and its sub-commands the usual help metavars (:func:`build_command`)."""
     stack = [command]
     while stack:
         cmd = stack.pop()
@@ -70,7 +90,6 @@ def build_command(app: typer.Typer):
                 param.metavar = ""
             else:  # an option's value, or an argument: PATH rather than typer 0.29's {path}
                 param.metavar = param.name.upper()
-    return command
 
 
 def _quick_exit() -> None:

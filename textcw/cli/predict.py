@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from textcw.cli.output import log
@@ -110,6 +109,8 @@ def predict(
     if proba:
         if not hasattr(pipeline, "predict_proba"):
             raise InputError("this model's learner defines no probabilities; drop --proba")
+        import numpy as np  # here: the commands' help must not import NumPy (textcw.cli)
+
         p = pipeline.predict_proba(docs)
         best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
     typer.echo("\n".join(output_lines(labels, best, files)))
@@ -194,6 +195,8 @@ def _label(pipeline, rows, probabilities: bool):
     labels = pipeline.predict(docs)
     if not probabilities:
         return labels, None
+    import numpy as np
+
     p = pipeline.predict_proba(docs)
     return labels, p[np.arange(len(docs)), np.argmax(p, axis=1)]
 

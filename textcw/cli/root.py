@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import platform
 import sys
-from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -28,6 +27,8 @@ def versions() -> list[tuple[str, str]]:
 
     Plugins are found through their entry points without importing any of their code.
     """
+    from importlib import metadata  # here: only --version reads distributions' metadata
+
     rows = [("textcw", __version__), ("python", platform.python_version())]
     for dist in DEPENDENCIES:
         try:
