@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     # What is built on the library functions: evaluation and scale-out training.
     ("textcw.evaluation", "textcw.scale"),
     # Model files and exports.
-    ("textcw.signing", "textcw.persist", "textcw.model_card", "textcw.portable_format",
+    ("textcw.signing", "textcw.model_manifest", "textcw.persist", "textcw.model_card", "textcw.portable_format",
      "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable"),
     # The command line.
     ("textcw.cli", "textcw.__main__", "textcw.client"),
@@ -72,7 +72,8 @@ _LAYER_OF = {room: number for number, rooms in enumerate(LAYERS) for room in roo
 # imports the public names from the parts, is above them all). Every module of the package is
 # listed, so that a new part is placed too.
 PART_LAYERS: dict[str, list[tuple[str, ...]]] = {
-    "textcw.corpus.tabular": [("limits", "spec"), ("files", "split"), ("readers",), ("index",), ("corpus",)],
+    "textcw.corpus.tabular": [("limits", "spec", "labels"), ("files", "split", "parquet"), ("readers",), ("index",),
+                              ("corpus",)],
     "textcw.evaluation.designs": [("options",), ("splits", "tune", "timing", "curve", "online", "combination")],
 }
 

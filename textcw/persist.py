@@ -58,13 +58,13 @@ from textcw.atomic import atomic_output, check_output_path
 from textcw._sklearn_compat import STOP_WORDS_CHECK_ATTRIBUTE
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
+from textcw.model_manifest import FORMAT, FORMAT_VERSION, MAX_MANIFEST_BYTES, check_manifest_numbers, parse_manifest
 from textcw.signing import digests_equal, require_signature, signature_document, signature_status, signing_key
 from textcw.trust import UntrustedLocationError, open_regular_file
 from textcw.untrusted import (
     check_printable,
     distribution_name,
     install_advice,
-    parse_json,
     read_member,
     safe_text,
 )
@@ -74,8 +74,6 @@ __all__ = [
     "check_destination", "load", "load_vouched", "read_manifest", "read_manifest_bytes", "read_parts", "save", "zip_member"
 ]
 
-FORMAT = "textcw-model"
-FORMAT_VERSION = 3  # 3: the "model" description, created_at, the optional signature member
 MANIFEST_MEMBER = "manifest.json"
 PAYLOAD_MEMBER = "model.joblib"
 SIGNATURE_MEMBER = "signature.json"
@@ -83,9 +81,6 @@ SUFFIX = ".textcw-model"
 _DEPENDENCIES = ("numpy", "scipy", "scikit-learn", "numba", "joblib")
 # A fixed timestamp for both members: the same model saved twice gives the same bytes.
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)
-# A manifest is a few kB. Parsed JSON takes up to ~25 times its size in Python objects
-# ("[{},{},...]"), so the bound on the text is a bound on memory too.
-_MAX_MANIFEST_BYTES = 4 << 20
 _MAX_SIGNATURE_BYTES = 4096
 
 
@@ -231,14 +226,14 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     if stamp is not None:
         manifest["created_at"] = stamp
     try:  # load refuses what no saved model records: never write it
-        _check_manifest_numbers(manifest, path)
+        check_manifest_numbers(manifest, path)
     except ModelFileError as exc:
         raise InputError(str(exc).replace(f"the manifest of {path} records", "the model's manifest would record")
                          .replace("the file is damaged or was modified", "fix the value given to save")) from None
     manifest_bytes = (json.dumps(manifest, indent=2, sort_keys=True, default=str) + "\n").encode("utf-8")
-    if len(manifest_bytes) > _MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
+    if len(manifest_bytes) > MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
         raise InputError(f"the model's manifest would be {len(manifest_bytes):,} bytes, more than the "
-                         f"{_MAX_MANIFEST_BYTES:,} that load reads; keep the info and names short")
+                         f"{MAX_MANIFEST_BYTES:,} that load reads; keep the info and names short")
     try:
         with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
             archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
@@ -304,72 +299,8 @@ def _open_archive(fh: BinaryIO, path: Path) -> zipfile.ZipFile:
 
 def _parse_manifest(archive: zipfile.ZipFile, path: Path) -> tuple[bytes, dict]:
     """The manifest's exact bytes (what a signature covers) and its checked content."""
-    raw = read_member(archive, archive.getinfo(MANIFEST_MEMBER), path, _MAX_MANIFEST_BYTES, "the manifest")
-    manifest = parse_json(raw, f"the manifest of {path}")
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ModelFileError(f"{path} holds no textcw model manifest")
-    version = manifest.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ModelFileError(
-            f"{path} uses model format {safe_text(repr(version), 40)}, newer than this textcw ({__version__}, "
-            f"format {FORMAT_VERSION}) reads; upgrade textcw to load it"
-        )
-    payload = manifest.get("payload")
-    if not (isinstance(payload, dict) and isinstance(payload.get("size"), int)
-            and isinstance(payload.get("sha256"), str)):
-        raise ModelFileError(f"the manifest of {path} does not describe its payload; the file is damaged")
-    _check_manifest_text(manifest, path)
-    _check_manifest_numbers(manifest, path)
-    return raw, manifest
-
-
-# The numbers a manifest records, each with the range a saved model has: (where, field, test, rule).
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _fraction(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 <= value <= 1.0
-
-
-_MANIFEST_NUMBERS = (
-    ("payload", "size", _count, "a byte count >= 0"),
-    ("model", "n_features", lambda v: _count(v) and v >= 1, "a feature count >= 1"),
-    ("info", "accuracy", _fraction, "a fraction in [0, 1]"),
-    ("info", "n_train", _count, "a document count >= 0"),
-    ("info", "n_test", _count, "a document count >= 0"),
-)
-
-
-def _check_manifest_numbers(manifest: dict, path: Path) -> None:
-    """Refuse a manifest number that no saved model records (a negative count, an accuracy of 7,
-    NaN): what ``inspect``, model cards and other tools show must be what ``save`` could write."""
-    for where, field, valid, rule in _MANIFEST_NUMBERS:
-        section = manifest.get(where)
-        value = section.get(field) if isinstance(section, dict) else None
-        if value is not None and not valid(value):
-            raise ModelFileError(f"the manifest of {path} records {where}.{field} = {safe_text(repr(value), 40)}, "
-                                 f"which is not {rule}; the file is damaged or was modified")
-
-
-def _check_manifest_text(manifest: dict, path: Path) -> None:
-    """Versions, names and labels are printed as they are (inspect, warnings, predict): refuse
-    control characters in them. Free text (``info``: corpus paths, file names) is shown through
-    :func:`safe_text` instead, so that a model trained on an oddly named folder still loads."""
-    model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
-    components = manifest.get("components") if isinstance(manifest.get("components"), dict) else {}
-    fields = {
-        "its textcw version": manifest.get("textcw_version"),
-        "its Python version": manifest.get("python"),
-        "its dependency versions": manifest.get("dependencies"),
-        "its plugins": manifest.get("plugins"),
-        "its components": {k: v for k, v in components.items() if isinstance(v, dict)},
-        "its learner": [model.get("learner"), model.get("learner_class"), model.get("featurizer")],
-        "its labels": model.get("classes"),
-        "its creation time": manifest.get("created_at"),
-    }
-    for what, value in fields.items():
-        check_printable(value, f"the manifest of {path}: {what}")
+    raw = read_member(archive, archive.getinfo(MANIFEST_MEMBER), path, MAX_MANIFEST_BYTES, "the manifest")
+    return raw, parse_manifest(raw, path)
 
 
 def read_manifest(path: str | os.PathLike) -> dict:
