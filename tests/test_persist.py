@@ -52,7 +52,7 @@ def test_round_trip_and_manifest(model, tmp_path):
     manifest = textcw.read_manifest(path)
     assert manifest["format"] == "textcw-model" and manifest["info"] == {"corpus": "toy"}
     assert manifest["components"]["learner"]["name"] == "cw-stdev"
-    assert manifest["format_version"] == 3 and len(manifest["payload"]["sha256"]) == 64
+    assert manifest["format_version"] == 4 and len(manifest["payload"]["sha256"]) == 64
     assert set(manifest["dependencies"]) >= {"numpy", "scikit-learn", "numba"}
     # one self-describing file: nothing beside it, no temporary files left behind
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.joblib"]

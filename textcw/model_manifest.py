@@ -18,7 +18,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "MAX_MANIFEST_BYTES", "check_manifest", "
            "parse_manifest"]
 
 FORMAT = "textcw-model"
-FORMAT_VERSION = 3  # 3: the "model" description, created_at, the optional signature member
+FORMAT_VERSION = 4  # 3: the "model" description, created_at, the signature; 4: featurizer state as arrays
 # A manifest is a few kB. Parsed JSON takes up to ~25 times its size in Python objects
 # ("[{},{},...]"), so the bound on the text is a bound on memory too.
 MAX_MANIFEST_BYTES = 4 << 20

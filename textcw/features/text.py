@@ -14,7 +14,9 @@ document nor what to do).
 
 ``transform`` (of a fitted vocabulary) tokenises and looks terms up in compiled code
 (:mod:`textcw.features.native`), with exactly scikit-learn's result; learning the vocabulary
-(``fit``) is scikit-learn's.
+(``fit``) is scikit-learn's. A pickle (a saved model) holds the fitted vocabulary as arrays
+(:mod:`textcw.features.vocabulary`), which load without a Python object per word;
+``vocabulary_`` is the usual dict.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from textcw._sklearn_compat import InvalidParameterError
 from textcw.errors import InputError, ParameterError
 from textcw.features import native
 from textcw.features.params import check_text_params
+from textcw.features.vocabulary import VocabularyTable, derived, is_packed, pack, remember
 from textcw.untrusted import one_line
 
 __all__ = ["NotTextError", "WordCounts", "bigram_counts", "binary_bow", "check_documents"]
@@ -112,19 +115,38 @@ class WordCounts(CountVectorizer):
         except (AttributeError, TypeError) as exc:
             raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
 
-    def _vocabulary_table(self) -> native.VocabularyTable:
-        # Built once per fitted vocabulary; held with the dict it was built from, so a refit
-        # (a new vocabulary_) builds a new one.
+    def _vocabulary_table(self) -> VocabularyTable:
+        # One per fitted vocabulary, held with the dict it belongs to, so a refit (a new
+        # vocabulary_) makes a new one. From a pickle it comes with the featurizer (the arrays
+        # it was saved as, __setstate__); after fit it is packed from the dict once.
         cached = self.__dict__.get("_native_table")
         if cached is None or cached[0] is not self.vocabulary_:
-            cached = (self.vocabulary_, native.VocabularyTable(self.vocabulary_))
-            self.__dict__["_native_table"] = cached
+            table = derived(self, "vocabulary_", self.vocabulary_, VocabularyTable.from_dict)
+            cached = self.__dict__["_native_table"] = (self.vocabulary_, table)
         return cached[1]
 
     def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_native_table", None)  # derived from vocabulary_: rebuilt on first use
+        """The pickled state: ``vocabulary_`` as arrays (:mod:`textcw.features.vocabulary`), so
+        that the model loads at the speed of the disk, not of one Python object per word."""
+        state = super().__getstate__()  # Python's default: the instance's own __dict__
+        # The compiled table is derived from vocabulary_: it leaves the instance's attributes
+        # too, as it always has (the feature cache compares the attributes a fitted featurizer
+        # holds after pickling with those of one it restores, which never had one); its arrays
+        # stay cached with the vocabulary (vocabulary.derived), so nothing is rebuilt.
+        state.pop("_native_table", None)
+        state = dict(state)  # a copy: the packed vocabulary is for the pickle, not the instance
+        if "vocabulary_" in state:
+            state["vocabulary_"] = pack(state["vocabulary_"])
         return state
+
+    def __setstate__(self, state):
+        table = None
+        if is_packed(state.get("vocabulary_")):
+            table = VocabularyTable.from_packed(state["vocabulary_"])
+            state = {**state, "vocabulary_": table.to_dict()}  # the same keys, in the same order
+        super().__setstate__(state)
+        if table is not None:  # transform probes the loaded arrays: nothing is packed again
+            remember(self, "vocabulary_", self.vocabulary_, table)
 
 
 def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:

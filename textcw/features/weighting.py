@@ -19,7 +19,10 @@ docs/guide/text-features.md.
 
 The fitted state is the vocabulary (``vocabulary_``) and the idf weights (``idf_``, a list of
 floats), plain data: the feature cache keeps the fitted featurizer and the model exports and
-imports as the bag of words does (:mod:`textcw.portable`).
+imports as the bag of words does (:mod:`textcw.portable`). A pickle (a saved model) holds the
+weights as one float64 array, as it holds the vocabulary (:mod:`textcw.features.vocabulary`):
+a list of 130,107 floats is as many objects for joblib's pure-Python unpickler, an array is one
+block of bytes. ``transform`` weighs with that array, never with the list.
 """
 
 from __future__ import annotations
@@ -31,8 +34,11 @@ from sklearn.preprocessing import normalize
 
 from textcw.errors import InputError
 from textcw.features.text import _COMMON, WordCounts, _tuples
+from textcw.features.vocabulary import derived, remember
 
-__all__ = ["TfidfWords", "tfidf"]
+__all__ = ["IDF_ARRAY", "TfidfWords", "tfidf"]
+
+IDF_ARRAY = "textcw.idf-array/1"  # the first item of pickled idf weights (and its version)
 
 
 class TfidfWords(WordCounts):
@@ -51,8 +57,26 @@ class TfidfWords(WordCounts):
     def transform(self, raw_documents):
         return self._weigh(super().transform(raw_documents))
 
+    def __getstate__(self):
+        state = super().__getstate__()  # a copy, the vocabulary packed
+        idf = state.get("idf_")
+        if type(idf) is list and all(type(w) is float for w in idf):  # exactly a list of floats
+            state["idf_"] = (IDF_ARRAY, np.array(idf, dtype=np.float64))
+        return state
+
+    def __setstate__(self, state):
+        weights = _unpack_idf(state.get("idf_"))
+        if weights is not None:
+            state = {**state, "idf_": weights.tolist()}  # the same floats, bit for bit
+        super().__setstate__(state)
+        if weights is not None:
+            remember(self, "idf_", self.idf_, weights)
+
     def _weigh(self, counts) -> sp.csr_matrix:
-        idf = np.asarray(self.idf_, dtype=np.float64)
+        # as an array once per fitted idf_ (as loaded, or made from the list on first use), not
+        # once per call: a list of 130,107 floats takes longer to convert than a short document
+        # takes to featurize
+        idf = derived(self, "idf_", self.idf_, lambda weights: np.asarray(weights, dtype=np.float64))
         if idf.ndim != 1 or idf.shape[0] != counts.shape[1] or not np.all(np.isfinite(idf) & (idf > 0)):
             raise InputError(f"the tfidf featurizer's idf weights do not fit its vocabulary of "
                              f"{counts.shape[1]} words; refit the featurizer")
@@ -75,6 +99,16 @@ class TfidfWords(WordCounts):
             # normalize refuses an array with 0 samples
             return X.astype(self.dtype, copy=False)
         return normalize(X, norm="l2", copy=False).astype(self.dtype, copy=False)
+
+
+def _unpack_idf(value) -> np.ndarray | None:
+    """The weights of an ``idf_`` pickled as an array (``TfidfWords.__getstate__``), else None."""
+    if not (type(value) is tuple and len(value) == 2 and isinstance(value[0], str) and value[0] == IDF_ARRAY):
+        return None
+    weights = value[1]
+    if not (isinstance(weights, np.ndarray) and weights.ndim == 1 and weights.dtype == np.float64):
+        raise ValueError("the pickled idf weights are not a vector of float64")
+    return weights
 
 
 def tfidf(**params) -> TfidfWords:
