@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
      "textcw._sklearn_compat"),
     # Low-level services: the kernel input contract, atomic writes, reading untrusted files, the
     # registry tables and the hook specifications.
-    ("textcw._csr", "textcw._csr_kernel", "textcw.atomic", "textcw.untrusted", "textcw.trust",
+    ("textcw._csr", "textcw._csr_kernel", "textcw.atomic", "textcw.untrusted", "textcw.trust", "textcw.cache_location",
      "textcw.registry", "textcw.hookspecs"),
     # numba kernels, then the learners around them.
     ("textcw.learners._kernels",),

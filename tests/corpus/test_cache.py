@@ -12,6 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
+from textcw import cache_location
 from textcw.corpus import cache, feature_cache, newsgroups
 from textcw.corpus.datahome import RemoteFile
 from textcw.features.text import binary_bow
@@ -173,16 +174,16 @@ def test_location(tmp_path, monkeypatch):
     # never the data folder, writable or not: the user's cache folder (XDG rules)
     monkeypatch.setenv("TEXTCW_DATA", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setattr(cache.sys, "platform", "linux")
+    monkeypatch.setattr(cache_location.sys, "platform", "linux")
     assert cache.location()[0] == tmp_path / "xdg" / "textcw"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # only an absolute path counts
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     assert cache.location()[0] == tmp_path / "user" / ".cache" / "textcw"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert cache.location()[0] == tmp_path / "user" / ".cache" / "textcw"
-    monkeypatch.setattr(cache.sys, "platform", "darwin")
+    monkeypatch.setattr(cache_location.sys, "platform", "darwin")
     assert cache.location()[0] == tmp_path / "user" / "Library" / "Caches" / "textcw"
-    monkeypatch.setattr(cache.sys, "platform", "win32")
+    monkeypatch.setattr(cache_location.sys, "platform", "win32")
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "local"))
     assert cache.location()[0] == tmp_path / "local" / "textcw" / "Cache"
 
@@ -254,3 +255,17 @@ def test_saved_model_is_identical_with_and_without_the_cache(data_home, tmp_path
     other = train(corpus, "cw-stdev", featurizer_params={"min_df": 2})
     assert other.n_features < results[0].n_features
     assert sum(e["kind"] == "features" for e in cache.entries()) == 2
+
+
+def test_clear_removes_the_plugin_index_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
+    from textcw.plugins import index
+
+    index_folder = tmp_path / "cache" / cache_location.PLUGIN_INDEX_FOLDER
+    index_folder.mkdir(parents=True, mode=0o700)
+    os.chmod(tmp_path / "cache", 0o700)
+    (index_folder / "index-0123.json").write_text("{}")
+    assert index.cache_folder() == tmp_path / "cache"
+    assert cache.clear() == (1, 2)
+    assert not index_folder.exists()

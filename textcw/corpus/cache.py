@@ -60,7 +60,6 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -68,6 +67,7 @@ from pathlib import Path
 import numpy as np
 
 from textcw._version import __version__
+from textcw.cache_location import PLUGIN_INDEX_FOLDER, CACHE_VAR, NO_CACHE_VAR, location, off_by_environment, user_cache_dir
 from textcw.corpus import cache_limit
 from textcw.corpus.datahome import RemoteFile, fetch, sha256_of
 from textcw.trust import UntrustedLocationError, check_trusted_dir, check_trusted_file, ensure_private_dir
@@ -80,8 +80,6 @@ __all__ = [
     "unpack_texts"
 ]
 
-CACHE_VAR = "TEXTCW_CACHE"
-NO_CACHE_VAR = "TEXTCW_NO_CACHE"
 #: Bumped whenever the layout of a cache file changes; part of every key.
 FORMAT = 1
 #: The most bytes one cache file may hold (the largest built-in corpus needs about 100 MB).
@@ -108,7 +106,7 @@ class CacheMiss(Exception):
 
 def enabled() -> bool:
     """False under ``TEXTCW_NO_CACHE=1`` or inside :func:`disabled`."""
-    return os.environ.get(NO_CACHE_VAR, "") != "1" and not _off.get()
+    return not off_by_environment() and not _off.get()
 
 
 @contextlib.contextmanager
@@ -130,29 +128,6 @@ def read_only():
         yield
     finally:
         _no_writes.reset(token)
-
-
-def user_cache_dir() -> Path:
-    """The user's cache folder for textcw, by the rules of platformdirs' ``user_cache_dir``
-    (``appauthor=False``): ``%LOCALAPPDATA%\\textcw\\Cache`` on Windows, ``~/Library/Caches/textcw`` on
-    macOS, else ``$XDG_CACHE_HOME/textcw`` (the XDG base-directory rule: only an absolute path
-    counts) or ``~/.cache/textcw``."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA", "").strip()
-        return (Path(base) if base else Path.home() / "AppData" / "Local") / "textcw" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "textcw"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "textcw"
-
-
-def location() -> tuple[Path, str]:
-    """The cache folder and why it is that one (for ``textcw cache info``)."""
-    env = os.environ.get(CACHE_VAR, "").strip()
-    if env:
-        return Path(env).expanduser(), f"${CACHE_VAR}"
-    return user_cache_dir(), "the user cache folder ($XDG_CACHE_HOME/textcw or ~/.cache/textcw)" \
-        if os.name == "posix" and sys.platform != "darwin" else "the user cache folder"
 
 
 def problem() -> str | None:
@@ -515,7 +490,7 @@ def entries() -> list[dict]:
 
 
 def clear() -> tuple[int, int]:
-    """Delete every file the cache made; ``(files, bytes)`` removed.
+    """Delete every file the cache made, the plugin index included; ``(files, bytes)`` removed.
 
     Only regular files inside the cache folder are deleted: a ``corpus/`` or ``features/`` that
     is a link (to anywhere) is skipped, with a warning, and nothing in its target is touched.
@@ -530,6 +505,12 @@ def clear() -> tuple[int, int]:
         if os.path.isfile(digests) and not os.path.islink(digests):
             digests.unlink()
             removed, size = 1, st.st_size
+    # the plugin index (textcw.plugins.index) lives here too; it is rebuilt at the next start
+    for _, name, nbytes in cache_limit.scan_folder(folder, PLUGIN_INDEX_FOLDER, (".json", ".tmp")):
+        if cache_limit.remove_entry(folder, PLUGIN_INDEX_FOLDER, name):
+            removed, size = removed + 1, size + nbytes
+    with contextlib.suppress(OSError):
+        (folder / PLUGIN_INDEX_FOLDER).rmdir()  # only when empty; a link is not a folder to rmdir
     for kind in KINDS:
         sub = folder / kind
         if os.path.islink(sub):

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from textcw._version import __version__
+from textcw.cache_location import PLUGIN_INDEX_FOLDER, location, off_by_environment
 from textcw.errors import TextcwError
 from textcw.registry import KINDS
 from textcw.trust import check_trusted_dir, check_trusted_file, ensure_private_dir
@@ -57,8 +58,6 @@ MAX_HELP_CHARS = 20_000
 KEEP = 8
 _META = (".dist-info", ".egg-info")
 _COMMAND_FIELDS = {"name", "help", "short_help", "panel", "hidden", "deprecated"}
-CACHE_VAR = "TEXTCW_CACHE"  # the same variables as textcw.corpus.cache
-NO_CACHE_VAR = "TEXTCW_NO_CACHE"
 
 log = logging.getLogger("textcw")
 
@@ -68,24 +67,9 @@ class BadIndex(ValueError):
 
 
 def cache_folder() -> Path | None:
-    """Where textcw's cache lives (None under ``TEXTCW_NO_CACHE=1``): ``$TEXTCW_CACHE``, else the
-    user's cache folder.
-
-    The same rules as :func:`textcw.corpus.cache.location` (a test checks that they agree), not
-    imported from there because that module imports NumPy (0.1-0.2 s), which a start that only
-    reads the index must not pay."""
-    if os.environ.get(NO_CACHE_VAR, "") == "1":
-        return None
-    env = os.environ.get(CACHE_VAR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA", "").strip()
-        return (Path(base) if base else Path.home() / "AppData" / "Local") / "textcw" / "Cache"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "textcw"
-    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-    return (Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache") / "textcw"
+    """Where textcw's cache lives (:func:`textcw.cache_location.location`); None under
+    ``TEXTCW_NO_CACHE=1``."""
+    return None if off_by_environment() else location()[0]
 
 
 def environment_key() -> str:
@@ -114,7 +98,7 @@ def environment_key() -> str:
 
 
 def index_path(folder: Path, key: str) -> Path:
-    return folder / "plugins" / f"index-{key[:32]}.json"
+    return folder / PLUGIN_INDEX_FOLDER / f"index-{key[:32]}.json"
 
 
 def read(key: str) -> dict[str, dict[str, Any]] | None:
@@ -205,7 +189,7 @@ def write(key: str, plugins: dict[str, dict[str, Any]]) -> Path | None:
         from textcw.atomic import atomic_write_bytes
 
         ensure_private_dir(folder, "the cache folder")
-        ensure_private_dir(folder / "plugins", "the cache's plugins folder")
+        ensure_private_dir(folder / PLUGIN_INDEX_FOLDER, "the cache's plugins folder")
         path = index_path(folder, key)
         atomic_write_bytes(path, data, private=True)
     except (TextcwError, OSError, ValueError, TypeError) as exc:
