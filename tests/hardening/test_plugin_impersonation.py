@@ -175,6 +175,24 @@ def test_a_slow_import_is_named_while_it_runs(site, monkeypatch, capsys):
     assert "quick-plugin" not in err
 
 
+def test_a_slow_hook_is_named_while_it_runs(site, monkeypatch, capsys):
+    import textcw.plugins as plugins
+
+    monkeypatch.setattr(plugins, "SLOW_IMPORT_SECONDS", 0.05)
+    site("slow-hook", """
+        import time
+        import textcw
+
+        @textcw.hookimpl
+        def register_learners(register):
+            time.sleep(1.0)
+    """)
+    capsys.readouterr()
+    build_registries(get_plugin_manager(entry_points=True))
+    err = capsys.readouterr().err
+    assert "plugin slow-hook is still running its hook register_learners (from slow-hook)..." in err
+
+
 def test_a_fast_import_says_nothing_and_leaves_no_timer(site, capsys):
     import threading
 

@@ -113,7 +113,7 @@ def load_entry_points(pm: PluginManager, names: Iterable[str] | None = None) -> 
 
 def _load_one(pm: PluginManager, ep) -> bool:
     registered_before = pm.has_plugin(ep.name)
-    watch = _slow_import_notice(ep.name, _dist_name(ep.dist))
+    watch = _slow_notice(f"still importing plugin {safe_text(ep.name, 80)}", _dist_name(ep.dist))
     try:
         # pluggy's own loader, one name at a time: it records the distribution of each plugin
         pm.load_setuptools_entrypoints(hookspecs.PROJECT, name=ep.name)
@@ -131,17 +131,18 @@ def _load_one(pm: PluginManager, ep) -> bool:
         watch.cancel()
 
 
-def _slow_import_notice(name: str, distribution: str) -> threading.Timer:
-    """A started timer that says on stderr, after ``textcw.plugins.SLOW_IMPORT_SECONDS``, which
-    plugin is still being imported (cancel it when the import ends): a hang then names its cause."""
+def _slow_notice(what: str, distribution: str) -> threading.Timer:
+    """A started timer that says ``what`` on stderr after ``textcw.plugins.SLOW_IMPORT_SECONDS``
+    (cancel it when the plugin's import or hook returns): a command that hangs in a plugin then
+    names the plugin and what it is doing, instead of hanging silently."""
     from textcw import plugins  # the package holds the setting, so that a test may change it
 
     source = f" (from {safe_text(distribution, 80)})" if distribution else ""
 
     def say() -> None:
         try:
-            sys.stderr.write(f"still importing plugin {safe_text(name, 80)}{source}... (set {NO_PLUGINS_VAR}=1 "
-                             "to run textcw without installed plugins)\n")
+            sys.stderr.write(f"{what}{source}... (set {NO_PLUGINS_VAR}=1 to run textcw without installed "
+                             "plugins)\n")
             sys.stderr.flush()
         except (OSError, ValueError):  # stderr closed: nothing to tell
             pass
@@ -246,6 +247,8 @@ def call_hook(pm: pluggy.PluginManager, impl, installed: dict[int, Any], hook: s
     if id(impl.plugin) not in installed:
         impl.function(*args)
         return True
+    watch = _slow_notice(f"plugin {safe_text(pm.get_name(impl.plugin) or '?', 80)} is still running its hook {hook}",
+                         provider_name(pm, impl.plugin))
     try:
         impl.function(*args)
         return True
@@ -254,6 +257,8 @@ def call_hook(pm: pluggy.PluginManager, impl, installed: dict[int, Any], hook: s
     except BaseException as exc:  # noqa: BLE001 - SystemExit too
         skip(pm, impl.plugin, f"its hook {hook} {describe(exc)}")
         return False
+    finally:
+        watch.cancel()
 
 
 def provider_name(pm: pluggy.PluginManager, plugin: object) -> str:

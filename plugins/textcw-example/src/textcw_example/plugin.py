@@ -4,8 +4,9 @@ textcw calls each function below once per plugin manager, handing it a ``registe
 (see ``textcw.hookspecs``). Registration only records names and factories; nothing is built or
 trained here, so loading the plugin stays cheap. The factories are named as
 ``"package.module:attribute"`` references, which textcw imports the first time it builds one:
-textcw loads every plugin to start, and ``textcw --help`` or ``textcw list`` should not wait for
-numba. (Passing the class itself works too; it only costs its imports at every start.)
+textcw imports this module whenever a command asks for one of its names (and to list them), and
+``textcw list learners`` should not wait for numba. (Passing the class itself works too; it only
+costs its imports each time the plugin is loaded.)
 """
 
 import textcw
