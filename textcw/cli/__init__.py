@@ -20,6 +20,7 @@ from typing import NoReturn
 
 import typer
 
+from textcw._deferred import defer
 from textcw.cli.root import configure_logging
 from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import ParameterError, TextcwError, UnknownNameError
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``textcw`` console script."""
     debug = os.environ.get(DEBUG_VAR) == "1"
     _quick_exit()
+    defer()  # before scikit-learn is imported (textcw._deferred)
     configure_logging(logging.INFO)  # before plugins load: their warnings take the usual form
     with handle_signals():
         try:
