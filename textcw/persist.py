@@ -40,7 +40,6 @@ from __future__ import annotations
 import copy
 import datetime
 import hashlib
-import importlib.metadata
 import io
 import json
 import numbers
@@ -86,6 +85,8 @@ _MAX_SIGNATURE_BYTES = 4096
 
 def _version(dist: str) -> str | None:
     try:
+        import importlib.metadata  # here: loading a model without plugins does not read metadata
+
         return importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
         return None
