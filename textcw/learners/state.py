@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw._compare import same_value
 from textcw.errors import InputError, ParameterError
+from textcw.learners.packed import pack, unpack
 from textcw.learners.selftune import auto_params
 
 
@@ -274,7 +275,19 @@ class LearnerState:
                         "positive diagonal"
                     )
 
+    def __getstate__(self):
+        """The pickled state, with large state arrays that are mostly one value packed
+        (:mod:`textcw.learners.packed`: a hashed model stores the buckets it learned)."""
+        state = super().__getstate__()
+        arrays = state.get("_state")
+        if isinstance(arrays, dict):
+            state = {**state, "_state": {name: pack(array) for name, array in arrays.items()}}
+        return state
+
     def __setstate__(self, state):
+        arrays = state.get("_state")
+        if isinstance(arrays, dict):
+            state = {**state, "_state": {name: unpack(value) for name, value in arrays.items()}}
         super().__setstate__(state)
         if "_state" in state and "_fitted_params" not in state:
             # pickled before the fitted values were recorded: its parameters are those it was
