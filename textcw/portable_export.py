@@ -21,11 +21,13 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.pipeline import Pipeline
 
+from textcw._limits import MAX_LABEL_CHARS
 from textcw.atomic import atomic_output
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
 from textcw.persist import check_destination, zip_member
 from textcw.portable_format import FITTED_NAME, FORMAT, FORMAT_VERSION, JSON_MEMBER, KINDS
+from textcw.untrusted import safe_text
 
 __all__ = ["corpus_name", "export_model"]
 
@@ -113,6 +115,19 @@ def _fitted_attributes(obj) -> dict:
     return {k: v for k, v in sorted(vars(obj).items()) if FITTED_NAME.match(k)}
 
 
+def _label_array(value: np.ndarray, where: str) -> np.ndarray:
+    """A text array (labels) at the width of its longest item, which `textcw import` bounds by
+    MAX_LABEL_CHARS: refused here, naming the label, so that no export is written that cannot
+    be imported (a model trained before labels were bounded, or fitted from Python)."""
+    lengths = np.char.str_len(value) if value.size else np.zeros(1, np.int64)
+    longest = int(lengths.max())
+    if longest > MAX_LABEL_CHARS:
+        label = value.ravel()[int(np.argmax(lengths.ravel()))]
+        raise InputError(f"{where} holds a label of {longest:,} characters ({safe_text(label, 40)!r}), more "
+                         f"than the {MAX_LABEL_CHARS:,} that textcw import accepts; train with shorter labels")
+    return value.astype(f"<U{max(1, longest)}")
+
+
 def _encode(value, arrays: list, where: str):
     """JSON for ``value``; arrays are appended to ``arrays`` and referenced by number."""
     if value is None or isinstance(value, (bool, str)):
@@ -133,6 +148,8 @@ def _encode(value, arrays: list, where: str):
             value = value.astype(str)
         if value.dtype.kind not in _ARRAY_KINDS:
             raise InputError(f"{where} is an array of dtype {value.dtype}, which cannot be exported")
+        if value.dtype.kind == "U":
+            value = _label_array(value, where)
         arrays.append(np.ascontiguousarray(value))
         return {"__array__": len(arrays) - 1, **({"as_object": True} if as_object else {})}
     if isinstance(value, list):

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textcw._limits import MAX_LABEL_CHARS
 from textcw.errors import ModelFileError
 from textcw.untrusted import FITTED_NAME, check_printable, parse_json, read_member, safe_text
 
@@ -50,7 +51,8 @@ ARRAY_DTYPES = frozenset(np.dtype(t).str for t in ("?", "<i1", "<i2", "<i4", "<i
                                                       "<u8", "<f4", "<f8"))
 
 
-_MAX_LABEL_CHARS = 1024  # a label (a <U array's item) longer than this is no label
+_MAX_LABEL_CHARS = MAX_LABEL_CHARS  # a label (a <U array's item) longer than this is no label: the bound
+# `textcw train` and `textcw export` hold too (textcw._limits), so a model that trains also imports
 
 
 _MAX_ARRAY_DIMS = 3  # (labels, rows, rows): a multi-class full covariance

@@ -14,13 +14,14 @@ What it measures, per record (a row, or a bad row; blank lines are not records):
 text lies (equal labels are grouped by a hash, then compared byte for byte: a hash is never
 trusted). :func:`index_csv` counts the records; it leaves a record to the ``csv`` module itself
 whenever they cannot vouch for the answer: a wrong number of fields, a label with escaped
-quotes or text after its closing quote, bytes that are not in the encoding, a label that
-:func:`~textcw.corpus.tabular.readers._check_label` refuses. When a field or line is longer than
-``MAX_FIELD`` bytes, or a record does not fit in :data:`MAX_BUFFER` bytes, the rest of the file
-is read by the ``csv`` module, so its errors (a field over the limit, a line too long) stay
-exactly what they are. Both encodings read (UTF-8 and Latin-1) keep ASCII bytes as they are,
-so the delimiter, the quote and the line breaks can be found in the bytes (the delimiter must
-then be ASCII; :func:`usable` says when this scanner applies).
+quotes or text after its closing quote, a quote never closed (an error), bytes that are not in
+the encoding, a label that :func:`~textcw.corpus.tabular.readers._check_label` refuses. When a
+field or line is longer than ``MAX_FIELD`` bytes, or a record does not fit in
+:data:`MAX_BUFFER` bytes, the rest of the file is read by the ``csv`` module, so its errors (a
+field over the limit, a line too long) stay exactly what they are. Both encodings read (UTF-8
+and Latin-1) keep ASCII bytes as they are, so the delimiter, the quote and the line breaks can
+be found in the bytes (the delimiter must then be ASCII; :func:`usable` says when this scanner
+applies).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ OK, TOO_LONG = 0, 1
 START_FIELD, IN_FIELD, IN_QUOTED_FIELD, QUOTE_IN_QUOTED_FIELD = 0, 1, 2, 3
 QUOTE, CR, LF = 34, 13, 10
 COMPLEX_LABEL = 1  # the label field needs the csv module to be unquoted
+UNCLOSED = 2  # the file ends inside a quoted field: the csv module's reader says so (an error)
 
 
 def usable(delimiter: str, encoding: str) -> bool:
@@ -101,10 +103,11 @@ def scan_records(data, words, pos, final, delimiter, tables, label_col, max_fiel
     Fills, for record ``k``: ``ends[k]`` (the index after its line break), ``end_lines[k]`` (lines
     ended from ``pos`` up to there), ``fields_of[k]``, ``label_from[k]:label_to[k]`` (the label's
     text, quotes removed; empty if the record has no field ``label_col``), ``label_hash[k]``
-    (FNV-1a of that text, to group equal labels) and ``flags[k]`` (:data:`COMPLEX_LABEL`).
+    (FNV-1a of that text, to group equal labels) and ``flags[k]`` (:data:`COMPLEX_LABEL`,
+    :data:`UNCLOSED`: left to the csv module, which reports it).
     ``words``: ``data`` as 64-bit words (:func:`skip_text`); ``tables``: :func:`stop_tables`. Stops at ``len(ends)`` records, or at the last complete
     record unless ``final`` (``data`` then ends the file, and a last line without a line break
-    or an unclosed quote ends the last record, as in the csv module).
+    or an unclosed quote ends the last record, as in the csv module, flagged :data:`UNCLOSED`).
 
     Returns ``(records, end, lines, status)``: the index and line count after the last record
     (blank lines after it included), and :data:`TOO_LONG` when a field or a line of more than
@@ -189,6 +192,8 @@ def scan_records(data, words, pos, final, delimiter, tables, label_col, max_fiel
             # the end of the file ends the record (a last line without a line break)
             if n - field_start > max_field or n - line_start > max_field:
                 return records, done, done_lines, TOO_LONG
+            if state == IN_QUOTED_FIELD:
+                flag = UNCLOSED
             if fields == label_col:
                 lab_from, lab_to = field_start, n
             fields += 1
@@ -203,7 +208,7 @@ def scan_records(data, words, pos, final, delimiter, tables, label_col, max_fiel
             if simple:
                 lab_from, lab_to = lab_from + 1, lab_to - 1
             else:
-                flag = COMPLEX_LABEL
+                flag |= COMPLEX_LABEL
         h = np.uint64(14695981039346656037)
         for k in range(lab_from, lab_to):
             h = (h ^ np.uint64(data[k])) * np.uint64(1099511628211)

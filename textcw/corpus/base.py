@@ -47,26 +47,33 @@ class Dataset:
         label, sorted by default) may list labels no document has yet. A missing text is an
         error, as is an empty or unprintable label.
         """
-        from textcw.untrusted import first_unprintable, unprintable_kind
+        from textcw.corpus.tabular.labels import LabelCheck, check_label
+        from textcw.errors import DataError
 
+        if len(getattr(labels, "shape", ())) > 1:  # a 2-d array or a DataFrame: list() gives rows or column names
+            raise InputError(f"labels of shape {tuple(labels.shape)}: give one label per text (a 1-d sequence, "
+                             "e.g. y.ravel() or frame['label'])")
         texts, labels = list(texts), list(labels)
         if len(texts) != len(labels):
             raise InputError(f"{len(texts)} texts and {len(labels)} labels; give one label per text")
         for k, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"text {k} is a {type(text).__name__}, not a str; fill or drop missing texts first")
-        names = []
-        for k, label in enumerate(labels):
-            if label is None or isinstance(label, float) and label != label or \
-                    isinstance(label, str) and not label.strip():
-                raise InputError(f"label {k} is missing; drop unlabelled rows first")
-            text = label if isinstance(label, str) else str(label)
-            bad = first_unprintable(text)
-            if bad is not None:
-                raise InputError(f"label {k} has {unprintable_kind(bad)} (U+{ord(bad):04X}); labels are printed "
-                                 "one per line")
-            names.append(text)
-        known = sorted(set(names)) if target_names is None else [str(n) for n in target_names]
+        # each label as a table's label cell is (textcw.corpus.tabular.labels): missing, nested,
+        # real-valued, too long, unprintable or of mixed types is refused, naming the row
+        names, check = [], LabelCheck(true="True", false="False")
+        try:
+            for k, label in enumerate(labels):
+                name, problem = check(label, lambda: f"label {k}")
+                if problem == "no label":
+                    raise InputError(f"label {k} is missing; drop unlabelled rows first")
+                if problem is not None:
+                    raise InputError(f"label {k}: {problem}")
+                names.append(name)
+        except DataError as exc:
+            raise InputError(str(exc)) from None
+        known = sorted(set(names)) if target_names is None else \
+            [check_label(n, "True", "False")[0] or str(n) for n in target_names]
         code = {n: i for i, n in enumerate(known)}
         missing = sorted(set(names) - set(code))
         if missing:

@@ -16,6 +16,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils.multiclass import type_of_target
 
 from textcw._csr import as_kernel_csr
+from textcw._limits import MAX_LABEL_CHARS
 from textcw.errors import InputError
 
 _BOOLS = {"bool", "bool_"}
@@ -147,8 +148,8 @@ def distinct_labels(y: np.ndarray) -> np.ndarray:
 
 
 def check_labels(y: np.ndarray, what: str = "y", min_classes: int = 2) -> np.ndarray:
-    """The sorted distinct labels of ``y``: of one type, finite, not real-valued, and at least
-    ``min_classes`` of them."""
+    """The sorted distinct labels of ``y``: of one type, finite, not real-valued, none longer than
+    ``MAX_LABEL_CHARS`` (what trains must export), and at least ``min_classes`` of them."""
     if y.ndim != 1:
         raise InputError(f"{what} must be 1-d (one label per document); got shape {y.shape}")
     kinds = {type(v).__name__ for v in y.tolist()} if y.dtype == object else set()
@@ -170,6 +171,10 @@ def check_labels(y: np.ndarray, what: str = "y", min_classes: int = 2) -> np.nda
             f"{labels[~np.equal(np.mod(labels, 1), 0)][0]!r}), a regression target; a classifier "
             "needs class labels such as strings or integers"
         )
+    long = next((v for v in labels.tolist() if isinstance(v, (str, bytes)) and len(v) > MAX_LABEL_CHARS), None)
+    if long is not None:  # a model must export and import as it trains (textcw._limits)
+        raise InputError(f"{what} holds a label of {len(long):,} characters ({_short(long, 40)}), more than the "
+                         f"{MAX_LABEL_CHARS:,} a label may have; is it the label column?")
     if labels.size < min_classes:
         raise InputError(f"{what} has only one class ({labels.tolist()}); a classifier needs at least two")
     return labels

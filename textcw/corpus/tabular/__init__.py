@@ -9,6 +9,10 @@ A task names the file(s) and, after ``?``, options joined by ``&`` (as in a URL)
     jsonl:posts.jsonl?text=body&label=tag    one JSON object per line
     parquet:data.parquet                     the `parquet` extra (pyarrow)
     csv:-                                    standard input (read whole; not with --stream)
+    csv:sales%2C 2024.csv                    the file "sales, 2024.csv"
+
+A comma or ``?`` in a file name is written ``%2C`` or ``%3F`` (``%`` itself ``%25``), as in a
+URL; any other ``%`` is the character itself (:mod:`textcw.corpus.tabular.spec`).
 
 Options: ``text`` (column(s), default ``text``), ``label`` (default ``label``), ``header``
 (``yes``/``no``, CSV and TSV), ``delimiter`` (CSV: one character, or ``tab``), ``test`` (the
@@ -32,12 +36,17 @@ leaves to it every row it cannot vouch for (:mod:`textcw.corpus._table_scan`), s
 and errors are the same, sooner (docs/benchmarks.md, "Tabular corpora").
 
 A bad row (a wrong number of columns, no label, bytes that are not in the encoding, a JSON line
-that is not an object) stops the read with an error naming the file and line, unless
-``bad_rows=skip``: then it is skipped, counted (``Dataset.info["skipped_rows"]``) and the
-count is logged. Every size is bounded before it is used: a line or field larger than
-:data:`MAX_FIELD` bytes, more than :data:`MAX_LABELS` distinct labels (the label column is
-probably not the label), standard input over :data:`MAX_STDIN_BYTES`, or more than
-:data:`MAX_MATERIALISED` rows loaded at once (use ``--stream``) are errors.
+that is not an object or names a key twice) stops the read with an error naming the file and
+line, unless ``bad_rows=skip``: then it is skipped, counted (``Dataset.info["skipped_rows"]``)
+and the count is logged. A label is text, a whole number or a boolean of at most
+``MAX_LABEL_CHARS`` characters (:mod:`textcw.corpus.tabular.labels`: what is refused and why); a
+column mixing kinds of label, and a CSV quote never closed, stop the read whatever ``bad_rows``
+says: skipping would lose rows without a count that means anything. Every size is bounded
+before it is used: a line or field larger than :data:`MAX_FIELD` bytes (a Parquet value too,
+measured before it is decoded: :mod:`textcw.corpus.tabular.parquet`), more than
+:data:`MAX_LABELS` distinct labels (the label column is probably not the label), standard input
+over :data:`MAX_STDIN_BYTES`, or more than :data:`MAX_MATERIALISED` rows loaded at once (use
+``--stream``) are errors.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import numpy as np
 
 from textcw.corpus.tabular import limits
 from textcw.corpus.tabular.files import Position, _name, _stamp, _stdin_bytes
+from textcw.corpus.tabular.labels import LabelCheck
 from textcw.corpus.tabular.readers import Row, _CsvReader, _Rows
 from textcw.corpus.tabular.spec import TableSpec
 from textcw.corpus.tabular.split import SPLIT_BLOCK, _test_rows
@@ -122,8 +123,9 @@ class _Counts:
 @functools.lru_cache(maxsize=8)
 def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
     counts = _Counts(spec)
+    labels = LabelCheck()  # one for both files: a label's kind is the same in the test file
     for k, path in enumerate(spec.files):
-        rows = _Rows(spec, path, need_label=True)
+        rows = _Rows(spec, path, need_label=True, labels=labels)
         counts.start_file(k, path, rows.start)
         if isinstance(rows.reader, _CsvReader) and _size(path) >= limits.SCAN_MIN_BYTES:
             from textcw.corpus import _table_scan  # (and numba, whose start costs what it saves below)

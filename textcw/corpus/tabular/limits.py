@@ -7,8 +7,8 @@ them, so that one value holds in every module (a test that lowers a bound change
 
 from __future__ import annotations
 
-__all__ = ["BLOCK_BYTES", "CHUNK", "MAX_FIELD", "MAX_LABELS", "MAX_LINE", "MAX_MATERIALISED", "MAX_STDIN_BYTES",
-           "SCAN_MIN_BYTES", "STRIDE"]
+__all__ = ["BLOCK_BYTES", "CHUNK", "MAX_BATCH_BYTES", "MAX_FIELD", "MAX_LABELS", "MAX_LINE", "MAX_MATERIALISED",
+           "MAX_PAGE", "MAX_STDIN_BYTES", "SCAN_MIN_BYTES", "STRIDE"]
 
 # Where every STRIDE-th row of a split starts is recorded: a range is read from at most
 # STRIDE - 1 rows before it.
@@ -17,6 +17,12 @@ CHUNK = 10_000
 MAX_FIELD = 16 * 2**20
 MAX_LINE = 4 * MAX_FIELD
 MAX_LABELS = 10_000
+# Parquet (textcw.corpus.tabular.parquet): a page is decompressed whole, so none may be larger once
+# uncompressed than its values may be (MAX_FIELD bytes each) nor than MAX_PAGE (pyarrow writes
+# 1,024 values a page: 1,024 texts of 1 MB fit); pyarrow decodes at most MAX_BATCH_BYTES of
+# values at once (but always one row).
+MAX_PAGE = 2**30
+MAX_BATCH_BYTES = 2**26
 MAX_STDIN_BYTES = 2**30
 MAX_MATERIALISED = 2_000_000
 BLOCK_BYTES = 2**20

@@ -14,13 +14,12 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from textcw.corpus.tabular import limits
+from textcw.corpus.tabular import limits, parquet
 from textcw.corpus.tabular.files import Position, _Lines, _name, _open
+from textcw.corpus.tabular.labels import DuplicateKey, LabelCheck, check_label, no_duplicate_keys
 from textcw.corpus.tabular.spec import TableSpec
 from textcw.errors import DataError, InputError
-from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
+from textcw.untrusted import safe_text
 
 __all__ = ["Row", "read_rows"]
 
@@ -69,43 +68,20 @@ def _layout(spec: TableSpec, path: str, names: list[str], need_label: bool) -> _
     return _Layout(names, list(spec.text), spec.label if need_label else None)
 
 
-def _label_checker():
-    """:func:`_check_label` remembering its answers (a table repeats a few labels many times);
-    bounded: past MAX_LABELS distinct values the count of labels stops the read anyway."""
-    seen: dict = {}
-
-    def check(value):
-        answer = seen.get(value) if isinstance(value, str) else None
-        if answer is None:
-            answer = _check_label(value)
-            if isinstance(value, str) and len(seen) <= limits.MAX_LABELS:
-                seen[value] = answer
-        return answer
-
-    return check
-
-
-def _check_label(value) -> tuple[str | None, str | None]:
-    """``(label, problem)`` for a label cell."""
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None, "no label"
-    if isinstance(value, (dict, list)) or isinstance(value, float) and not np.isfinite(value):
-        return None, f"the label {safe_text(value, limit=40)} is not a name"
-    label = value if isinstance(value, str) else ("true" if value is True else "false" if value is False
-                                                  else str(value))
-    bad = first_unprintable(label)
-    if bad is not None:
-        return None, f"the label has {unprintable_kind(bad)} (U+{ord(bad):04X}); labels are printed one per line"
-    return label, None
+# The label check of one cell, for the compiled scanner (textcw.corpus._table_scan): CSV labels
+# are text, so the kind of a label (textcw.corpus.tabular.labels) never changes there.
+_check_label = check_label
 
 
 class _Reader:
     """The rows of one file from a position: ``rows()`` yields :class:`Row`;
     ``position(row)`` is where the next row starts."""
 
-    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False,
+                 labels: LabelCheck | None = None):
         self.spec, self.path, self.need_label, self.once = spec, path, need_label, once
         self.name = _name(path)
+        self.check_label = labels if labels is not None else LabelCheck()
 
     def open(self):
         return _open(self.path, self.once and self.spec.fmt != "parquet")
@@ -125,19 +101,43 @@ class _Reader:
 
 
 class _CsvReader(_Reader):
+    """The csv module's reading of a file's lines. One empty line is fed after the last: a blank
+    line (no record) to the csv module, unless the file ended inside a quoted field, where the
+    csv module (not strict) would end the field, and the row, at the end of the file without a
+    word: the rows after an unclosed quote would be lost. A record that takes in that empty line
+    is therefore an error, naming the line where the quote opened (:meth:`_unclosed`)."""
+
     def _reader(self, position: Position):
         self.close()
         self.fh = self.open()
         self.lines = _Lines(self.fh, position, self.spec.encoding, self.name)
-        self.csv = csv.reader(iter(self.lines), delimiter=self.spec.delimiter)
+        self.ended = False
+        self.csv = csv.reader(itertools.chain(self.lines, self._end()), delimiter=self.spec.delimiter)
         self.base_line, self.row = position.line, position.row
+
+    def _end(self) -> Iterator[str]:
+        self.ended = True
+        yield ""
+
+    def _unclosed(self, fields: list[str], first: int, last: int) -> DataError:
+        """The error of a record starting on line ``first`` that took in every line up to the
+        last, ``last``: its last field opened a quote that is never closed."""
+        opened = first + sum(f.count("\n") + f.count("\r") - f.count("\r\n") for f in fields[:-1])
+        taken = last - opened + 1
+        return DataError(f"{self.name} line {opened}: the quote opening a field on line {opened} is never closed, so "
+                         f"the {taken:,} line{'s' if taken != 1 else ''} from there to the end of the file would be "
+                         f"one field and their rows lost; close the quote (a quote inside a quoted field is "
+                         f"written twice: \"\")")
 
     def _next(self):
         try:
-            return next(self.csv)
+            fields = next(self.csv)
         except csv.Error as exc:
             raise DataError(f"{self.name} line {self.base_line + self.csv.line_num - 1}: {exc}; is it a "
                             f"{self.spec.fmt.upper()} file{' with delimiter ' + repr(self.spec.delimiter) if self.spec.fmt == 'csv' else ''}?") from None
+        if self.ended and fields:
+            raise self._unclosed(fields, self.base_line, self.base_line + self.csv.line_num - 2)
+        return fields
 
     def start(self) -> tuple[_Layout, Position]:
         self._reader(Position(0, 1, 0))
@@ -170,13 +170,15 @@ class _CsvReader(_Reader):
         first_line, row = position.line, position.row
         csv_reader, lines = self.csv, self.lines
         base = self.base_line - 1
-        check_label = _label_checker()
+        check_label = self.check_label
         try:
             for fields in itertools.chain(pending, csv_reader):
                 last_line = base + csv_reader.line_num if not pending or fields is not pending[0] else 1
                 if not fields:  # a blank line: no row
                     first_line = last_line + 1
                     continue
+                if self.ended:
+                    raise self._unclosed(fields, first_line, last_line - 1)
                 problem = lines.problem(first_line, last_line) if lines.bad else None
                 label = None
                 if problem is None and len(fields) != n:
@@ -185,7 +187,7 @@ class _CsvReader(_Reader):
                 if problem is None:
                     text = fields[text_at[0]] if single else " ".join(fields[k] for k in text_at)
                     if label_at is not None:
-                        label, problem = check_label(fields[label_at])
+                        label, problem = check_label(fields[label_at], lambda: f"{self.name} line {first_line}")
                 else:
                     text = ""
                 yield Row(first_line, row, text, label, fields, problem)
@@ -209,7 +211,7 @@ class _JsonlReader(_Reader):
         self.fh = self.open()
         self.lines = lines = _Lines(self.fh, position, self.spec.encoding, self.name)
         self.last_line, row = position.line - 1, position.row
-        need_label, check_label = self.need_label, _label_checker()
+        need_label, check_label = self.need_label, self.check_label
         try:
             for line_no, text_line in enumerate(lines, start=position.line):
                 self.last_line = line_no
@@ -219,7 +221,10 @@ class _JsonlReader(_Reader):
                 obj, text, label = None, "", None
                 if problem is None:
                     try:
-                        obj = json.loads(text_line)
+                        obj = json.loads(text_line, object_pairs_hook=no_duplicate_keys)
+                    except DuplicateKey as exc:
+                        problem = (f"the key {safe_text(repr(exc.args[0]), limit=40)} appears twice in one object, "
+                                   "so which value is meant is unknown")
                     except (ValueError, RecursionError) as exc:
                         problem = f"not JSON ({str(exc).split(':')[0]})"
                 if problem is None and not isinstance(obj, dict):
@@ -230,7 +235,7 @@ class _JsonlReader(_Reader):
                     if layout.label not in obj:
                         problem = f"no {layout.label!r} key (the label)"
                     else:
-                        label, problem = check_label(obj[layout.label])
+                        label, problem = check_label(obj[layout.label], lambda: f"{self.name} line {line_no}")
                 yield Row(line_no, row, text, label, obj, problem)
                 row += 1
         finally:
@@ -264,6 +269,8 @@ def _pyarrow_parquet():
 
 
 class _ParquetReader(_Reader):
+    """The rows of a Parquet file, decoded within the bounds of :mod:`textcw.corpus.tabular.parquet`."""
+
     def _file(self):
         pq = _pyarrow_parquet()
         self.close()
@@ -277,12 +284,19 @@ class _ParquetReader(_Reader):
         pf = self._file()
         names = list(pf.schema_arrow.names)
         self.close()
-        return _layout(self.spec, self.path, names, self.need_label), Position(0, 1, 0)
+        layout = _layout(self.spec, self.path, names, self.need_label)
+        parquet.check_columns(pf.schema_arrow, self._columns(layout), self.name)
+        return layout, Position(0, 1, 0)
+
+    @staticmethod
+    def _columns(layout: _Layout) -> list[str]:
+        return list(dict.fromkeys([*layout.text, *([layout.label] if layout.label is not None else [])]))
 
     def rows(self, layout: _Layout, position: Position) -> Iterator[Row]:
         pf = self._file()
-        columns = list(dict.fromkeys([*layout.text, *([layout.label] if layout.label is not None else [])]))
-        first, row = 0, 0
+        columns = self._columns(layout)
+        first, row, shared = 0, 0, {}
+        scan = self.open()  # the page headers are read apart from pyarrow's reading
         try:
             for group in range(pf.metadata.num_row_groups):
                 size = pf.metadata.row_group(group).num_rows
@@ -290,18 +304,18 @@ class _ParquetReader(_Reader):
                     first += size
                     continue
                 row = first
-                for batch in pf.iter_batches(batch_size=limits.CHUNK, row_groups=[group], columns=columns):
-                    data = {name: batch.column(name).to_pylist() for name in columns}
+                for batch in parquet.bounded_batches(pf, scan, group, columns, self.name):
+                    data = parquet.columns_of(batch, columns, row, self.name, shared)
                     for k in range(batch.num_rows):
                         if row >= position.row:
                             yield self._row(layout, data, k, row)
                         row += 1
                 first += size
         finally:
+            scan.close()
             self.close()
 
-    @staticmethod
-    def _row(layout: _Layout, data: dict, k: int, row: int) -> Row:
+    def _row(self, layout: _Layout, data: dict, k: int, row: int) -> Row:
         raw = {name: values[k] for name, values in data.items()}
         problem, parts = None, []
         for key in layout.text:
@@ -312,7 +326,7 @@ class _ParquetReader(_Reader):
             parts.append("" if value is None else value if isinstance(value, str) else str(value))
         label = None
         if problem is None and layout.label is not None:
-            label, problem = _check_label(raw[layout.label])
+            label, problem = self.check_label(raw[layout.label], lambda: f"{self.name} row {row + 1}")
         return Row(row + 1, row, parts[0] if len(parts) == 1 else " ".join(parts), label, raw, problem)
 
 
@@ -322,8 +336,9 @@ _READERS = {"csv": _CsvReader, "tsv": _CsvReader, "jsonl": _JsonlReader, "parque
 class _Rows:
     """The rows of a file from a position, and where the row after the last one read starts."""
 
-    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False):
-        self.reader = _READERS[spec.fmt](spec, path, need_label, once)
+    def __init__(self, spec: TableSpec, path: str, need_label: bool = True, once: bool = False,
+                 labels: LabelCheck | None = None):
+        self.reader = _READERS[spec.fmt](spec, path, need_label, once, labels)
         self.layout, self.start = self.reader.start()
 
     def read(self, position: Position | None = None) -> Iterator[Row]:

@@ -1,15 +1,23 @@
 """A tabular task as written, ``csv:data.csv?text=body&label=topic``, parsed into a
 :class:`TableSpec`: the files, the columns and the reading options (the syntax and the options
 are in :mod:`textcw.corpus.tabular`). Only the spelling is checked here; files are read later.
+
+A comma separates the training file from the test file and ``?`` starts the options, so a file
+name holding either is written with percent-escapes, as in a URL: ``%2C`` for a comma, ``%3F``
+for ``?`` and ``%25`` for ``%`` itself (``csv:a%2Cb.csv`` reads ``a,b.csv``;
+``csv:100%25.csv`` reads ``100%.csv``). Only these three are escapes: any other ``%`` is the
+character itself, so ``csv:100%.csv`` still reads ``100%.csv``. Without the escape a comma in a
+name would split it into two files, and ``?x=`` in a name would be read as options.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from textcw.errors import InputError
 
-__all__ = ["ENCODINGS", "FORMATS", "TASK_PATTERNS", "TableSpec", "parse_spec"]
+__all__ = ["ENCODINGS", "FORMATS", "TASK_PATTERNS", "TableSpec", "escape_path", "parse_spec", "unescape_path"]
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
 TASK_PATTERNS = {
@@ -18,6 +26,18 @@ TASK_PATTERNS = {
 }
 ENCODINGS = ("utf-8", "latin-1")
 _YES, _NO = ("yes", "true", "1"), ("no", "false", "0")
+_ESCAPE = re.compile(r"%(2[cC]|3[fF]|25)")
+_UNESCAPED = {"2c": ",", "3f": "?", "25": "%"}
+
+
+def unescape_path(text: str) -> str:
+    """A file name as written in a task -> the name (``%2C`` -> ``,``, ``%3F`` -> ``?``, ``%25`` -> ``%``)."""
+    return _ESCAPE.sub(lambda m: _UNESCAPED[m.group(1).lower()], text)
+
+
+def escape_path(path: str) -> str:
+    """A file name as it must be written in a task (the inverse of :func:`unescape_path`)."""
+    return path.replace("%", "%25").replace(",", "%2C").replace("?", "%3F")
 
 
 @dataclass(frozen=True)
@@ -43,7 +63,7 @@ class TableSpec:
     def example(self, **changes) -> str:
         """How a user writes this task with ``changes`` to its options (for error messages)."""
         options = "&".join(f"{k}={v}" for k, v in changes.items())
-        return f"{self.fmt}:{','.join(self.files)}?{options}"
+        return f"{self.fmt}:{','.join(map(escape_path, self.files))}?{options}"
 
 
 def _choice(fmt: str, key: str, value: str, yes_no: bool = True) -> bool:
@@ -67,7 +87,8 @@ def parse_spec(fmt: str, task: str | None) -> TableSpec:
     parts = paths.split(",")
     if len(parts) > 2 or not all(p.strip() for p in parts):
         raise InputError(f"{fmt}:{task}: give one file, or a training and a test file separated by one "
-                         f"comma ({usage})")
+                         f"comma ({usage}); write a comma in a file name as %2C")
+    parts = [unescape_path(p) for p in parts]
     spec = TableSpec(fmt, parts[0], parts[1] if len(parts) == 2 else None,
                      delimiter="\t" if fmt == "tsv" else ",")
     seen = set()
