@@ -11,11 +11,11 @@ from typing import Annotated
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints,
                       model_validator)
+from textcw._limits import MAX_LABEL_CHARS  # the one bound for every door: what /learn takes, export takes
 
 MAX_BODY_BYTES = 4 << 20
 MAX_BATCH = 512
 MAX_DOCUMENT_CHARS = 100_000
-MAX_LABEL_CHARS = 1_000
 
 Document = Annotated[StrictStr, StringConstraints(max_length=MAX_DOCUMENT_CHARS)]
 # every label type the library trains on: strings (and bytes, shown as text), integers, booleans,
