@@ -52,6 +52,28 @@ def start(model: Path, state: Path, log: Path, *options: str, preexec_fn=None):
     raise SystemExit("textcw serve did not start")
 
 
+class Connection:
+    """One persistent HTTP/1.1 connection to the service (as a service calling it would keep)."""
+
+    def __init__(self, port: int):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+
+    def post(self, path: str, payload: dict) -> dict:
+        self.conn.request("POST", path, body=json.dumps(payload), headers={"Content-Type": "application/json"})
+        reply = self.conn.getresponse()
+        body = reply.read()
+        if reply.status != 200:
+            raise RuntimeError(f"{path}: {reply.status} {body[:200]!r}")
+        return json.loads(body)
+
+    def get(self, path: str) -> dict:
+        self.conn.request("GET", path)
+        return json.loads(self.conn.getresponse().read())
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str, int, float]]:
     """``work(connection, i)`` -> (kind, documents) repeatedly from each client; returns
     (kind, documents, seconds) per request."""
@@ -65,6 +87,7 @@ def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str
             kind, n = work(conn, i)
             mine.append((kind, n, time.perf_counter() - t0))
             i += 1
+        conn.close()
         with lock:
             results.extend(mine)
 
@@ -134,7 +157,9 @@ def main() -> None:
             load = run_clients(port, args.clients, args.seconds, mixed)
             for kind in ("predict", "learn"):
                 row(f"mixed load, {args.clients} clients: {kind}", load, "documents/s", kind)
-            status = Connection(port).get("/status")
+            probe = Connection(port)
+            status = probe.get("/status")
+            probe.close()
         finally:
             proc.terminate()
             proc.wait(60)

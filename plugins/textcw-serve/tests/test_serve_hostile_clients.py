@@ -116,3 +116,38 @@ def test_a_bad_content_length_is_400(server):
         sock.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -5\r\n\r\n")
         reply = sock.recv(4096)
     assert reply.startswith(b"HTTP/1.1 400")
+
+
+TOKEN = "a-token-of-at-least-16-characters"
+
+
+@pytest.mark.parametrize("authorizations", [(f"Bearer {TOKEN}", "Bearer wrong-token-wrong-token"),
+                                            ("Bearer wrong-token-wrong-token", f"Bearer {TOKEN}"),
+                                            (f"Bearer {TOKEN}", f"Bearer {TOKEN}")])
+def test_a_repeated_authorization_header_is_refused_whichever_copy_is_right(tmp_path, authorizations):
+    """A proxy may check one copy and the service another: a request with two is refused (400),
+    as a JSON body naming a key twice is, and nothing is learned."""
+    path = save_model(tmp_path)
+    with ThreadServer(open_service(path, learn=True), token=TOKEN) as running:
+        headers = b"".join(b"Authorization: %s\r\n" % value.encode() for value in authorizations)
+        body = json.dumps({"documents": ["orbit"], "labels": ["space"]}).encode()
+        with socket.create_connection(("127.0.0.1", running.port), timeout=10) as sock:
+            sock.sendall(b"POST /learn HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + headers
+                         + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            reply = read_all(sock)
+        assert reply.startswith(b"HTTP/1.1 400"), reply[:200]
+        assert b"the request has 2 Authorization headers; send it once" in reply
+        assert running.client(token=TOKEN).status()["update_count"] == 0
+
+
+@pytest.mark.parametrize(("name", "value"), [(b"Host", b"127.0.0.1"), (b"Origin", b"http://127.0.0.1"),
+                                             (b"Content-Type", b"application/json")])
+def test_other_headers_the_service_decides_on_are_refused_twice_too(server, name, value):
+    body = b'{"documents": ["orbit"]}'
+    headers = {b"Host": [b"127.0.0.1"], b"Content-Type": [b"application/json"], b"Content-Length": [b"%d" % len(body)]}
+    headers.setdefault(name, [value]).append(value)  # twice in all
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(b"POST /predict HTTP/1.1\r\n" + b"".join(b"%s: %s\r\n" % (key, one) for key, values in headers.items()
+                                                              for one in values) + b"\r\n" + body)
+        reply = read_all(sock)
+    assert reply.startswith(b"HTTP/1.1 400") and b"the request has 2 %s headers" % name in reply, reply[:300]

@@ -2,10 +2,12 @@
 ``/metrics``, the page at ``/`` and the generated ``/openapi.json``.
 
 Errors are JSON ``{"error": "..."}`` with a 4xx status for anything a client can get wrong
-(422 for a body that does not match the schema or names an unknown label, 401 for a missing or
-wrong token, 409 for learning on a service that does not learn, 413/408 for a body too large or
-too slow); 503 when the service cannot take the update now (the queue is full, or the log
-cannot be written). No endpoint takes a file name: the service writes only its own state folder.
+(422 for a body that does not match the schema or names an unknown label, 400 for a header the
+service decides on sent twice, 401 for a missing or wrong token, 409 for learning on a service
+that does not learn, 413/408 for a body too large or too slow); 503 when the service cannot take
+the update now (the queue is full, or the log cannot be written), or for a prediction not yet
+started when the service shuts down. No endpoint takes a file name: the service writes only its
+own state folder.
 """
 
 from __future__ import annotations
@@ -13,18 +15,21 @@ from __future__ import annotations
 import asyncio
 import importlib.resources
 import logging
+import time
 
-from fastapi import Depends, FastAPI, Header, HTTPException
+from fastapi import Depends, FastAPI, Header, HTTPException, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
+from pydantic import TypeAdapter
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from textcw.errors import InputError, TextcwError
 from textcw.untrusted import safe_text
 
 from textcw_serve import __version__
-from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, token_matches
+from textcw_serve.connections import QUEUED
+from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, SingleHeaders, token_matches
 from textcw_serve.metrics import ServiceMetrics
 from textcw_serve.schemas import (
     MAX_BATCH,
@@ -35,6 +40,7 @@ from textcw_serve.schemas import (
     Health,
     LearnRequest,
     LearnResponse,
+    Prediction,
     PredictRequest,
     PredictResponse,
     StatusResponse,
@@ -43,6 +49,18 @@ from textcw_serve.service import BusyError, DurabilityError, ModelService, NotLe
 
 LOG = logging.getLogger("textcw.serve")
 BODY_SECONDS = 10.0
+# Predictions computed at once (each with its reply rendered to JSON, in a worker thread); the
+# others wait their turn, holding only their request. The work holds Python's lock for most of
+# its time, so more at once would not answer sooner: it would hold one reply's worth of memory
+# per request in flight (12 MiB for 512 documents and 100 classes), and starve the event loop
+# that answers /health of the lock.
+PREDICT_SLOTS = 2
+# A reply is checked and rendered this many predictions at a time: each step holds Python's lock
+# in pydantic's compiled code for a few milliseconds, not the whole reply's 50-100 ms, so the
+# event loop gets its turn in between.
+RENDER_CHUNK = 32
+_PREDICT_REPLY = TypeAdapter(PredictResponse)
+_PREDICTIONS = TypeAdapter(list[Prediction])
 # The page loads its script and style from this service only and nothing else, so a label or a
 # probability shown on it can never run as code even if a model held hostile text.
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -77,6 +95,16 @@ def describe_validation_error(exc: RequestValidationError) -> str:
         problems.append(f"{where}: {message}" if where else message)
     more = len(exc.errors()) - 5
     return "; ".join(problems) + (f"; and {more} more problems" if more > 0 else "")
+
+
+def render_predict_reply(version: int, classes: list, rows: list[dict]) -> bytes:
+    """The ``/predict`` reply as FastAPI renders ``response_model=PredictResponse`` (checked by
+    pydantic, then ``dump_json``), byte for byte, but :data:`RENDER_CHUNK` rows at a time."""
+    empty = {"model_version": version, "classes": classes, "predictions": []}
+    head = _PREDICT_REPLY.dump_json(_PREDICT_REPLY.validate_python(empty, from_attributes=True), by_alias=True)
+    parts = [_PREDICTIONS.dump_json(_PREDICTIONS.validate_python(rows[i:i + RENDER_CHUNK], from_attributes=True),
+                                    by_alias=True)[1:-1] for i in range(0, len(rows), RENDER_CHUNK)]
+    return head[:-2] + b",".join(parts) + b"]}"
 
 
 def create_app(service: ModelService, *, token: str | None = None, loopback_only: bool = True,
@@ -128,12 +156,34 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         return JSONResponse({"error": f"internal error ({type(exc).__name__}); see the service's log"},
                             status_code=500)
 
-    @app.post("/predict", response_model=PredictResponse, responses=_error_responses(422))
-    def predict(body: PredictRequest):
-        """Label a batch of documents: label, probabilities, decision values and margin of each."""
-        version, rows = service.predict(body.documents)
+    predict_slots = asyncio.Semaphore(PREDICT_SLOTS)
+    stopping = []  # not empty once the server shuts down: predictions not yet started are refused
+
+    def render_predictions(documents: list[str]) -> bytes:
+        version, rows = service.predict(documents)
         metrics.predicted.inc(len(rows))
-        return {"model_version": version, "classes": service.labels.classes, "predictions": rows}
+        return render_predict_reply(version, service.labels.classes, rows)
+
+    def refuse_if_stopping() -> None:
+        if stopping:
+            raise HTTPException(503, "the service is shutting down; send the request again once it is back")
+
+    @app.post("/predict", response_model=PredictResponse,
+              responses={**_error_responses(422), 503: {"model": ErrorResponse, "description": "shutting down"}})
+    async def predict(body: PredictRequest, request: Request):
+        """Label a batch of documents: label, probabilities, decision values and margin of each."""
+        refuse_if_stopping()
+        request.scope[QUEUED] = time.monotonic()  # at the connection limit, this one may make room
+        try:
+            async with predict_slots:
+                request.scope.pop(QUEUED, None)
+                refuse_if_stopping()
+                if await request.is_disconnected():  # closed while it waited: nobody to answer
+                    return Response(status_code=204)
+                content = await run_in_threadpool(render_predictions, body.documents)
+        finally:
+            request.scope.pop(QUEUED, None)
+        return Response(content, media_type="application/json")
 
     @app.post("/learn", response_model=LearnResponse, dependencies=[Depends(require_token)],
               responses=_error_responses(401, 409, 422, 503))
@@ -159,7 +209,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
                            "max_document_chars": MAX_DOCUMENT_CHARS, "body_seconds": body_seconds}}
 
     @app.get("/health", response_model=Health)
-    def health():
+    async def health():  # on the event loop: answered even while every worker thread predicts
         """``ok`` while the service answers; ``degraded`` if learning stopped (see /status)."""
         return {"status": "degraded" if service.degraded else "ok", "learning": service.learning}
 
@@ -182,6 +232,9 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     asgi = SameOrigin(asgi)
     if loopback_only:
         asgi = LoopbackHosts(asgi)
+    asgi = SingleHeaders(asgi)
     asgi = RequestMetrics(asgi, metrics)
     asgi.fastapi = app  # for tests and the OpenAPI document
+    # called by the server's protocol (textcw_serve.connections) when it starts shutting down
+    asgi.begin_shutdown = lambda: stopping.append(True)
     return asgi

@@ -1,10 +1,18 @@
 """What stands between the network and the service: body bounds, host names, tokens, metrics.
 
-:class:`BoundedBody` reads each request's body before the application sees it, with two limits
-enforced as the bytes arrive: a size (413 as soon as it is passed, before the rest is read; a
-``Content-Length`` over it is refused without reading anything) and a deadline for the whole
-body (408), so that a client sending a huge or a slow body costs one connection's worth of
-waiting and a bounded buffer, and blocks nobody else (uvicorn serves other connections meanwhile).
+:class:`BoundedBody` reads each request's body before the application sees it, with three
+limits enforced as the bytes arrive: a size (413 as soon as it is passed, before the rest is
+read; a ``Content-Length`` over it is refused without reading anything), a deadline for the
+whole body, and a minimum rate (408 for either: after :data:`BODY_GRACE_SECONDS`, the body must
+have arrived at :data:`MIN_BODY_RATE` bytes a second on average), so that a client sending a
+huge or a slow body costs one connection's worth of waiting and a bounded buffer, and blocks
+nobody else (uvicorn serves other connections meanwhile; a connection waiting for its body is
+also one the connection limit may close to make room, see :mod:`textcw_serve.connections`).
+
+:class:`SingleHeaders` refuses (400) a request that repeats a header the service decides on
+(:data:`SINGLE_HEADERS`: ``Authorization``, ``Host``, ``Origin``, ``Sec-Fetch-Site``,
+``Content-Type``): which copy counts would differ between a proxy and the service, as with a
+JSON key named twice.
 
 :class:`LoopbackHosts` refuses requests whose ``Host`` is not a loopback name while the service
 listens on loopback only: a web page elsewhere cannot reach it by pointing its own host name at
@@ -34,6 +42,14 @@ import time
 KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/favicon.svg", "/predict", "/learn", "/status", "/checkpoint",
                              "/health", "/metrics", "/openapi.json"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
+# A body may take BODY_GRACE_SECONDS to get going; after that it must have arrived at
+# MIN_BODY_RATE bytes a second on average since its headers (4 KiB/s: 32 kbit/s, slower than
+# any real link), or it is cut with 408. A client dribbling a body a few bytes at a time holds
+# its connection for about BODY_GRACE_SECONDS, not the whole body deadline.
+BODY_GRACE_SECONDS = 2.0
+MIN_BODY_RATE = 4 << 10
+# Headers the service decides on: sent more than once, the request is refused (400).
+SINGLE_HEADERS = (b"authorization", b"host", b"origin", b"sec-fetch-site", b"content-type")
 
 
 async def send_error(send, status: int, message: str, headers: list | None = None) -> None:
@@ -52,10 +68,18 @@ def _header(scope, name: bytes) -> bytes | None:
 
 
 class BoundedBody:
-    def __init__(self, app, *, max_bytes: int, seconds: float):
+    def __init__(self, app, *, max_bytes: int, seconds: float, grace: float | None = None,
+                 min_rate: float | None = None):
         self.app = app
         self.max_bytes = max_bytes
         self.seconds = seconds
+        self.grace = BODY_GRACE_SECONDS if grace is None else grace
+        self.min_rate = MIN_BODY_RATE if min_rate is None else min_rate
+
+    def _cutoff(self, started: float, size: int) -> float:
+        """When the body is cut if no more of it arrives: the deadline, or sooner if the bytes
+        so far fall behind the minimum rate (after the grace period)."""
+        return min(started + self.seconds, started + self.grace + size / self.min_rate)
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -68,8 +92,10 @@ class BoundedBody:
                 return await send_error(send, 413, f"the request body is {int(declared):,} bytes; the limit is "
                                                    f"{self.max_bytes:,}: send fewer or shorter documents per request")
         chunks, size = [], 0
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
-            async with asyncio.timeout(self.seconds):
+            async with asyncio.timeout_at(self._cutoff(started, 0)) as timeout:
                 while True:
                     message = await receive()
                     if message["type"] == "http.disconnect":
@@ -82,7 +108,11 @@ class BoundedBody:
                     chunks.append(chunk)
                     if not message.get("more_body", False):
                         break
+                    timeout.reschedule(self._cutoff(started, size))
         except TimeoutError:
+            if started + self.grace + size / self.min_rate < started + self.seconds:
+                return await send_error(send, 408, f"the request body arrived slower than {self.min_rate:,.0f} bytes/s "
+                                                   f"({size:,} bytes in {loop.time() - started:.1f} s)")
             return await send_error(send, 408, f"the request body did not arrive within {self.seconds:g} s")
         body = b"".join(chunks)
         duplicate = duplicate_json_key(body) if body and _is_json(scope) else None
@@ -129,6 +159,23 @@ def duplicate_json_key(body: bytes) -> str | None:
 def _is_json(scope) -> bool:
     kind = (_header(scope, b"content-type") or b"").split(b";")[0].strip().lower()
     return kind == b"application/json" or kind.endswith(b"+json")
+
+
+class SingleHeaders:
+    """Refuses (400) a request that sends one of :data:`SINGLE_HEADERS` more than once."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            names = [key for key, _ in scope.get("headers", ()) if key in SINGLE_HEADERS]
+            for name in SINGLE_HEADERS:
+                if names.count(name) > 1:
+                    shown = "-".join(part.capitalize() for part in name.decode("latin-1").split("-"))
+                    return await send_error(send, 400, f"the request has {names.count(name)} {shown} headers; "
+                                                       "send it once")
+        return await self.app(scope, receive, send)
 
 
 # RFC 3986 host: a reg-name (letters, digits, "-", "."), an IPv4 address, or an IP literal in

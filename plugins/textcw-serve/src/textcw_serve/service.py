@@ -236,7 +236,8 @@ class ModelService:
         if update.unseen:
             reply["warning"] = (f"{update.unseen} term{'s' if update.unseen > 1 else ''} of these documents "
                                 f"{'are' if update.unseen > 1 else 'is'} not in the model's fixed vocabulary and "
-                                "were dropped: the model cannot learn new words; train it with --featurizer "
+                                f"{'were' if update.unseen > 1 else 'was'} dropped: the model cannot learn new "
+                                "words; train it with --featurizer "
                                 "hashing to learn them")
         return reply
 
@@ -247,9 +248,10 @@ class ModelService:
         """Save the model (predictions go on meanwhile), then empty the log."""
         try:
             if self.last_checkpoint is None or self.last_checkpoint.seq != self.counters.seq:
-                with self.lock.shared():
-                    self.last_checkpoint = self.state.write_checkpoint(self.model, self.counters)
-                self.writer.reset()
+                with self.state.snapshot(exclusive=True):  # replicas see both changes or neither
+                    with self.lock.shared():
+                        self.last_checkpoint = self.state.write_checkpoint(self.model, self.counters)
+                    self.writer.reset()
             result = self.checkpoint_info()
         except (TextcwError, OSError) as exc:
             LOG.warning("checkpoint failed: %s", exc)

@@ -82,18 +82,22 @@ def _load_model_file(model_path: Path, manifest: dict):
 def _read_state(folder: StateFolder, learn: bool):
     """``(newest checkpoint or None, log contents, pending records, damage)``, read consistently.
 
-    A replica reads a folder that a learning service may be changing: between its reads the
-    learner can write a newer checkpoint, remove the older one and empty its log. A read that
-    finds the folder inconsistent while a learner holds its lock is therefore tried again
-    (:data:`REPLICA_ATTEMPTS` times, waiting a little longer each time), and a replica never
-    advises touching the files of a folder that a running service holds.
+    A replica reads a folder that a learning service may be changing: the learner writes a newer
+    checkpoint, removes the older one and empties its log, all under the folder's exclusive lock
+    (:meth:`StateFolder.snapshot`), and the replica reads under the shared one, so it sees the
+    folder before or after, never in between. A learner of an older textcw-serve takes no such
+    lock: a read that finds the folder inconsistent while a learner holds the folder is tried
+    again (:data:`REPLICA_ATTEMPTS` times, waiting a little longer each time), and a replica
+    never advises touching the files of a folder that a running service holds.
     """
     for attempt in range(1, REPLICA_ATTEMPTS + 1):
         try:
-            newest = folder.load_newest()
-            seq = newest[1].seq if newest is not None else 0
-            log = folder.read_log(seq)
-            if not learn and any(c.seq > seq for c in folder.checkpoints()) and folder.held_by_learner():
+            with folder.snapshot(exclusive=learn):
+                newest = folder.load_newest()
+                seq = newest[1].seq if newest is not None else 0
+                log = folder.read_log(seq)
+                newer = any(c.seq > seq for c in folder.checkpoints())
+            if not learn and newer and folder.held_by_learner():
                 # a newer checkpoint came while the log was read: the log may have been emptied
                 raise CheckpointMoved(f"a checkpoint newer than record {seq} was written meanwhile")
             return (newest, *log)
@@ -147,8 +151,9 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
                 # the folder's first checkpoint (the model as served, record 0, or as replayed
                 # from a log whose checkpoints were removed), or one that holds every intact
                 # record of a damaged log, so that the log starts clean
-                checkpoint = folder.write_checkpoint(model, counters)
-                writer.reset()
+                with folder.snapshot(exclusive=True):
+                    checkpoint = folder.write_checkpoint(model, counters)
+                    writer.reset()
             elif contents.records and not pending:  # a crash after a checkpoint, before emptying the log
                 writer.reset()
     description = dict(manifest.get("model") or {})

@@ -122,6 +122,21 @@ class StateFolder:
                              "or give this one its own --state folder") from None
         self._lock_fd = fd
 
+    @contextlib.contextmanager
+    def snapshot(self, *, exclusive: bool):
+        """Hold the folder as one snapshot: a learner writes a checkpoint and empties the log
+        under the exclusive lock, a replica reads the checkpoint and the log under a shared one,
+        so that it never sees a new checkpoint with an old log or the reverse (``flock`` on the
+        folder itself: no file is added, and it holds between threads of one process too). A
+        replica's read can delay a learner's checkpoint by as long as it takes; appends to the
+        log, which a replica reads as a prefix, are not held up."""
+        fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
     def held_by_learner(self) -> bool:
         """Whether a learning service holds this folder's lock now (a replica asks, read-only)."""
         try:
