@@ -52,6 +52,17 @@ def stream(n: int, seed: int = 1) -> list[tuple[str, str]]:
     return out[:n]
 
 
+def pairs_of_corrections(n: int, seed: int = 1) -> list[tuple[list[str], list[str]]]:
+    """``n`` batches of two corrections each (:func:`stream`), as ``/learn`` takes them."""
+    pairs = stream(2 * n, seed=seed)
+    return [([pairs[i][0], pairs[i + 1][0]], [pairs[i][1], pairs[i + 1][1]]) for i in range(0, 2 * n, 2)]
+
+
+# giving a file or a link to another user needs root
+needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                                reason="giving a file or a link to another user needs root")
+
+
 def offline_replay(model_path: Path, batches: list[tuple[list[str], list[str]]]):
     """The model at ``model_path`` after one ``partial_fit`` per batch, in order: the reference."""
     model = textcw.load(model_path)

@@ -13,25 +13,20 @@ import textcw.persist
 from textcw.errors import DataError, ModelFileError
 from textcw.trust import UntrustedLocationError
 
-from serve_fixtures import assert_same_learner, offline_replay, save_model, stream
+from serve_fixtures import assert_same_learner, needs_root, offline_replay, pairs_of_corrections, save_model
 from textcw_serve import state as state_module
 from textcw_serve.journal import encode_record
 from textcw_serve.server import read_token
 from textcw_serve.startup import open_service
 
 OTHER_UID = 65534  # nobody
-needs_root = pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
-                                reason="giving a file to another user needs root")
 
 
 @pytest.fixture
 def model_path(tmp_path):
     return save_model(tmp_path)
 
-
-def batches(n: int, seed: int = 1):
-    pairs = stream(2 * n, seed=seed)
-    return [([pairs[i][0], pairs[i + 1][0]], [pairs[i][1], pairs[i + 1][1]]) for i in range(0, 2 * n, 2)]
+batches = pairs_of_corrections
 
 
 def forbid_unpickling(monkeypatch):
