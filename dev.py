@@ -338,7 +338,13 @@ def docs_environment() -> dict:
 
 def build_docs() -> int:
     print("documentation site (mkdocs build --strict)", flush=True)
-    return subprocess.run(docs_command(), cwd=ROOT, env=docs_environment()).returncode
+    code = subprocess.run(docs_command(), cwd=ROOT, env=docs_environment()).returncode
+    index = ROOT / "build" / "site" / "index.html"
+    if code == 0:
+        print(f"built: {index} (open {index.as_uri()} in a browser)", flush=True)
+    else:
+        print(f"the documentation site did not build (exit {code}); the messages above say why", flush=True)
+    return code
 
 
 def coverage_summary(rows: int = 15) -> None:

@@ -10,6 +10,11 @@ Each adjustment here is narrow and listed: the build stays strict everywhere els
   ``Parameters`` section, so :class:`CombinedAttributes` splits them first. Prose after the
   entries would be read as more attributes and stop the build with a griffe error: it is moved
   above the section and reported as a warning.
+- Combined ``Parameters`` entries (``shuffle, random_state, fit_intercept`` over one
+  description): griffe gives all their names the first one's default, so
+  :class:`CombinedParameters` writes them as one entry per name, each taking its own default
+  from the signature (tests/test_api_reference_defaults.py compares the rendered defaults of
+  every learner and featurizer with ``get_params()``).
 - Sphinx roles. The docstrings cross-reference with Sphinx roles (``:func:`name```,
   ``:class:`~pkg.Name```, ``:mod:`.sibling```, ``:meth:`text <target>```), which Markdown would
   show as raw text. :class:`SphinxRoles` rewrites each into an autorefs cross-reference to the
@@ -217,6 +222,59 @@ def repair_attributes(docstring: str) -> tuple[str, str | None]:
     intro = docstring[:match.start()] + (text + "\n\n" if text else "")
     return intro + docstring[match.start():match.end()] + "\n".join(body).rstrip() + "\n\n" + after, \
         (text.splitlines()[0] if text else None)
+
+
+_COMBINED_PARAMETERS = re.compile(r"^(\*{0,2}\w+(?:, \*{0,2}\w+)+)(\s*:.*)?$")
+_UNDERLINE = re.compile(r"-{3,}")
+PARAMETER_SECTIONS = ("Parameters", "Other Parameters")
+
+
+def split_parameters(docstring: str) -> str:
+    """The docstring with each combined entry of its ``Parameters`` sections (``a, b : float``,
+    or ``shuffle, random_state`` over ``As for ...``) written as one entry per name, the type
+    and the description repeated.
+
+    griffe gives every name of a combined entry one default: the first name's, from the
+    signature (SCW1's ``a`` showed ``eta``'s 0.9). One entry per name takes each parameter's
+    own default from the signature, as any entry that states no default does.
+    """
+    lines = docstring.split("\n")
+    out: list[str] = []
+    in_section, i = False, 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip() and i + 1 < len(lines) and _UNDERLINE.fullmatch(lines[i + 1].strip()):
+            in_section = line.strip() in PARAMETER_SECTIONS
+            out += [line, lines[i + 1]]
+            i += 2
+            continue
+        header = _COMBINED_PARAMETERS.match(line) if in_section else None
+        if header is None:
+            out.append(line)
+            i += 1
+            continue
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][0].isspace()):
+            end += 1
+        body = lines[i + 1:end]
+        trailing = 0
+        while body and not body[-1].strip():
+            body.pop()
+            trailing += 1
+        for name in header.group(1).split(", "):
+            out += [f"{name}{header.group(2) or ''}", *body]
+        out += [""] * trailing
+        i = end
+    return "\n".join(out)
+
+
+class CombinedParameters(griffe.Extension):
+    """Reads combined ``Parameters`` entries as numpydoc does (see :func:`split_parameters`), so
+    that each parameter shows its own default."""
+
+    def on_instance(self, *, obj: griffe.Object, **kwargs) -> None:
+        if obj.docstring is not None and (obj.is_class or obj.is_function):
+            obj.docstring.value = split_parameters(obj.docstring.value)
 
 
 class CombinedAttributes(griffe.Extension):

@@ -1,5 +1,6 @@
-"""Start-up cost of what a user types: ``textcw --help`` and ``textcw list learners`` beside the
-floor every learning command pays, ``import sklearn.base``.
+"""Start-up cost of what a user types: ``textcw --help``, ``textcw list learners`` and, with
+``--model``, a one-line ``textcw predict MODEL``, beside the floor every learning command pays,
+``import sklearn.base``.
 
 Why these three: ``--help`` and ``list`` should pay only for typer and textcw's own light
 modules (no scikit-learn, SciPy, numba, and no installed plugin's code unless a name of it is
@@ -37,20 +38,27 @@ def textcw_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "textcw"]
 
 
-def cases() -> dict[str, list[str]]:
+PREDICT_LINE = b"my mac's nubus video card\n"  # the one stdin line of the predict case
+
+
+def cases(model: str | None = None) -> dict[str, list[str]]:
     textcw = textcw_command()
-    return {
+    table = {
         "python -c 'import sklearn.base'": [sys.executable, "-c", "import sklearn.base"],
         "textcw --help": [*textcw, "--help"],
         "textcw list learners": [*textcw, "list", "learners"],
     }
+    if model is not None:
+        table["echo LINE | textcw predict MODEL"] = [*textcw, "predict", str(Path(model).resolve())]
+    return table
 
 
 def run_once(argv: list[str], cwd: str) -> tuple[float, float]:
-    """Wall and CPU seconds of one run of ``argv``."""
+    """Wall and CPU seconds of one run of ``argv`` (a predict reads its line from stdin)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False,
+                          input=PREDICT_LINE if "predict" in argv else None)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -58,9 +66,9 @@ def run_once(argv: list[str], cwd: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(repeat: int) -> dict[str, dict]:
+def measure(repeat: int, model: str | None = None) -> dict[str, dict]:
     """``{case: {"wall": [...], "cpu": [...]}}``, the cases interleaved."""
-    table = cases()
+    table = cases(model)
     cwd = tempfile.gettempdir()  # not a checkout: the current folder must not shadow the package
     for argv in table.values():
         run_once(argv, cwd)  # warm-up, untimed: the file cache is warm, as for a user's second command
@@ -93,9 +101,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", help="also write the raw times to this file")
+    parser.add_argument("--model", help="also time a one-line predict with this model file (e.g. the README's "
+                        "main job: textcw train --corpus newsgroups --learner cw-stdev --out m.textcw-model)")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    times = measure(args.repeat)
+    times = measure(args.repeat, args.model)
     load_after = os.getloadavg()
     print(markdown(times, load_before, load_after, args.repeat))
     if args.json:

@@ -44,9 +44,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("textcw.metrics",),
     # The plugin manager, then the library functions that build, train and evaluate through it.
     ("textcw.plugins",),
+    ("textcw.train_result",),
     ("textcw.pipeline",),
-    # What is built on the library functions: evaluation and scale-out training.
-    ("textcw.evaluation", "textcw.scale"),
+    # What is built on the library functions: evaluation, scale-out training, explanations and
+    # what to label next.
+    ("textcw.evaluation", "textcw.scale", "textcw.explain", "textcw.suggest"),
     # Model files and exports.
     ("textcw.signing", "textcw.model_manifest", "textcw.persist", "textcw.model_card", "textcw.portable_format",
      "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable"),

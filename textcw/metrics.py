@@ -27,7 +27,7 @@ from sklearn.metrics import f1_score, log_loss, precision_recall_fscore_support
 from textcw.errors import InputError
 
 __all__ = ["BINS", "ProbabilityScores", "classification_metrics", "expected_calibration_error",
-           "label_metrics", "probability_bin_stats"]
+           "label_metrics", "probability_bin_stats", "untested_metrics"]
 
 BINS = 10
 
@@ -165,6 +165,13 @@ def _columns(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
     if not np.array_equal(classes[index], labels):
         raise InputError("predicted labels must be among the model's classes")
     return index
+
+
+def untested_metrics() -> dict:
+    """The keys of :func:`classification_metrics`, each ``None``: a model trained on every row of
+    a corpus without a test split (a table's ``test=0``) was measured on nothing."""
+    return {"accuracy": None, "macro_f1": None, "per_class": None, "log_loss": None, "brier_score": None,
+            "expected_calibration_error": None}
 
 
 def classification_metrics(y_true, y_pred, proba=None, classes=None) -> dict:

@@ -142,8 +142,8 @@ def render_card(card: dict) -> str:
     lines = []
     for name in CARD_FIELDS:
         value = card.get(name)
-        if value is None:
-            shown = "unknown"
+        if value is None:  # a model trained with no test split (test=0) measured nothing: not unknown
+            shown = "none: no test split" if name == "accuracy" and card.get("n_test") == 0 else "unknown"
         elif isinstance(value, bool):
             shown = "yes" if value else "no"
         elif isinstance(value, float):

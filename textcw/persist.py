@@ -133,7 +133,7 @@ def _reproducible(model):
 # ---------------------------------------------------------------------------- save
 def _describe(model) -> dict:
     """What the model is, for the manifest (and so the model card) without unpickling."""
-    from textcw.pipeline import jsonable_params
+    from textcw.train_result import jsonable_params
 
     final = model.steps[-1][1] if isinstance(model, Pipeline) else model
     components = getattr(model, "textcw_components_", {})

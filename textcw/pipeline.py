@@ -10,17 +10,17 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.pipeline import Pipeline
 
 from textcw._sklearn_compat import has_declared_constraints, validate_declared_params
 from textcw.corpus.base import Dataset, split_task_name
-from textcw.errors import InputError, ParameterError
+from textcw.errors import InputError, ParameterError, did_you_mean
 from textcw.features.text import NotTextError
-from textcw.learners.calibrated_pipeline import PROBABILITIES, probability_facts
+from textcw.learners.calibrated_pipeline import PROBABILITIES
 from textcw.plugins import current_registries, resolve_corpus, use_registries
+from textcw.train_result import TrainResult, jsonable_params
 from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
 
 __all__ = ["DEFAULT_FEATURIZER", "PROBABILITIES", "TrainResult", "assemble", "build_learner", "check_labels",
@@ -54,7 +54,7 @@ def _check_names(kind: str, entry: Entry, params: dict, obj) -> None:
         if unknown:
             raise ParameterError(
                 f"unknown parameter {unknown[0]!r} for {kind} {entry.name!r}; valid parameters: "
-                f"{', '.join(valid)}"
+                f"{', '.join(valid)}{did_you_mean(unknown[0], valid)}"
             )
 
 
@@ -102,69 +102,6 @@ def default_featurizer(spec: str, registries: Registries | None = None) -> str:
     """The featurizer the corpus of ``corpus[:task]`` names for its documents."""
     corpus, _ = split_task_name(spec)
     return _registries(registries).corpora.get(corpus).featurizer
-
-
-@dataclass
-class TrainResult:
-    """A fitted pipeline and how it did on the test split."""
-
-    model: Pipeline
-    corpus: str
-    learner: str
-    featurizer: str
-    params: dict
-    featurizer_params: dict
-    n_train: int
-    n_test: int
-    n_features: int
-    accuracy: float
-    train_seconds: float
-    featurize_seconds: float
-    mistakes: list = field(default_factory=list)
-    metrics: dict = field(default_factory=dict)  # textcw.metrics.classification_metrics
-    tuned_params: dict = field(default_factory=dict)  # the values chosen for "auto" parameters
-    probability: str = "raw"  # what the model's predict_proba is (PROBABILITIES)
-    calibration: dict | None = None  # TemperatureScaling.to_dict() of a calibrated model
-    mistake_curve: dict | None = None  # textcw.learners.online_curve.first_pass_curve
-
-    @classmethod
-    def of(cls, model: Pipeline, *, corpus: str, learner: str, featurizer: str, featurizer_params: dict | None,
-           n_train: int, n_test: int, accuracy: float, train_seconds: float, featurize_seconds: float,
-           metrics: dict, n_features: int | None = None, mistakes: list | None = None, **more):
-        """The result for the fitted ``model``: its learner's parameters (as JSON values), its
-        number of features (``n_features_in_`` unless given) and online mistakes (``mistakes_``
-        unless given) are read from the model; ``more`` are the fields of a subclass."""
-        est = model[-1]
-        return cls(
-            model=model, corpus=corpus, learner=learner, featurizer=featurizer,
-            params=jsonable_params(est.get_params(deep=False)),
-            featurizer_params=jsonable_params(dict(featurizer_params or {})), n_train=int(n_train),
-            n_test=int(n_test), n_features=int(est.n_features_in_ if n_features is None else n_features),
-            accuracy=accuracy, train_seconds=train_seconds, featurize_seconds=featurize_seconds,
-            mistakes=list(getattr(est, "mistakes_", []) if mistakes is None else mistakes), metrics=metrics,
-            tuned_params=dict(getattr(est, "tuned_params_", {})), **probability_facts(model), **more)
-
-    def to_dict(self) -> dict:
-        return {
-            "corpus": self.corpus,
-            "learner": self.learner,
-            "featurizer": self.featurizer,
-            "params": self.params,
-            "tuned_params": self.tuned_params,
-            "featurizer_params": self.featurizer_params,
-            "n_train": self.n_train,
-            "n_test": self.n_test,
-            "n_features": self.n_features,
-            "accuracy": self.accuracy,
-            **{k: v for k, v in self.metrics.items() if k != "accuracy"},
-            "train_seconds": self.train_seconds,
-            "featurize_seconds": self.featurize_seconds,
-            "mistakes": self.mistakes,
-            "online_mistake_curve": self.mistake_curve,
-            "probability": self.probability,
-            "calibration": self.calibration,
-        }
-
 
 
 def _component(kind: str, name: str, params: dict) -> dict:
@@ -327,8 +264,8 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     else:
         train_set = load_corpus(corpus, "train")
         test_set = load_corpus(corpus, "test")
-        if len(train_set) == 0 or len(test_set) == 0:
-            raise InputError(f"corpus {corpus} has an empty train or test split")
+        if len(train_set) == 0:  # an empty test split (a table's test=0) trains, unmeasured
+            raise InputError(f"corpus {corpus} has an empty training split")
         train_labels, test_labels, Xte = train_set.labels, test_set.labels, None
         t0 = time.perf_counter()
         report("featurizing", 0, 1)
@@ -371,12 +308,16 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
                      featurizer_params=featurizer_params, corpus=corpus, calibration=calibration)
     report("evaluating", 0, 1)
-    # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
-    predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
-    accuracy = float(np.mean(predicted == test_labels))
-    proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
-        (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))
-    metrics = score_metrics(model, predicted, test_labels, proba, probabilities=probability_metrics)
+    if len(test_labels) == 0:
+        from textcw.metrics import untested_metrics
+
+        accuracy, metrics = None, untested_metrics()
+    else:  # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
+        predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
+        accuracy = float(np.mean(predicted == test_labels))
+        proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
+            (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))
+        metrics = score_metrics(model, predicted, test_labels, proba, probabilities=probability_metrics)
     report("evaluating", 1, 1)
     return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
                           featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
@@ -435,18 +376,3 @@ def check_labels(labels, corpus: str) -> None:
             f"the training split of {corpus} has a single label ({values[0]}); a classifier needs "
             "documents of at least two labels: add documents of another label to the training data"
         )
-
-
-def jsonable_params(params: dict) -> dict:
-    """``params`` with every value JSON can hold as is (lists for tuples), others as ``repr``:
-    the parameters a result or a model file records."""
-    out = {}
-    for key, value in params.items():
-        if isinstance(value, (str, int, float, bool)) or value is None:
-            out[key] = value
-        elif isinstance(value, (list, tuple)):
-            out[key] = list(value)
-        else:
-            out[key] = repr(value)
-    return out
-

@@ -46,8 +46,9 @@ def main_code(*argv):
 
 def test_the_saved_model_goes_on_learning_exactly_as_partial_fit_would(capsys, first, tmp_path):
     new = write(tmp_path / "new.csv", 400, 1)
-    code, out, err = run(capsys, "train", "--init-model", first / "first.textcw-model", "--corpus", f"csv:{new}",
-                         "--epochs", "2", "--chunk-size", "64", "--out", tmp_path / "next.textcw-model", "--json")
+    code, out, err = run(capsys, "train", "--init-model", first / "first.textcw-model", "--corpus",
+                         f"csv:{new}?test=0.2", "--epochs", "2", "--chunk-size", "64", "--out",
+                         tmp_path / "next.textcw-model", "--json")  # a test split named: held out, scored
     assert code == 0, err
     summary = json.loads(out)
     assert summary["learner"] == "arow" and summary["epochs"] == 2 and summary["n_train"] == textcw.load_corpus(
@@ -81,8 +82,8 @@ def test_what_cannot_continue_is_refused_with_the_reason(capsys, first, tmp_path
     capsys.readouterr()
     code, _, err = run(capsys, "train", "--init-model", tmp_path / "svm.textcw-model", "--corpus", f"csv:{old}")
     assert code == 1 and "its learner svm has no partial_fit" in one_line_error(err)
-    code, _, err = run(capsys, "train", "--corpus", f"csv:{old}")
-    assert code == 2 and "Missing option '--learner'" in one_line_error(err)
+    code, out, err = run(capsys, "train", "--corpus", f"csv:{old}")  # no --learner: the default, scw1
+    assert code == 0 and f"csv:{old}  scw1 (the default)  accuracy" in out
 
 
 def test_a_fixed_vocabulary_is_said_once_at_the_start(capsys, tmp_path):

@@ -89,7 +89,7 @@ def test_list_learners_and_one_learner_s_parameters():
 USAGE_ERRORS = [
     ([], "Usage: textcw"),  # no arguments: the help, as a usage error
     (["train", "--lerner", "arow", "--corpus", "newsgroups"], "--learner"),  # unknown option, suggested
-    (["train", "--corpus", "newsgroups"], "Missing option '--learner'"),
+    (["train", "--learner", "arow"], "Missing option '--corpus'"),
     (["train", "--corpus", "newsgroups", "--learner", "arow", "--epochs", "three"],
      "Invalid value for '--epochs'"),
     (["trian"], "No such command 'trian'"),

@@ -28,7 +28,7 @@ from hang import HANG_SECONDS
 LEARNER_CHECK_NAMES = [
     "builds_unfitted", "params_round_trip", "fits_and_predicts", "is_deterministic",
     "sparse_and_dense_agree", "handles_empty_rows", "refuses_bad_input", "survives_joblib",
-    "clone_after_fit_is_unfitted", "reports_mistakes", "partial_fit_streams",
+    "clone_after_fit_is_unfitted", "reports_mistakes", "learns_from_mistakes", "partial_fit_streams",
     "overrides_only_hooks", "parameters_take_effect", "passes_sklearn_contract",
 ]
 FEATURIZER_CHECK_NAMES = [
@@ -149,4 +149,4 @@ def test_pytest_reports_every_failing_check(tmp_path):
                       "test_contract[Backwards-partial_fit_streams]",
                       "test_contract[Perceptron-is_deterministic]"], out
     assert "[XPASS(strict)] it is not" in out
-    assert "3 failed, 25 passed" in out
+    assert "3 failed, 27 passed" in out

@@ -1,9 +1,10 @@
 """The ``textcw`` command line: typer commands that parse, call library functions and print.
 
-Exit codes: 0 success; 1 an error the user can fix that is not a usage error (a missing file, a
-corrupt model); 2 a usage error (typer's own: an unknown option or command, a missing or badly
-typed value; and textcw's: an unknown name or a bad parameter); 130 interrupted by Ctrl-C
-(SIGINT), 143 terminated (SIGTERM). Errors print one line (``error: ...``) without a traceback
+Exit codes (docs/reference/cli.md): 0 success; 2 what was typed is wrong (typer's own usage
+errors, and textcw's :class:`~textcw.errors.UsageError`: an unknown name, a bad parameter, an
+option or argument missing or out of place, a corpus specification that does not parse); 1 what
+is wrong is a file, the data or the environment (a missing file, a corrupt model, a bad row);
+130 interrupted by Ctrl-C (SIGINT), 143 terminated (SIGTERM). Errors print one line (``error: ...``) without a traceback
 unless ``TEXTCW_DEBUG=1``; typer's usage errors print its usage text and suggestion.
 
 Start-up is kept light: this module and the command modules import only typer and textcw's
@@ -23,9 +24,9 @@ import typer
 from textcw._deferred import defer
 from textcw.cli.root import configure_logging
 from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
-from textcw.errors import ParameterError, TextcwError, UnknownNameError
+from textcw.errors import TextcwError, UsageError
 
-USAGE_ERRORS = (UnknownNameError, ParameterError)
+USAGE_ERRORS = (UsageError,)
 DEBUG_VAR = "TEXTCW_DEBUG"
 HELP_OPTIONS = ["-h", "--help"]
 

@@ -192,7 +192,7 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
 
 def evaluate(
     corpus: Annotated[str, typer.Option("--corpus", help="Tasks, comma-separated, e.g. newsgroups:comp,newsgroups:sci")],
-    learner: Annotated[str, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE")],
+    learner: Annotated[str | None, typer.Option("--learner", help="Learners, comma-separated; fix parameters with NAME:KEY=VALUE (default: scw1, the safe default)")] = None,
     design: Annotated[str | None, typer.Option("--design", metavar="NAME[:KEY=VALUE...]", help=(
         "Evaluation design (textcw list evaluators): cv (default), holdout, noise, tune, timing, curve, online, "
         "combination, or a plugin's"))] = None,
@@ -218,6 +218,7 @@ def evaluate(
     """Evaluate learners on tasks with a registered design, metrics and comparisons; by default
     10-fold cross-validation: error (%) per task and learner, McNemar marks, mean ranks."""
     from textcw.evaluation.dispatch import build, build_all, resolve_baseline, run_evaluation
+    from textcw.cli.usage import DEFAULT_LEARNER, default_learner_note, resolve_typed_corpus
     from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
 
     if split and design is not None and design.split(":")[0].strip() != "holdout":
@@ -232,8 +233,12 @@ def evaluate(
         comparisons = build_all("comparisons", ",".join(default)) if default else {}
     else:
         comparisons = build_all("comparisons", compare)
-    tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in split_corpora(corpus)]
-    learners = [LearnerSpec.parse(text) for text in split_list(learner, "--learner")]
+    names = split_corpora(corpus)
+    for name in names:  # a misspelt task is said now, as a usage error, not as a failed row
+        resolve_typed_corpus(name)
+    tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in names]
+    defaulted = learner is None
+    learners = [LearnerSpec.parse(text) for text in split_list(learner or DEFAULT_LEARNER, "--learner")]
     baseline = resolve_baseline(comparisons, baseline, learners)
     if chosen.settings.get("quick") and "tune" in chosen.settings and not chosen.settings["tune"]:
         # (a design without a tune option, such as tune, always tunes)
@@ -254,6 +259,8 @@ def evaluate(
             report.to_json(json_out)
             message += f" (the report is in {json_out})"
         raise TextcwError(message)
+    if defaulted:  # said once something ran: a refusal stays one line
+        log.info("%s", default_learner_note())
     if not as_json:
         print_report(report, spread=spread, caption=chosen.caption(report))
     if (as_json or json_out is not None or plot is not None) and not report.interrupted:

@@ -11,6 +11,9 @@ from textcw.errors import ParameterError, UnknownNameError
 from textcw.registry import KINDS
 
 
+NOTE_WIDTH = 100
+
+
 def _size(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
@@ -81,17 +84,35 @@ def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
         return
     from rich.markup import escape
 
-    table = []
+    table, notes = [], {}  # problem -> the names it applies to, said once below the table
+
+    def note(problem: str, name: str) -> str:
+        notes.setdefault(problem, []).append(name)
+        return f"sizes unknown, see note {list(notes).index(problem) + 1} below"
+
     for entry, tasks in corpora:
         problems = {t.problem for t in tasks if t.problem}
         # The same problem for every task (usually a missing file) is said once.
         shared = problems.pop() if len(problems) == 1 and all(t.problem for t in tasks) else None
         summary = f"{entry.summary} [{entry.provider}]"
-        summary = f"{summary}. Sizes unknown: {shared}" if shared else summary
+        summary = f"{summary}; {note(shared, entry.name)}" if shared else summary
         kind = input_kind(entry)
         table.append([entry.name, kind, "", "", "", escape(summary)])
         for t in tasks:
-            note = t.summary if t.problem is None or shared else f"{t.summary} ({t.problem})"
-            table.append([f"  {t.name}", kind, _size(t.train), _size(t.test), _size(t.classes), escape(note)])
+            text = t.summary if t.problem is None or shared else f"{t.summary} ({note(t.problem, t.name)})"
+            table.append([f"  {t.name}", kind, _size(t.train), _size(t.test), _size(t.classes), escape(text)])
     print_table(["corpus / task", "input", "train", "test", "classes", "summary [provider]"], table,
                 keep=(0, 1, 2, 3, 4))
+    # The advice (where to put a missing file, often a few hundred characters) once each, on
+    # stderr: the table's lines stay short, one row per line for a pipe, and a script reading
+    # them gets no prose.
+    for number, (problem, names) in enumerate(notes.items(), 1):
+        typer.echo(wrapped(f"note {number} ({', '.join(names)}): {problem}"), err=True)
+
+
+def wrapped(text: str, width: int = NOTE_WIDTH) -> str:
+    """``text`` in lines of at most ``width`` characters where it has spaces (a path or an
+    address is never cut), the lines after the first indented."""
+    import textwrap
+
+    return textwrap.fill(text, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from textcw.cli.output import log
-from textcw.errors import InputError
+from textcw.errors import InputError, ParameterError, SpecError, UsageError
 from textcw.untrusted import safe_text
 
 
@@ -84,23 +84,35 @@ def predict(
     table: Annotated[str | None, typer.Option("--input", metavar="FORMAT:PATH[?OPTIONS]", help="Label every row of a table, e.g. csv:new.csv?text=body (csv, tsv, jsonl, parquet; - for stdin): writes its rows with `predicted` and `probability` columns, as CSV/TSV/JSON lines (JSON lines for Parquet)")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="With --input: write the rows to this file (atomically) instead of stdout")] = None,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="With --input: rows labelled at a time")] = 10_000,
+    top: Annotated[int | None, typer.Option("--top", metavar="K", help="The K best labels of each document, best first, each with its probability (`label<TAB>p` K times); with --input, columns top1, top1_probability, ... (JSON lines: a list `top`)")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="After each document's line, the words that moved its prediction most: each one's contribution to the score difference between the predicted label and the runner-up (two labels: the score against 0), with its standard deviation for the Gaussian learners")] = False,
 ) -> None:
     """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
     label per stdin line; `--proba` adds `<TAB>probability`. With `--input`, label the rows of a
     CSV, TSV, JSON-lines or Parquet file, streaming."""
     from textcw.persist import load
 
+    if explain and (table is not None or url is not None):
+        raise UsageError("--explain explains documents given as files or stdin lines with a MODEL file, not "
+                         "--input or --url; from Python, textcw.explain.explain(model, text) explains any text")
     if table is not None:
-        return predict_table(model, table, files=files, out=out, url=url, chunk_size=chunk_size)
+        return predict_table(model, table, files=files, out=out, url=url, chunk_size=chunk_size, top=top)
     if out is not None:
-        raise InputError("--out applies to --input (a table of rows); the labels of documents go to stdout")
+        raise UsageError("--out applies to --input (a table of rows); the labels of documents go to stdout")
     if url is not None:
+        if top is not None:
+            raise UsageError("--top needs a MODEL file, not --url; the service answers every label's "
+                             "probability: ask it with textcw.client.Client")
         files = [model, *(files or [])] if model is not None else files
         return predict_with_service(url, files, proba)
     if model is None:
-        raise InputError("give a MODEL file, or --url of a running `textcw serve`")
+        raise UsageError("give a MODEL file, or --url of a running `textcw serve`")
     pipeline = load(model)
     check_model(pipeline, model)
+    if top is not None:
+        from textcw.explain import check_k
+
+        check_k(top, len(pipeline.classes_), "--top")
     docs = read_documents(files)
     if not docs:
         return
@@ -108,51 +120,79 @@ def predict(
     best = None
     if proba:
         if not hasattr(pipeline, "predict_proba"):
-            raise InputError("this model's learner defines no probabilities; drop --proba")
+            raise UsageError("this model's learner defines no probabilities; drop --proba")
         import numpy as np  # here: the commands' help must not import NumPy (textcw.cli)
 
         p = pipeline.predict_proba(docs)
         best = p[np.arange(len(docs)), np.argmax(p, axis=1)]
-    typer.echo("\n".join(output_lines(labels, best, files)))
+    lines = output_lines(labels, best, files) if top is None else top_lines(pipeline, docs, top, files)
+    typer.echo("\n".join(with_explanations(pipeline, docs, lines) if explain else lines))
+
+
+def top_lines(pipeline, docs, k: int, files) -> list[str]:
+    """``[PATH<TAB>]label<TAB>p`` for each of the ``k`` best labels of each document
+    (:func:`textcw.explain.top_k`; the labels alone for a model without probabilities)."""
+    from textcw.explain import format_top, top_k
+
+    ranked = top_k(pipeline, docs, k)
+    paths = [safe_text(f, limit=None) for f in files] if files else None
+    return ["\t".join([*([paths[i]] if paths else []), *format_top(ranked, i)]) for i in range(len(docs))]
+
+
+def with_explanations(pipeline, docs, lines) -> list[str]:
+    """Each document's line followed by its explanation (:func:`textcw.explain.explain`)."""
+    from textcw.explain import explain, format_explanation
+
+    out = []
+    for doc, line in zip(docs, lines):
+        out += [line, *format_explanation(explain(pipeline, doc))]
+    return out
 
 
 LABEL_COLUMN, PROBABILITY_COLUMN = "predicted", "probability"
 
 
-def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None, url, chunk_size: int) -> None:
+def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None, url, chunk_size: int,
+                  top: int | None = None) -> None:
     """``textcw predict MODEL --input FORMAT:PATH``: every row of the table with the predicted
     label and its probability appended, written as the rows are read, ``chunk_size`` at a time
     (so memory is one chunk whatever the length of the table)."""
     from textcw.atomic import atomic_output, check_output_path
     from textcw.corpus.base import split_task_name
+    from textcw.cli.usage import typed
     from textcw.corpus.tabular import FORMATS, parse_spec, read_rows
     from textcw.persist import load
 
     if url is not None or files:
-        raise InputError("--input labels a table with a MODEL file: give no document files and no --url")
+        raise UsageError("--input labels a table with a MODEL file: give no document files and no --url")
     if model is None:
-        raise InputError("give a MODEL file: textcw predict MODEL --input csv:new.csv")
+        raise UsageError("give a MODEL file: textcw predict MODEL --input csv:new.csv")
     if chunk_size < 1:
-        raise InputError(f"--chunk-size {chunk_size} is invalid; give at least 1 row")
+        raise ParameterError(f"--chunk-size {chunk_size} is invalid; give at least 1 row")
     fmt, task = split_task_name(spec_text)
     if fmt not in FORMATS:
-        raise InputError(f"--input {spec_text!r}: give FORMAT:PATH with a format among {', '.join(FORMATS)}, "
+        raise SpecError(f"--input {spec_text!r}: give FORMAT:PATH with a format among {', '.join(FORMATS)}, "
                          "e.g. csv:new.csv?text=body")
-    spec = parse_spec(fmt, task)
+    with typed():
+        spec = parse_spec(fmt, task)
     if spec.test is not None:
-        raise InputError(f"--input {spec_text!r}: give one file to label (no TEST_PATH)")
+        raise SpecError(f"--input {spec_text!r}: give one file to label (no TEST_PATH)")
     if out is not None:
         check_output_path(out, "--out", not_same_as=spec.train if spec.train != "-" else None,
                           example="predictions.csv")
     pipeline = load(model)
     check_model(pipeline, model)
+    if top is not None:
+        from textcw.explain import check_k
+
+        check_k(top, len(pipeline.classes_), "--top")
     names, rows = read_rows(spec, spec.train)
-    taken = [n for n in (LABEL_COLUMN, PROBABILITY_COLUMN) if n in names]
+    probabilities = hasattr(pipeline, "predict_proba")
+    writer = _RowWriter(fmt, spec, names, probabilities, top)
+    taken = [n for n in (LABEL_COLUMN, PROBABILITY_COLUMN, *writer.top_names()) if n in names]
     if taken:
         raise InputError(f"the input already has a column {taken[0]!r}, where the prediction goes; rename "
                          "that column")
-    probabilities = hasattr(pipeline, "predict_proba")
-    writer = _RowWriter(fmt, spec, names, probabilities)
     skipped, first = 0, None
 
     def write_all(fh) -> None:
@@ -171,10 +211,10 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
                     continue
                 chunk.append(row)
                 if len(chunk) == chunk_size:
-                    writer.write(fh, chunk, *_label(pipeline, chunk, probabilities))
+                    writer.write(fh, chunk, *_label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
                     chunk = []
             if chunk:
-                writer.write(fh, chunk, *_label(pipeline, chunk, probabilities))
+                writer.write(fh, chunk, *_label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
         finally:  # also on an error: the stream stays open for its owner
             writer.finish()
 
@@ -201,13 +241,28 @@ def _label(pipeline, rows, probabilities: bool):
     return labels, p[np.arange(len(docs)), np.argmax(p, axis=1)]
 
 
-class _RowWriter:
-    """Rows out as they came in, plus the two columns: CSV/TSV with the input's delimiter (and a
-    header if it had one), else JSON lines."""
+def _top(pipeline, rows, k: int | None):
+    from textcw.explain import top_k
 
-    def __init__(self, fmt: str, spec, names: list[str], probabilities: bool):
+    return None if k is None else top_k(pipeline, [row.text for row in rows], k)
+
+
+class _RowWriter:
+    """Rows out as they came in, plus the two columns (and with ``top``, a label and probability
+    column per rank): CSV/TSV with the input's delimiter (and a header if it had one), else JSON
+    lines (the ranks as a list ``top``)."""
+
+    def __init__(self, fmt: str, spec, names: list[str], probabilities: bool, top: int | None = None):
         self.tabular = fmt in ("csv", "tsv")
-        self.spec, self.names, self.probabilities = spec, names, probabilities
+        self.spec, self.names, self.probabilities, self.top = spec, names, probabilities, top
+
+    def top_names(self) -> list[str]:
+        if self.top is None:
+            return []
+        if not self.tabular:
+            return ["top"]
+        return [name for r in range(1, self.top + 1)
+                for name in (f"top{r}", *([f"top{r}_probability"] if self.probabilities else []))]
 
     def start(self, fh) -> None:
         import io
@@ -219,20 +274,27 @@ class _RowWriter:
             self.csv = csv.writer(self.text, delimiter=self.spec.delimiter, lineterminator="\n")
             if self.spec.header:
                 self.csv.writerow([*self.names, LABEL_COLUMN,
-                                   *([PROBABILITY_COLUMN] if self.probabilities else [])])
+                                   *([PROBABILITY_COLUMN] if self.probabilities else []), *self.top_names()])
 
-    def write(self, fh, rows, labels, best) -> None:
+    def write(self, fh, rows, labels, best, ranked=None) -> None:
         import json
 
         if self.tabular:
-            self.csv.writerows([*row.raw, str(label), *([f"{q:.6f}"] if best is not None else [])]
-                               for row, label, q in zip(rows, labels, best if best is not None else labels))
+            if ranked is not None:
+                from textcw.explain import format_top
+            self.csv.writerows([*row.raw, str(label), *([f"{q:.6f}"] if best is not None else []),
+                                *(format_top(ranked, k) if ranked is not None else [])]
+                               for k, (row, label, q) in enumerate(zip(rows, labels, best if best is not None else labels)))
             return
         lines = []
         for k, (row, label) in enumerate(zip(rows, labels)):
             record = {**{key: value for key, value in row.raw.items()}, LABEL_COLUMN: str(label)}
             if best is not None:
                 record[PROBABILITY_COLUMN] = round(float(best[k]), 6)
+            if ranked is not None:
+                record["top"] = [{"label": str(label), **({"probability": round(float(ranked.probabilities[k, r]), 6)}
+                                                          if ranked.probabilities is not None else {})}
+                                 for r, label in enumerate(ranked.labels[k])]
             lines.append(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         fh.write("".join(lines).encode("utf-8"))
 
@@ -255,7 +317,7 @@ def predict_with_service(url: str, files: list[Path] | None, proba: bool) -> Non
     best = None
     if proba:
         if rows[0]["probabilities"] is None:
-            raise InputError("this service's model defines no probabilities; drop --proba")
+            raise UsageError("this service's model defines no probabilities; drop --proba")
         best = [row["probabilities"][str(row["label"])] for row in rows]
     typer.echo("\n".join(output_lines([row["label"] for row in rows], best, files)))
 

@@ -44,7 +44,7 @@ def parse_params(items: list[str] | None, option: str = "--param") -> dict:
 
 def train(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
-    learner: Annotated[str | None, typer.Option("--learner", help="Learner name (see `textcw list learners`); required unless --init-model")] = None,
+    learner: Annotated[str | None, typer.Option("--learner", help="Learner name (see `textcw list learners`; default: scw1, the safe default; with --init-model, the model's)")] = None,
     featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
     param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
     featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
@@ -58,7 +58,7 @@ def train(
     workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
-    probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs; with --stream, the scores of each chunk before it is learned) or raw (the learner's own probabilities) [default: calibrated for online learners; raw with --shards]")] = None,
+    probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs; with --stream, the scores of each chunk before it is learned) or raw (the learner's own probabilities); default: calibrated for online learners, raw with --shards")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Neither read nor fill the cache of parsed corpora and featurized matrices (see textcw cache info)")] = False,
     init_model: Annotated[Path | None, typer.Option("--init-model", help="Continue this saved model (from `textcw train --out`) with partial_fit on the corpus's training split, its featurizer, learner and parameters kept (--epochs passes, 1 by default); then score it and save it with --out")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Save the fitted pipeline to this file, e.g. model.textcw-model (one archive: manifest + payload; see textcw inspect)")] = None,
@@ -67,14 +67,12 @@ def train(
 ) -> None:
     """Train a learner on a corpus's training split and report test accuracy."""
     from textcw.atomic import check_output_path
-    from textcw.plugins import current_registries, resolve_corpus
+    from textcw.cli.usage import DEFAULT_LEARNER, resolve_typed_corpus
+    from textcw.plugins import current_registries
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
-    corpus_entry, _ = resolve_corpus(corpus)
+    corpus_entry, _ = resolve_typed_corpus(corpus)
     registries = current_registries()
-    if learner is None and init_model is None:
-        raise ParameterError("Missing option '--learner': name a learner (textcw list learners), or continue a "
-                             "saved model with --init-model MODEL")
     if init_model is not None:
         return continue_model(init_model, corpus, learner=learner, epochs=epochs, chunk_size=chunk_size,
                               out=out, as_json=as_json, json_out=json_out, no_cache=no_cache,
@@ -82,6 +80,8 @@ def train(
                                        "--featurizer-param": featurizer_param, "--shards": shards,
                                        "--probability": probability, "--workers": workers,
                                        "--combine": combine, "--backend": backend})
+    defaulted = learner is None
+    learner = DEFAULT_LEARNER if defaulted else learner
     registries.learners.get(learner)
     if featurizer is not None:
         registries.featurizers.get(featurizer)
@@ -135,7 +135,7 @@ def train(
         return
     scores = score_text(result.accuracy, result.metrics)
     typer.echo(
-        f"{result.corpus}  {result.learner}  {scores}  "
+        f"{result.corpus}  {result.learner}{' (the default)' if defaulted else ''}  {scores}  "
         f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
         f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
     )
@@ -193,8 +193,11 @@ def report_result(model, summary: dict, info: dict, *, out: Path | None, json_ou
     return as_json
 
 
-def score_text(accuracy: float, metrics: dict) -> str:
-    """Accuracy, then ECE and macro-F1 where they were computed, as the text line shows them."""
+def score_text(accuracy: float | None, metrics: dict) -> str:
+    """Accuracy, then ECE and macro-F1 where they were computed, as the text line shows them;
+    ``None``: no test split was given (a table's ``test=0``), said instead of a number."""
+    if accuracy is None:
+        return "no accuracy: no test split was given"
     scores = f"accuracy {accuracy:.4f}"
     if metrics.get("expected_calibration_error") is not None:
         scores += f"  ECE {metrics['expected_calibration_error']:.4f}"

@@ -27,7 +27,9 @@ Downloads are bounded and leave nothing half-done:
   a download runs, so two processes never write it at once, and removed on any exception,
   ``KeyboardInterrupt``, ``SystemExit`` and signals the caller turns into exceptions included.
   Only a process killed outright (SIGKILL, power cut) leaves it behind; the next download
-  overwrites it;
+  overwrites it. The folders a failed download created (the corpus folder, a new data home)
+  are removed too, when nothing else was put in them meanwhile, so no empty corpus folder
+  suggests that the corpus is there;
 - **progress** is shown on stderr when stderr is a terminal;
 - every failure, a data home that cannot be written included, is a :class:`DataError` that
   says what to do.

@@ -37,12 +37,43 @@ _READ_TIMEOUT = 30.0
 
 
 def download_file(remote: RemoteFile) -> None:
-    """Download ``remote`` to its path, checked against its pins (see the module docstring)."""
+    """Download ``remote`` to its path, checked against its pins (see the module docstring). A
+    download that fails removes the folders it created (the corpus folder, the data home), so
+    that nothing looks half there."""
     folder = remote.path.parent
+    created = _missing_folders(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        _remove_empty(created)
         raise DataError(f"cannot create the data folder {folder}: {exc}; set {ENV_VAR}") from None
+    try:
+        _download(remote, folder)
+    except BaseException:
+        _remove_empty(created)
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (deepest first) that is still empty; one that is not (another
+    download put a file there meanwhile) stays, with its parents."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
+def _download(remote: RemoteFile, folder: Path) -> None:
     with _Deadline(DOWNLOAD_DEADLINE) as deadline:
         try:
             with _part_file(remote, deadline) as part:

@@ -31,6 +31,8 @@ def register_metrics(register):
     register("log-loss", f"{METRICS}:LogLoss", summary="Log-loss of predict_proba, lower is better")
     register("brier", f"{METRICS}:Brier", summary="Brier score of predict_proba, lower is better")
     register("ece", f"{METRICS}:ECE", summary="Expected calibration error of predict_proba, lower is better")
+    register("precision@k", f"{METRICS}:PrecisionAtK",
+             summary="Top-k accuracy: the true label among the k best-scored (k=3; precision@k:k=5), higher is better")
 
 
 @hookimpl

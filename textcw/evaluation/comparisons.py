@@ -24,11 +24,12 @@ UNTESTED = "."
 
 def cell_mean(cell, metric: str) -> float | None:
     """The mean over the finished folds of a cell's scalar ``metric`` (None if some fold has no
-    value); ``error`` falls back to the cell's own fold errors (a report built without metrics)."""
+    value, or the metric does not apply there); ``error`` falls back to the cell's own fold
+    errors (a report built without metrics)."""
     values = cell.metrics.get(metric)
     if values is None:
         return cell.mean_error if metric == "error" else None
-    if not values or any(v is None or isinstance(v, dict) for v in values):
+    if not values or any(v is None or isinstance(v, (dict, str)) for v in values):
         return None
     return statistics.fmean(values)
 

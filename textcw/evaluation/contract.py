@@ -19,7 +19,6 @@ needs is public here; see ``docs/plugins.md`` for a metric and a design of a few
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from abc import ABC, abstractmethod
@@ -30,18 +29,23 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from textcw.errors import ParameterError
+from textcw.errors import ParameterError, did_you_mean
 from textcw.evaluation.report import Report
 
 if TYPE_CHECKING:
     from textcw.evaluation.data import TaskData
     from textcw.evaluation.suite import SuiteReport
 
-__all__ = ["NEEDS", "Comparison", "Design", "Fold", "Metric", "Option", "SplitDesign", "Verdict",
-           "check_metrics", "check_options"]
+__all__ = ["BETTER", "NEEDS", "NOT_APPLICABLE", "Comparison", "Design", "Fold", "Metric", "Option", "SplitDesign",
+           "Verdict", "check_metrics", "check_options"]
 
 NEEDS = ("labels", "scores", "proba")
 """What a metric may read of a fold: predicted labels, decision scores, probabilities."""
+BETTER = ("lower", "higher")
+"""What a metric's ``better`` may say: which values are better."""
+NOT_APPLICABLE = "n/a"
+"""A fold's value of a metric that does not apply to its task (:meth:`Metric.applies`): kept
+in the report as this string and shown as ``n/a``, never as a number."""
 KINDS = ("bool", "int", "float", "floats", "ints", "str", "path")
 MAX_OPTION_FILE = 1 << 20  # a ``path`` option names a small file (a cost matrix), read whole
 MAX_LIST = 100  # items of a ``floats``/``ints`` option: each is usually a run of its own
@@ -156,10 +160,8 @@ def check_options(what: str, declared: Mapping[str, Option], given: Mapping[str,
     :class:`ParameterError` naming ``what``, with the nearest declared name if one is close."""
     for name in given:
         if name not in declared:
-            close = difflib.get_close_matches(str(name), list(declared), n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
             valid = ", ".join(declared) if declared else "none"
-            raise ParameterError(f"{what} has no option {name!r} (its options: {valid}){hint}")
+            raise ParameterError(f"{what} has no option {name!r} (its options: {valid}){did_you_mean(name, declared)}")
     return {name: option.check(what, name, given.get(name, option.default)) for name, option in declared.items()}
 
 
@@ -240,7 +242,8 @@ class Metric(_Configured, ABC):
         ``decision_function`` (``predict_proba``) gets no value (shown ``–``) for a metric that
         needs scores (probabilities).
     better : {"lower", "higher"}
-        Which values are better: marks the best cell of a row and orders the ranks.
+        Which values are better: marks the best cell of a row and orders the ranks. Checked
+        when the class is defined: any other value (``"smaller"``) is a ``TypeError``.
     title : str
         The heading of the metric's table, e.g. ``"test error (%)"``.
     per_class : bool
@@ -255,9 +258,24 @@ class Metric(_Configured, ABC):
     title: ClassVar[str] = ""
     per_class: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if not (isinstance(cls.better, str) and cls.better in BETTER):
+            raise TypeError(f"{cls.__name__}.better={cls.better!r}: declare better = 'lower' or 'higher' "
+                            "(which values are better: it marks the best cell and orders the ranks)"
+                            f"{did_you_mean(cls.better, BETTER) if isinstance(cls.better, str) else ''}")
+
+    def applies(self, fold: Fold) -> bool:
+        """Whether the metric means anything on ``fold``'s task (``fold.labels`` are all its
+        classes); by default it does. Where it does not (a top-k metric on a task with at most
+        ``k`` labels is 1 by construction), the evaluators record :data:`NOT_APPLICABLE`
+        without calling the metric and show ``n/a``; ``__call__`` returning ``None`` means the
+        same."""
+        return True
+
     @abstractmethod
-    def __call__(self, fold: Fold) -> float | dict[str, float]:
-        """The metric of one fold."""
+    def __call__(self, fold: Fold) -> float | dict[str, float] | None:
+        """The metric of one fold (``None``: not applicable to it, see :meth:`applies`)."""
 
 
 class Design(_Configured, ABC):
@@ -320,9 +338,18 @@ class SplitDesign(Design):
 
         ``task`` has ``len(task)`` documents, ``task.target`` (each one's class, an integer
         code) and, with ``protocol = "split"``, ``task.train_index`` and ``task.test_index``
-        (the corpus's splits; such a design must test inside ``test_index``). textcw checks
-        the splits before training: indices in range and distinct, train and test disjoint.
+        (the corpus's splits; such a design must train outside ``test_index`` and test inside
+        it). textcw checks the splits before training (:meth:`checked_splits`): indices in
+        range and distinct, train and test disjoint.
         """
+
+    def checked_splits(self, task: TaskData, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`splits`, checked (:func:`textcw.evaluation.cv.check_splits`): a split that
+        trains on a document it tests, or on the corpus's test split, is a
+        :class:`~textcw.errors.PluginError` naming the design, before anything is trained."""
+        from textcw.evaluation.cv import check_splits
+
+        return check_splits(task, self.splits(task, seed), design=type(self).__name__)
 
     def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
         from dataclasses import replace
@@ -333,7 +360,7 @@ class SplitDesign(Design):
         get = self.settings.get
         tasks = [replace(task, protocol=self.protocol, sample=get("sample", task.sample))
                  for task in map(as_task, tasks)]
-        return run_suite(tasks, learners, splitter=self.splits, folds=get("folds", 0) or 0,
+        return run_suite(tasks, learners, splitter=self.checked_splits, folds=get("folds", 0) or 0,
                          seed=get("seed", 0) or 0, tune=bool(get("tune")), quick=bool(get("quick")),
                          noise=get("noise") or (0.0,), baseline=baseline, metrics=metrics, **hooks)
 

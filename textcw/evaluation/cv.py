@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.errors import PluginError, TextcwError
-from textcw.evaluation.contract import Fold, Metric
+from textcw.evaluation.contract import NOT_APPLICABLE, Fold, Metric
 from textcw.evaluation.data import TaskData, featurize, fold_indices
 from textcw.metrics import label_metrics
 from textcw.evaluation.noise import check_noise, corrupt_labels
@@ -64,7 +64,8 @@ class CellResult(Report):
     metrics : dict
         ``{metric name: [value of each finished fold]}`` for the metrics the run was given
         (:class:`textcw.evaluation.contract.Metric`); a value is a number, a ``{class:
-        number}`` mapping, or None where the learner lacks what the metric needs.
+        number}`` mapping, None where the learner lacks what the metric needs, or ``"n/a"``
+        (:data:`~textcw.evaluation.contract.NOT_APPLICABLE`) where the metric does not apply.
     row : str
         The cell's row within its task when a design has several (a learning curve's training
         size, a combination's number of shards; see the report's ``row_title``); empty otherwise.
@@ -209,30 +210,39 @@ def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes,
     return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), proba.get("fold")
 
 
-def check_splits(task: TaskData, splits) -> list[tuple[np.ndarray, np.ndarray]]:
+def check_splits(task: TaskData, splits, *, design: str | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """A design's ``[(train, test), ...]``, checked before any training: a wrong split must be
-    an error, not a silently wrong table."""
+    an error, not a silently wrong table. A split that trains on a document it tests, or (with
+    the ``split`` protocol) on the corpus's test split, is refused like a malformed one; the
+    :class:`~textcw.errors.PluginError` names ``design`` (its class) when given."""
     n = len(task)
+    where = f"design {design}, {task.spec.label}" if design else task.spec.label
     if isinstance(splits, (str, bytes)) or not hasattr(splits, "__len__") or len(splits) == 0:
-        raise PluginError(f"{task.spec.label}: the design gave no splits; give [(train, test), ...]")
+        raise PluginError(f"{where}: the design gave no splits; give [(train, test), ...]")
     checked = []
     for k, pair in enumerate(splits):
         try:
             train, test = (np.asarray(part) for part in pair)
         except (TypeError, ValueError):
-            raise PluginError(f"{task.spec.label}: split {k} is not a (train, test) pair of index arrays") from None
+            raise PluginError(f"{where}: split {k} is not a (train, test) pair of index arrays") from None
         for name, part in (("train", train), ("test", test)):
             if part.ndim != 1 or part.size == 0 or not np.issubdtype(part.dtype, np.integer):
-                raise PluginError(f"{task.spec.label}: split {k}'s {name} part must be a non-empty "
+                raise PluginError(f"{where}: split {k}'s {name} part must be a non-empty "
                                   "1-d array of document indices")
             if part.min() < 0 or part.max() >= n or np.unique(part).size != part.size:
-                raise PluginError(f"{task.spec.label}: split {k}'s {name} part must hold distinct "
+                raise PluginError(f"{where}: split {k}'s {name} part must hold distinct "
                                   f"indices in 0..{n - 1}")
-        if np.intersect1d(train, test).size:
-            raise PluginError(f"{task.spec.label}: split {k} tests on documents it trains on")
+        shared = np.intersect1d(train, test)
+        if shared.size:
+            raise PluginError(f"{where}: split {k} tests on documents it trains on ({shared.size} of them, "
+                              f"e.g. document {int(shared[0])}); make each split's train and test parts disjoint")
         if task.test_index is not None and not np.isin(test, task.test_index).all():
-            raise PluginError(f"{task.spec.label}: split {k} tests outside the corpus's test split, which a "
+            raise PluginError(f"{where}: split {k} tests outside the corpus's test split, which a "
                               "design with protocol 'split' must test on (use protocol 'cv' to split the pool)")
+        leaked = np.intersect1d(train, task.test_index) if task.test_index is not None else ()
+        if len(leaked):
+            raise PluginError(f"{where}: split {k} trains on {len(leaked)} documents of the corpus's test split "
+                              "(protocol 'split'); train on task.train_index only (use protocol 'cv' to split the pool)")
         checked.append((train.astype(np.int64), test.astype(np.int64)))
     return checked
 
@@ -245,21 +255,23 @@ def _fold(est, X_test, y_test, predicted, needs, labels=None) -> Fold:
 
 
 def measure(metrics: Mapping[str, Metric], fold: Fold, *, task: str, learner: str) -> dict:
-    """``{name: metric(fold)}``; None for a metric whose needs the learner cannot give. A metric
-    that raises, or returns anything but a finite number (or ``{class: finite number}``), is an
-    error naming it (the task fails; the others run)."""
+    """``{name: metric(fold)}``; None for a metric whose needs the learner cannot give, and
+    :data:`~textcw.evaluation.contract.NOT_APPLICABLE` for one that does not apply to the task
+    (``metric.applies(fold)`` is false, or the metric returned None). A metric that raises, or
+    returns anything else but a finite number (or ``{class: finite number}``), is an error
+    naming it (the task fails; the others run)."""
     values = {}
     for name, metric in metrics.items():
         if ("scores" in metric.needs and fold.scores is None) or ("proba" in metric.needs and fold.proba is None):
             values[name] = None
             continue
         try:
-            value = metric(fold)
+            value = metric(fold) if metric.applies(fold) else None
         except TextcwError:
             raise
         except Exception as exc:  # a plugin's metric: its failure is reported, not a traceback
             raise PluginError(f"metric {name!r} failed on {learner} ({type(exc).__name__}: {exc})") from None
-        values[name] = plain_value(name, value)
+        values[name] = NOT_APPLICABLE if value is None else plain_value(name, value)
     return values
 
 

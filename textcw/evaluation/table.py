@@ -4,12 +4,15 @@ Rows are tasks, columns learners, cells the mean test error (%) over the folds. 
 of each row is marked ``•`` (bold on a terminal), McNemar's test against the baseline adds
 ``⋆`` (p < 0.05), ``∗`` (p < 0.01) or ``†`` (p < 0.001) as in JMLR 2012 Tables 3-4, and the
 last row is each learner's mean rank over the tasks every learner finished (JMLR 2012 Table 2).
+A cell shows ``–`` where the learner lacks what the metric reads (scores, probabilities) and
+``n/a`` where the metric does not apply to the task (a top-k metric on a binary task).
 """
 
 from __future__ import annotations
 
 import statistics
 
+from textcw.evaluation.contract import NOT_APPLICABLE
 from textcw.evaluation.mcnemar import significance_mark
 
 BEST = "•"
@@ -45,7 +48,7 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     for task, sub in _task_rows(report):
         cells = [report.cell(task, name, noise, sub) for name in learners]
         means = [None if c is None else cell_mean(c, metric) for c in cells]
-        if all(m is None for m in means):
+        if all(m is None for m in means) and not any(not_applicable(c, metric) for c in cells):
             continue  # nothing finished on this task (e.g. interrupted before its first fold)
         done = [round(m, DECIMALS) for c, m in zip(cells, means) if c is not None and c.complete and m is not None]
         best = pick(done) if done else None
@@ -57,6 +60,13 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     if ranking is not None and ranking.tasks:
         rows.append(["mean rank", *[""] * (len(heads) - 1), *[_fmt(ranking.mean_rank.get(name)) for name in learners]])
     return columns, rows
+
+
+def not_applicable(cell, metric: str) -> bool:
+    """Every finished fold of ``cell`` records ``metric`` as not applicable to its task
+    (:meth:`textcw.evaluation.contract.Metric.applies`): the table shows ``n/a``."""
+    values = [] if cell is None else cell.metrics.get(metric) or []
+    return bool(values) and all(isinstance(v, str) and v == NOT_APPLICABLE for v in values)
 
 
 def _row_heads(report) -> list[str]:
@@ -80,6 +90,9 @@ def per_class_table(report, metric: str, noise: float = 0.0, *, markup: bool = F
         cells = [report.cell(task, name, noise, sub) for name in learners]
         folds = [[v for v in (c.metrics.get(metric) or [])] if c is not None else [] for c in cells]
         classes = sorted({k for values in folds for v in values if isinstance(v, dict) for k in v})
+        if not classes and any(not_applicable(c, metric) for c in cells):
+            rows.append([*[task, sub][:len(heads)], "", *[NOT_APPLICABLE if not_applicable(c, metric) else MISSING
+                                                          for c in cells]])
         for label in classes:
             means = []
             for values in folds:
@@ -100,6 +113,8 @@ def _marked(value, best, markup) -> str:
 
 
 def _cell_text(report, task, learner, cell, mean, metric, noise, best, spread, markup, marks, row="") -> str:
+    if cell is not None and not_applicable(cell, metric):
+        return NOT_APPLICABLE
     if cell is None or mean is None:
         return MISSING
     value = round(mean, DECIMALS)

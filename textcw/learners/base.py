@@ -21,7 +21,7 @@ from textcw.errors import DataError, InputError, ParameterError
 from textcw.learners import autotune, weighting
 from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets, distinct_labels
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
-from textcw.learners.protocol import KernelCall, bind_kernel
+from textcw.learners.protocol import KernelCall, bind_kernel, prepare_learner_class, warn_if_no_updates
 from textcw.learners.selftune import Axis
 from textcw.learners.state import LearnerState, memory_budget
 
@@ -109,14 +109,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        constraints = dict(cls.constraints)
-        for axis in cls.tuning:
-            if not isinstance(axis, Axis) or axis.param not in constraints:
-                raise TypeError(f"{cls.__name__}.tuning: {axis!r} must be an Axis naming one of "
-                                f"its parameters ({', '.join(constraints)})")
-            if axis.self_tunes and not constraints[axis.param].contains(autotune.AUTO):
-                constraints[axis.param] = autotune.auto_or(constraints[axis.param])
-        cls.constraints = constraints
+        prepare_learner_class(cls)  # tuning's "auto"; constraints cover exactly __init__'s parameters
 
     # ----------------------------------------------------------------- subclass interface
     def new_state(self, n_rows: int, n_labels: int | None) -> dict[str, np.ndarray]:
@@ -199,6 +192,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                 order = rng.permutation(n) if self.shuffle else np.arange(n)
                 on_chunk = None if progress is None else (lambda done, e=epoch: progress(e * n + done, self.n_epochs * n))
                 self._run_epoch(X, yk, order, on_chunk)
+                if epoch == 0:
+                    warn_if_no_updates(self, X)
         finally:
             self.__dict__.pop("_epoch_weights", None)
         return self
@@ -253,6 +248,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
             self._run_epoch(X, self._encode(y), np.arange(X.shape[0]))
         finally:
             self.__dict__.pop("_epoch_weights", None)
+        warn_if_no_updates(self, X)
         return self
 
     # ----------------------------------------------------------------- example weights

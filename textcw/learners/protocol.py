@@ -18,6 +18,13 @@ public names:
   argument *by name*: a kernel whose signature and the learner disagree is an error naming the
   argument, never a silently shifted position.
 
+Mistakes that would otherwise compute something else without a word are caught when the class
+is defined (:func:`prepare_learner_class`: ``constraints`` must cover exactly the constructor's
+parameters) or when it runs (:func:`bind_kernel` warns when a kernel's default stands in for a
+value the learner never passes; :func:`warn_if_no_updates` when a pass makes mistakes and no
+update); both warnings are a :class:`LearnerContractWarning`, which the plugin kit's
+``learns_from_mistakes`` check turns into a failure.
+
 A kernel is called as ``kernel(indptr, indices, data, y, order, *state_arrays, *args)`` and
 returns ``(mistakes, updates)`` (:mod:`textcw.kernels` documents the conventions and offers the
 building blocks).
@@ -27,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import warnings
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -44,6 +52,18 @@ COMBINE_RULES = {
     "derived": "recomputed from the others after combining (e.g. the averaged perceptron's u)",
     "gaussian": "a mean or covariance combined as a Gaussian (method='kl' or 'uniform')",
 }
+
+
+class LearnerContractWarning(UserWarning):
+    """A learner computes something other than its class declares (a plugin author's mistake)."""
+
+
+class KernelDefaultWarning(LearnerContractWarning):
+    """A kernel parameter's default stood in for a value the learner does not pass."""
+
+
+class NoUpdateWarning(LearnerContractWarning):
+    """A pass over data the learner got wrong made no update at all."""
 
 
 class KernelCall(NamedTuple):
@@ -149,7 +169,12 @@ def bind_kernel(kernel, state_names, values: Mapping[str, Any],
       not read). A value the learner offers changes what the learner computes, so a kernel
       that does not read it would compute something else without a word;
     - ``None`` is a value like any other (passed as is): a learner that has nothing to pass
-      for a name leaves the name out.
+      for a name leaves the name out;
+    - a parameter whose default is not ``None`` that ``values`` leaves out is warned about
+      (:class:`KernelDefaultWarning`), unless its name is in ``optional``: the default then
+      stands in for a value the learner never sets (a kernel's ``margin=1.0`` that no parameter
+      reaches). A default of ``None`` is the convention for an array a kernel may do without
+      (``weights``, averaging arrays, ``counts``) and may be left out.
     """
     params = kernel_parameters(kernel)
     name = getattr(kernel, "__name__", repr(kernel))
@@ -171,6 +196,14 @@ def bind_kernel(kernel, state_names, values: Mapping[str, Any],
             "choose a kernel that reads it, or refuse the parameter value that needs it"
         )
     defaults = kernel_defaults(kernel)
+    standing_in = [p for p in taken if p not in values and p not in optional
+                   and p in defaults and defaults[p] is not None]
+    if standing_in:
+        warnings.warn(
+            f"kernel {name}: the learner does not pass {', '.join(map(repr, standing_in))}, so "
+            f"the kernel's default {', '.join(repr(defaults[p]) for p in standing_in)} silently "
+            "stands in for it; pass it from kernel_values(), or list it in "
+            "optional_kernel_values() if the default is meant", KernelDefaultWarning, stacklevel=2)
     args = []
     for param in taken:
         if param in values:
@@ -186,3 +219,63 @@ def bind_kernel(kernel, state_names, values: Mapping[str, Any],
     while args and taken[len(args) - 1] not in values:
         args.pop()
     return KernelCall(kernel, tuple(args))
+
+
+def prepare_learner_class(cls) -> None:
+    """The class-creation checks of a learner class (``__init_subclass__``): ``tuning`` names
+    its parameters (a self-tuning axis makes the parameter's constraint accept ``"auto"``), and
+    ``constraints`` covers exactly the parameters of ``__init__`` (as scikit-learn's
+    ``check_param_validation`` asserts of ``_parameter_constraints``): a parameter without a
+    constraint is never checked, so a value that makes no sense (``b=-5``) trains a wrong model
+    without a word: a ``TypeError`` naming the class and the parameters. A constraint for a
+    name ``__init__`` does not take is warned about (:class:`LearnerContractWarning`) in the
+    class that declares it (a subclass that narrows ``__init__`` may keep its parent's dict);
+    it is not silent, since ``fit`` fails reading the attribute. An abstract base without its
+    own ``__init__`` is not checked."""
+    from textcw.learners import autotune
+    from textcw.learners.selftune import Axis
+
+    declared = "constraints" in vars(cls)  # this class wrote its own dict (else inherited it)
+    constraints = dict(cls.constraints)
+    for axis in cls.tuning:
+        if not isinstance(axis, Axis) or axis.param not in constraints:
+            raise TypeError(f"{cls.__name__}.tuning: {axis!r} must be an Axis naming one of "
+                            f"its parameters ({', '.join(constraints)})")
+        if axis.self_tunes and not constraints[axis.param].contains(autotune.AUTO):
+            constraints[axis.param] = autotune.auto_or(constraints[axis.param])
+    cls.constraints = constraints
+    if cls.__init__ is object.__init__:
+        return  # an abstract base: its subclasses declare the parameters
+    try:
+        params = set(cls._get_param_names())
+    except RuntimeError as exc:  # scikit-learn refuses *args
+        raise TypeError(f"{cls.__name__}: {exc}") from None
+    missing, extra = sorted(params - set(constraints)), sorted(set(constraints) - params)
+    if missing:
+        raise TypeError(
+            f"{cls.__name__}: constraints has no entry for {', '.join(map(repr, missing))}, which "
+            f"__init__ takes; add one constraint per parameter (textcw.learners.params, e.g. "
+            f"{missing[0]!r}: Interval(0.0, closed='left')) so that a value outside it is refused")
+    if extra and declared:  # a subclass that narrows __init__ may keep its parent's constraints
+        # not silent (fit fails reading the attribute), so a warning: a class may be a sketch
+        warnings.warn(
+            f"{cls.__name__}: constraints names {', '.join(map(repr, extra))}, which __init__ does "
+            "not take; remove it from constraints or add the parameter to __init__",
+            LearnerContractWarning, stacklevel=3)
+
+
+def warn_if_no_updates(learner, X) -> None:
+    """Warn (:class:`NoUpdateWarning`) when the pass just run made mistakes on documents with
+    features and no update at all: the model did not move, so the learner would hand back the
+    model it started from (a zero model predicts one class) as though it had trained. Called
+    after the first pass of ``fit`` and after each ``partial_fit`` call."""
+    mistakes, updates = learner.mistakes_[-1], learner.n_updates_[-1]
+    if updates or not mistakes:
+        return
+    empty = int(np.count_nonzero(np.diff(X.indptr) == 0))  # a tie there cannot be learned
+    if mistakes > empty:
+        warnings.warn(
+            f"{type(learner).__name__}: the pass made {mistakes} mistakes and no update, so the "
+            "model did not move; check that the kernel updates the state arrays in place and "
+            "counts its updates, and that the parameters allow an update (refuse the values that "
+            "do not in constraints or validate_params())", NoUpdateWarning, stacklevel=3)

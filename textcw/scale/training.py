@@ -273,17 +273,20 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
 
 
 def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
-          progress: Progress | None = None) -> tuple[int, float, dict]:
+          progress: Progress | None = None) -> tuple[int, float | None, dict]:
     """``(documents, accuracy, metrics)`` of ``model`` on the test split, read chunk by chunk.
 
     ``metrics`` is :func:`textcw.metrics.classification_metrics` of the whole split;
     the probabilities (of a learner with ``predict_proba``) are reduced chunk by chunk, so only
-    the labels and a few numbers per document are kept.
+    the labels and a few numbers per document are kept. A corpus without a test split (a
+    table's ``test=0``) gives ``(0, None, untested_metrics())``: nothing was measured.
     """
-    from textcw.metrics import ProbabilityScores, label_metrics
+    from textcw.metrics import ProbabilityScores, label_metrics, untested_metrics
 
     report = progress or (lambda stage, done, total: None)
     total = source.n_documents("test")
+    if total == 0:
+        return 0, None, untested_metrics()
     report("evaluating", 0, total)
     learner = model[-1]
     calibration = getattr(model, "probability_calibration_", None)  # the model's own probabilities

@@ -8,9 +8,11 @@ One pytest item per check, as for learners and featurizers::
     def test_evaluation_contract(component, check):
         check(component)
 
-A metric is checked on seeded synthetic folds (two and three classes, 60 documents each, with
-labels, decision scores and probabilities); a design runs on the built-in ``synthetic-text``
-corpus (no download) with the perceptron and PA.
+A metric is checked on seeded synthetic folds (two, three and five classes by default, 60
+documents each, with labels, decision scores and probabilities), skipping the folds it declares
+it does not apply to (:meth:`~textcw.evaluation.contract.Metric.applies` false, or ``None``
+returned), though it must apply to one of them; a design runs on the built-in
+``synthetic-text`` corpus (no download) with the perceptron and PA.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from textcw.errors import ParameterError
+from textcw.errors import ParameterError, PluginError
 from textcw.evaluation.contract import NEEDS, Design, Fold, Metric, Option, SplitDesign
 from textcw.testing.runner import Check, Component, fail
 
@@ -29,6 +31,7 @@ __all__ = ["DESIGN_CHECKS", "METRIC_CHECKS", "check_design", "check_metric", "de
            "metric_under_test"]
 
 N_DOCS = 60
+N_CLASSES = (2, 3, 5)  # five: a top-k metric (k=3) applies
 TASK = "synthetic-text:160"
 LEARNERS = ("perceptron", "pa")
 
@@ -95,7 +98,13 @@ def _read_only(fold: Fold) -> Fold:
 
 
 def _value(metric: Metric, fold: Fold, what: str):
-    value = metric(fold)
+    """The metric's value on ``fold``, checked; ``None`` where it does not apply."""
+    applies = metric.applies(fold)
+    if not isinstance(applies, (bool, np.bool_)):
+        fail(f"applies() returned {applies!r} on {what}; return True or False")
+    value = metric(fold) if applies else None
+    if value is None:
+        return None
     if metric.per_class:
         if not isinstance(value, Mapping) or not value:
             fail(f"it declares per_class but returned {value!r} on {what}; return {{class: number}}")
@@ -145,9 +154,12 @@ def refuses_unknown_options(subject) -> None:
 
 def returns_finite_values(subject: MetricSubject) -> None:
     metric = subject.make()
-    for n in subject.n_classes:
-        for quality in ("noisy", "perfect", "wrong"):
-            _value(metric, make_fold(n, quality=quality), f"a {n}-class {quality} fold")
+    applied = [n for n in subject.n_classes
+               if [_value(metric, make_fold(n, quality=quality), f"a {n}-class {quality} fold")
+                   for quality in ("noisy", "perfect", "wrong")] != [None] * 3]
+    if not applied:
+        fail(f"it applies to none of the folds it is checked on ({', '.join(map(str, subject.n_classes))} "
+             "classes), so nothing of it is checked; pass n_classes= with class counts it applies to")
 
 
 def reads_only_what_it_declares(subject: MetricSubject) -> None:
@@ -155,7 +167,8 @@ def reads_only_what_it_declares(subject: MetricSubject) -> None:
     for n in subject.n_classes:
         fold = make_fold(n, needs=metric.needs)
         try:
-            metric(fold)
+            if metric.applies(fold):
+                metric(fold)
         except Exception as exc:
             missing = [k for k in NEEDS if k not in metric.needs]
             fail(f"it failed on a fold holding only what it declares ({sorted(metric.needs)}; "
@@ -166,8 +179,10 @@ def reads_only_what_it_declares(subject: MetricSubject) -> None:
 def leaves_the_fold_alone(subject: MetricSubject) -> None:
     metric = subject.make()
     for n in subject.n_classes:
+        fold = _read_only(make_fold(n))
         try:
-            metric(_read_only(make_fold(n)))
+            if metric.applies(fold):
+                metric(fold)
         except ValueError as exc:
             if "read-only" in str(exc):
                 fail(f"it writes into the fold's arrays ({exc}); copy what it changes")
@@ -183,6 +198,8 @@ def is_deterministic_and_order_free(subject: MetricSubject) -> None:
         shuffled = Fold(fold.y_true[order], fold.y_pred[order], fold.classes, fold.scores[order],
                         fold.proba[order], fold.labels)
         permuted = _value(metric, shuffled, "the fold's documents in another order")
+        if first is None and again is None and permuted is None:
+            continue  # not applicable to this fold
         if not _close(first, again):
             fail(f"two calls on the same fold gave {first!r} and {again!r}")
         if not _close(first, permuted):
@@ -194,6 +211,8 @@ def prefers_right_predictions(subject: MetricSubject) -> None:
     for n in subject.n_classes:
         right = _value(metric, make_fold(n, quality="perfect"), "a perfect fold")
         wrong = _value(metric, make_fold(n, quality="wrong"), "an all-wrong fold")
+        if right is None or wrong is None:
+            continue  # not applicable to this fold
         pairs = [(right[k], wrong[k]) for k in right if k in wrong] if metric.per_class else [(right, wrong)]
         for r, w in pairs:
             if (metric.better == "lower" and not r < w) or (metric.better == "higher" and not r > w):
@@ -202,6 +221,8 @@ def prefers_right_predictions(subject: MetricSubject) -> None:
 
 
 def _close(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
     if isinstance(a, Mapping):
         return isinstance(b, Mapping) and a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
     return bool(np.isclose(a, b, rtol=1e-9, atol=1e-12))
@@ -238,8 +259,10 @@ def splits_are_disjoint_and_seeded(subject: DesignSubject) -> None:
     if not isinstance(design, SplitDesign):
         return  # a design with its own run() has no splits to check
     task = load_task(TaskSpec(subject.task, design.protocol), seed=0)
-    first = check_splits(task, design.splits(task, 0))  # raises, naming what is wrong
-    again = check_splits(task, design.splits(task, 0))
+    try:
+        first, again = (check_splits(task, design.splits(task, 0), design=type(design).__name__) for _ in "12")
+    except PluginError as exc:  # names the design, the split and what is wrong
+        fail(str(exc))
     if len(first) != len(again) or any(not (np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]))
                                        for a, b in zip(first, again)):
         fail("two calls of splits(task, seed) with the same seed gave different splits; seed the splitter")
@@ -291,11 +314,13 @@ def _name(factory, name):
     return name or getattr(factory, "__qualname__", None) or repr(factory)
 
 
-def metric_under_test(factory: Callable[..., Metric], *, name: str | None = None, n_classes: Sequence[int] = (2, 3),
-                      expected_failures: dict[str, str] | None = None, **options: Any) -> Component:
+def metric_under_test(factory: Callable[..., Metric], *, name: str | None = None,
+                      n_classes: Sequence[int] = N_CLASSES, expected_failures: dict[str, str] | None = None,
+                      **options: Any) -> Component:
     """A metric as the checks take it (:data:`METRIC_CHECKS`), built as ``factory(**options)``;
     ``n_classes`` are the class counts of the folds it is checked on (``(2,)`` for a metric
-    that only makes sense for two classes, or a cost matrix of two)."""
+    that only makes sense for two classes, or a cost matrix of two). Folds the metric does not
+    apply to are skipped; it must apply to one of them."""
     return Component("metric", _name(factory, name), MetricSubject(factory, options, tuple(n_classes)),
                      METRIC_CHECKS, expected_failures)
 
@@ -315,7 +340,8 @@ def check_metric(factory, **kwargs) -> None:
     ``metric_declares_its_contract`` (a :class:`~textcw.evaluation.contract.Metric` with
     ``needs``, ``better``, ``title`` and ``Option`` options), ``refuses_unknown_options``,
     ``returns_finite_values`` (a finite number, or ``{class: number}`` for a per-class metric,
-    on noisy, perfect and all-wrong folds), ``reads_only_what_it_declares`` (works on a fold
+    on noisy, perfect and all-wrong folds; ``applies(fold)`` a bool, true for some fold),
+    ``reads_only_what_it_declares`` (works on a fold
     without the scores/probabilities it does not declare), ``leaves_the_fold_alone`` (the
     arrays are read-only), ``is_deterministic_and_order_free`` and ``prefers_right_predictions``.
     """
@@ -327,8 +353,8 @@ def check_design(factory, **kwargs) -> None:
 
     ``design_declares_its_contract``, ``refuses_unknown_options``,
     ``splits_are_disjoint_and_seeded`` (a :class:`~textcw.evaluation.contract.SplitDesign`'s
-    splits: index arrays into the task, non-empty, train and test disjoint, the same for the
-    same seed), ``runs_a_table_of_folds`` (one complete cell per learner, in every row of the
+    splits: index arrays into the task, non-empty, train and test disjoint, no training on the
+    corpus's test split with the ``split`` protocol, the same for the same seed), ``runs_a_table_of_folds`` (one complete cell per learner, in every row of the
     table, whose ``error`` values are its fold errors), ``is_seeded`` and ``report_round_trips``.
     """
     design_under_test(factory, **kwargs).check_all()

@@ -46,6 +46,7 @@ from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.params import AnyOf, Interval, Options
 from textcw.learners.protocol import LEARNER_HOOKS
 from textcw.testing.datasets import make_sparse_classification
+from textcw.testing.learning_checks import learns_from_mistakes
 from textcw.testing.sklearn_contract import SKLEARN_CONTRACT_CHECKS, passes_sklearn_contract
 from textcw.testing.runner import (
     Check,
@@ -485,7 +486,8 @@ def cycle_labels(classes, n: int) -> np.ndarray:
 LEARNER_CHECKS: tuple[Check, ...] = tuple(Check(f.__name__, f) for f in (
     builds_unfitted, params_round_trip, fits_and_predicts, is_deterministic,
     sparse_and_dense_agree, handles_empty_rows, refuses_bad_input, survives_joblib,
-    clone_after_fit_is_unfitted, reports_mistakes, partial_fit_streams, overrides_only_hooks,
+    clone_after_fit_is_unfitted, reports_mistakes, learns_from_mistakes, partial_fit_streams,
+    overrides_only_hooks,
     parameters_take_effect, passes_sklearn_contract,
 ))
 
@@ -539,6 +541,11 @@ def check_learner(factory, *, name: str | None = None, min_accuracy: float = 0.8
         ``clone`` of a fitted learner has its parameters and no fitted state.
     ``reports_mistakes``
         If it has ``mistakes_``: a list of one count in ``[0, n_rows]`` per epoch.
+    ``learns_from_mistakes``
+        ``fit`` on both problems raises no
+        :class:`~textcw.learners.protocol.LearnerContractWarning` (a kernel default standing in
+        for a value, a pass with mistakes and no update), makes some update (``n_updates_``)
+        and gives held-out documents scores that are not all the same.
     ``partial_fit_streams``
         If it has ``partial_fit``: ``classes=`` is required on the first call and honoured even
         when the first chunk has a single label, undeclared labels are refused, one pass reaches

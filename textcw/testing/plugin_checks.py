@@ -26,9 +26,10 @@ from textcw.testing.runner import Check, Component, UsageError, fail
 
 __all__ = ["check_plugin", "plugin_components"]
 
-# What users type: no whitespace, no ":" (it separates a corpus from its task), no leading "-"
-# (it would read as a command-line option).
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+# What users type: no whitespace, no ":" (it separates a corpus from its task, a component from
+# its options), no "," (it separates names in a list), no leading "-" (it would read as a
+# command-line option); "@" is typed as is in a shell (textcw's metric "precision@k").
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+@-]*$")
 
 
 def _isolated_managers(plugin) -> tuple[pluggy.PluginManager, pluggy.PluginManager]:
@@ -261,7 +262,7 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                 entry = regs[kind].get(n)
                 if not _NAME.match(n):
                     fail(f"{regs[kind].singular} name {n!r} is not something users can type: use "
-                         "letters, digits, '.', '_', '+' and '-' (no spaces, no ':')")
+                         "letters, digits, '.', '_', '+', '@' and '-' (no spaces, no ':')")
                 if not entry.summary:
                     fail(f"{regs[kind].singular} {n!r} has no summary; `textcw list {kind}` "
                          "shows it: pass summary='one line' to register")

@@ -16,7 +16,8 @@ URL; any other ``%`` is the character itself (:mod:`textcw.corpus.tabular.spec`)
 
 Options: ``text`` (column(s), default ``text``), ``label`` (default ``label``), ``header``
 (``yes``/``no``, CSV and TSV), ``delimiter`` (CSV: one character, or ``tab``), ``test`` (the
-share of rows held out when no test file is given, default 0.2), ``seed`` (of that split,
+share of rows held out when no test file is given, default 0.2; ``0``: none, every row trains
+and the test split reads as empty instead of failing), ``seed`` (of that split,
 default 0), ``bad_rows`` (``error``, the default, or ``skip``) and ``encoding`` (``utf-8``, the
 default, or ``latin-1``).
 

@@ -18,7 +18,7 @@ from textcw.corpus.tabular import limits, parquet
 from textcw.corpus.tabular.files import Position, _Lines, _name, _open
 from textcw.corpus.tabular.labels import DuplicateKey, LabelCheck, check_label, no_duplicate_keys
 from textcw.corpus.tabular.spec import TableSpec
-from textcw.errors import DataError, InputError
+from textcw.errors import DataError, InputError, SpecError
 from textcw.untrusted import safe_text
 
 __all__ = ["Row", "read_rows"]
@@ -49,11 +49,57 @@ class _Layout:
     label: object = None  # index or key; None when labels are not needed and absent
 
 
-def _missing_column(spec: TableSpec, path: str, column: str, names: list[str], what: str) -> DataError:
+def _missing_column(spec: TableSpec, path: str, column: str, names: list[str], what: str) -> SpecError:
+    """A column the spec names that the file does not have: a mistake in what was typed (exit 2)."""
     shown = ", ".join(repr(n) for n in names[:20]) + (", ..." if len(names) > 20 else "")
+    where = f"{_name(path)} has no column {column!r} (its columns: {shown or 'none'})"
+    delimiter = _header_delimiter(spec, names)
+    if delimiter is not None:
+        used = _DELIMITER_NAMES.get(spec.delimiter, repr(spec.delimiter))
+        return SpecError(f"{where}: its header is split by {_DELIMITER_NAMES[delimiter]}, not by {used}; "
+                         f"read it with {_with_delimiter(spec, delimiter)}")
     option = "text" if what == "text" else "label"
-    return DataError(f"{_name(path)} has no column {column!r} (its columns: {shown or 'none'}); name the "
-                     f"{what} column: {spec.example(**{option: 'COLUMN'})}")
+    return SpecError(f"{where}; name the {what} column: {spec.example(**{option: 'COLUMN'})}")
+
+
+# The delimiters a header row is tried with when the columns asked for are not in it.
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "bars"}
+
+
+def _header_delimiter(spec: TableSpec, names: list[str]) -> str | None:
+    """The delimiter the header row of a CSV or TSV file seems to be written with, when it is not
+    the one it was read with: a header "text;label" read with commas is one column named
+    'text;label', and the hint "name the text column" would send the user the wrong way. The
+    header is split again by each usual delimiter; one that finds the columns asked for wins,
+    else, when the header read as one column, the one that finds the most columns (a name
+    holding a "|" in a header of several columns is only a name)."""
+    if spec.fmt not in ("csv", "tsv") or not spec.header:
+        return None
+    header = spec.delimiter.join(names)  # the header row as written, but for its quotes
+    wanted = {*spec.text, spec.label}
+    best, best_key = None, (False, 1)
+    for delimiter in _DELIMITER_NAMES:
+        if delimiter == spec.delimiter or delimiter not in header:
+            continue
+        columns = [c.strip() for c in next(csv.reader([header], delimiter=delimiter))]
+        key = (wanted <= set(columns), len(columns))
+        if (key[0] or len(names) == 1) and key > best_key:
+            best, best_key = delimiter, key
+    return best
+
+
+def _with_delimiter(spec: TableSpec, delimiter: str) -> str:
+    """The task of ``spec`` read with ``delimiter``: ``csv:`` for commas, ``tsv:`` for tabs, else
+    ``csv:...?delimiter=X``, with the text and label columns it names kept."""
+    fmt = {",": "csv", "\t": "tsv"}.get(delimiter, "csv")
+    options = {"delimiter": delimiter} if fmt == "csv" and delimiter != "," else {}
+    if spec.text != ("text",):
+        options["text"] = ",".join(spec.text)
+    if spec.label != "label":
+        options["label"] = spec.label
+    if spec.encoding != "utf-8":
+        options["encoding"] = spec.encoding
+    return TableSpec(fmt, spec.train, spec.test).example(**options).rstrip("?")
 
 
 def _layout(spec: TableSpec, path: str, names: list[str], need_label: bool) -> _Layout:

@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 
 from textcw.errors import InputError
 
-__all__ = ["ENCODINGS", "FORMATS", "TASK_PATTERNS", "TableSpec", "escape_path", "parse_spec", "unescape_path"]
+__all__ = ["ENCODINGS", "FORMATS", "TASK_PATTERNS", "TableSpec", "escape_path", "every_row_task", "parse_spec",
+           "unescape_path"]
 
 FORMATS = ("csv", "tsv", "jsonl", "parquet")
 TASK_PATTERNS = {
@@ -74,6 +75,28 @@ def _choice(fmt: str, key: str, value: str, yes_no: bool = True) -> bool:
     raise InputError(f"{fmt}: {key}={value!r} is invalid; give {key}=yes or {key}=no")
 
 
+def _paths_and_query(task: str) -> tuple[str, str]:
+    """``"a.csv,b.csv?text=body"`` -> ``("a.csv,b.csv", "text=body")``: the last ``?`` starts the
+    options when ``=`` follows it (else it is part of a file name)."""
+    if "?" in task and "=" in task.rpartition("?")[2]:
+        paths, _, query = task.rpartition("?")
+        return paths, query
+    return task, ""
+
+
+def every_row_task(fmt: str, task: str) -> str | None:
+    """``task`` with ``test=0`` added when it names no test split (one file and no ``test=``), so
+    that every row is a training row, as ``train --init-model`` reads new rows; ``None`` when the
+    task names a test split (a test file, or a ``test=`` share). ``task`` must parse."""
+    spec = parse_spec(fmt, task)
+    _, query = _paths_and_query(task)
+    if spec.test is not None or "test" in (item.partition("=")[0] for item in query.split("&")):
+        return None
+    # With options, one more; without, a "?" after the whole task: a "?" already in it (a file
+    # name's, not followed by "=") stays in the name, since only the last "?" starts options.
+    return f"{task}&test=0" if query else f"{task}?test=0"
+
+
 def parse_spec(fmt: str, task: str | None) -> TableSpec:
     """``"data.csv?text=body&label=topic"`` -> a :class:`TableSpec` (a clear error otherwise)."""
     if fmt not in FORMATS:
@@ -81,9 +104,7 @@ def parse_spec(fmt: str, task: str | None) -> TableSpec:
     usage = f"--corpus {fmt}:PATH[,TEST_PATH][?text=COLUMN&label=COLUMN]"
     if task is None or not task.strip():
         raise InputError(f"{fmt} needs a file: {usage}")
-    paths, query = task, ""
-    if "?" in task and "=" in task.rpartition("?")[2]:
-        paths, _, query = task.rpartition("?")
+    paths, query = _paths_and_query(task)
     parts = paths.split(",")
     if len(parts) > 2 or not all(p.strip() for p in parts):
         raise InputError(f"{fmt}:{task}: give one file, or a training and a test file separated by one "
@@ -134,9 +155,10 @@ def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> Table
             share = float(value)
         except ValueError:
             share = -1.0
-        if not 0.0 < share < 1.0:
+        # test=0 is a table without a test split: every row trains, and no accuracy is measured.
+        if not 0.0 <= share < 1.0:
             raise InputError(f"{fmt}:{task}: test={value!r} is invalid; give the share of rows held out "
-                             "for testing, between 0 and 1 (e.g. test=0.2)")
+                             "for testing, from 0 (no test split) to below 1 (e.g. test=0.2)")
         return replace(spec, test_share=share)
     if key == "seed":
         if not value.isdigit() or len(value) > 18:

@@ -32,7 +32,7 @@ class Tune(SplitDesign):
         get = self.settings.get
         tasks = [replace(task, protocol=self.protocol, sample=get("sample") or task.sample)
                  for task in map(as_task, tasks)]
-        return run_suite(tasks, learners, splitter=self.splits, folds=0, seed=get("seed"), tune=True,
+        return run_suite(tasks, learners, splitter=self.checked_splits, folds=0, seed=get("seed"), tune=True,
                          quick=bool(get("quick")), baseline=baseline, metrics=metrics, **hooks)
 
     def caption(self, report) -> str:

@@ -117,7 +117,8 @@ class NHERD(GaussianLinearClassifier):
         self.fit_intercept = fit_intercept
 
     def step_params(self):
-        return {"C": self.C}
+        # resolved: C="auto" is the value fitting chose (a later partial_fit continues with it)
+        return {"C": self.resolved("C")}
 
     def kernel_values(self):
         return {**super().kernel_values(), "covariance": FORM_CODES[self.covariance]}
