@@ -14,8 +14,11 @@ folder; its wall time and its CPU time (user + system, from ``getrusage`` of the
 recorded, and the table shows the medians and the best wall time, with the load average before
 and after (on a busy machine every number grows; CPU time is the steadier one).
 
-Run by hand (not a test): ``python benchmarks/bench_startup.py [--repeat 5] [--json out.json]``
-with the environment's Python (``.venv/bin/python``); prints a markdown table.
+Run by hand (not a test): ``python benchmarks/bench_startup.py [--repeat 5] [--model M]
+[--checkout DIR] [--json out.json]`` with the environment's Python (``.venv/bin/python``); prints
+a markdown table. ``--checkout DIR`` times another checkout's package with the same
+environment, so two versions are compared in one session on one machine. Results:
+docs/benchmarks.md, "Start-up and fixed cost".
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ def cases(model: str | None = None) -> dict[str, list[str]]:
     table = {
         "python -c 'import sklearn.base'": [sys.executable, "-c", "import sklearn.base"],
         "textcw --help": [*textcw, "--help"],
+        "textcw --version": [*textcw, "--version"],
         "textcw list learners": [*textcw, "list", "learners"],
     }
     if model is not None:
@@ -53,11 +57,11 @@ def cases(model: str | None = None) -> dict[str, list[str]]:
     return table
 
 
-def run_once(argv: list[str], cwd: str) -> tuple[float, float]:
+def run_once(argv: list[str], cwd: str, env: dict | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of one run of ``argv`` (a predict reads its line from stdin)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False,
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, check=False, env=env,
                           input=PREDICT_LINE if "predict" in argv else None)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -66,16 +70,22 @@ def run_once(argv: list[str], cwd: str) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def measure(repeat: int, model: str | None = None) -> dict[str, dict]:
-    """``{case: {"wall": [...], "cpu": [...]}}``, the cases interleaved."""
+def measure(repeat: int, model: str | None = None, checkout: str | None = None) -> dict[str, dict]:
+    """``{case: {"wall": [...], "cpu": [...]}}``, the cases interleaved; with ``checkout``, the
+    package of that checkout is timed instead (``PYTHONPATH``), with this environment."""
     table = cases(model)
+    if checkout:  # ``python -m textcw`` so that PYTHONPATH, not the installed script, decides
+        table = {name: [sys.executable, "-m", "textcw", *argv[len(textcw_command()):]]
+                 if name.startswith(("textcw", "echo")) else argv for name, argv in table.items()}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))} \
+        if checkout else None
     cwd = tempfile.gettempdir()  # not a checkout: the current folder must not shadow the package
     for argv in table.values():
-        run_once(argv, cwd)  # warm-up, untimed: the file cache is warm, as for a user's second command
+        run_once(argv, cwd, env)  # warm-up, untimed: the file cache is warm, as for a user's second command
     times: dict[str, dict] = {name: {"wall": [], "cpu": []} for name in table}
     for _ in range(repeat):
         for name, argv in table.items():
-            wall, cpu = run_once(argv, cwd)
+            wall, cpu = run_once(argv, cwd, env)
             times[name]["wall"].append(wall)
             times[name]["cpu"].append(cpu)
     return times
@@ -103,9 +113,10 @@ def main() -> None:
     parser.add_argument("--json", help="also write the raw times to this file")
     parser.add_argument("--model", help="also time a one-line predict with this model file (e.g. the README's "
                         "main job: textcw train --corpus newsgroups --learner cw-stdev --out m.textcw-model)")
+    parser.add_argument("--checkout", help="time the package of this checkout (another version) instead")
     args = parser.parse_args()
     load_before = os.getloadavg()
-    times = measure(args.repeat, args.model)
+    times = measure(args.repeat, args.model, args.checkout)
     load_after = os.getloadavg()
     print(markdown(times, load_before, load_after, args.repeat))
     if args.json:
