@@ -26,7 +26,7 @@ SMALL = ["--featurizer-param", "n_features=16384"]
     (["--stream", "--chunk-size", "0"], 2, "--chunk-size 0 is invalid"),
     (["--shards", "2", "--learner", "perceptron"], 2, "use method='uniform'"),
     (["--shards", "2001"], 1, "use at most 2000 shards"),
-    (["--corpus", "synthetic-text:lots", "--stream"], 1, "synthetic-text:N"),
+    (["--corpus", "synthetic-text:lots", "--stream"], 2, "synthetic-text:N"),  # typed wrong: a usage error
 ])
 def test_bad_scale_options_exit_with_one_line(capsys, argv, code, fragment):
     base = {"--corpus": "synthetic-text:2000", "--learner": "cw-var"}
