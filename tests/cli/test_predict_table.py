@@ -69,7 +69,7 @@ def test_bad_rows_and_columns(capsys, model, tmp_path):
     code, out, err = run(capsys, "predict", model, "--input", f"csv:{path}?text=body&bad_rows=skip")
     assert code == 0 and len(out.splitlines()) == 3 and "skipped 1 bad row of" in err
     code, _, err = run(capsys, "predict", model, "--input", f"csv:{path}")
-    assert code == 1 and "has no column 'text' (its columns: 'body', 'note')" in one_line_error(err)
+    assert code == 2 and "has no column 'text' (its columns: 'body', 'note')" in one_line_error(err)
     path.write_text("body,predicted\ngood,x\n")
     code, _, err = run(capsys, "predict", model, "--input", f"csv:{path}?text=body")
     assert "already has a column 'predicted'" in one_line_error(err)
