@@ -1,20 +1,34 @@
 """Load test of ``textcw serve`` on 127.0.0.1: latency, throughput, group commit, mixed load.
 
-    python plugins/textcw-serve/benchmarks/serve_load.py MODEL [--seconds 5] [--clients 8]
+    python plugins/textcw-serve/benchmarks/serve_load.py MODEL [--corpus newsgroups]
+        [--seconds 5] [--clients 8] [--compare NAME=SRC ...] [--rounds 1] [--only PHASE ...]
 
 Starts ``textcw serve MODEL --learn`` (a fresh state folder in a temporary directory) and
 measures, each phase for ``--seconds``:
 
-1. single-document ``/predict`` from one client: p50 / p99 latency;
-2. ``/predict`` in batches of 32 from ``--clients`` clients: documents per second;
-3. single-document ``/learn`` from ``--clients`` clients: acknowledged (fsynced) updates per
-   second with group commit (``--group-size 1024``), then again with one fsync per update
-   (``--group-size 1``, a second server);
-4. a mixed load: each client sends 80 % predictions (1-32 documents) and 20 % single updates.
+1. ``predict-1``: single-document ``/predict`` from one client: p50 / p99 latency;
+2. ``predict-32``: ``/predict`` in batches of 32 from ``--clients`` clients: documents per second;
+3. ``learn``: single-document ``/learn`` from ``--clients`` clients: acknowledged (fsynced)
+   updates per second with group commit (``--group-size 1024``);
+4. ``mixed``: each client sends 80 % predictions (1-32 documents) and 20 % single updates;
+5. ``learn-fsync``: ``learn`` again on a second service with one fsync per update
+   (``--group-size 1``).
 
 Every loop stops after its time; the clients use persistent HTTP/1.1 connections (as a service
-calling it would). Documents are the model's own test split when ``--corpus`` is given, else
-short generated texts. Prints a Markdown table.
+calling it would). Each service first gets half a second of every phase's requests, unmeasured
+(the first calls compile the numba kernels). Documents are the model's own test split when ``--corpus`` is given, else
+short generated texts; documents over the service's limit (100,000 characters) are left out.
+
+Comparing versions: each ``--compare NAME=SRC`` adds a variant served from another copy of the
+plugin's source (``SRC`` is put first on the service's ``PYTHONPATH``, e.g. a copy of
+``plugins/textcw-serve/src`` from before a change); the working tree's own is ``current``.
+Variants take turns phase by phase (in reverse order every other round), so a change of the
+machine's load hits them alike; ``--rounds`` repeats everything and reports the median. The
+load average is printed before and after. A request that fails stops the run with its error.
+Prints a Markdown table, with the first variant's throughput over each other's. "CPU ms" is the
+service's CPU time (user and system, all its threads; from ``/proc``) over the phase's requests
+(of every kind, in the mixed phase): the cost of a request, which the machine's load changes
+less than it changes throughput.
 """
 
 from __future__ import annotations
@@ -33,14 +47,20 @@ import threading
 import time
 from pathlib import Path
 
+MAX_DOCUMENT_CHARS = 100_000  # the service's limit (textcw_serve.schemas)
 
-def start(model: Path, state: Path, log: Path, *options: str, preexec_fn=None):
-    """``textcw serve MODEL --learn`` on a free port with ``options``; the process and its port."""
+
+def start(model: Path, state: Path, log: Path, *options: str, preexec_fn=None, pythonpath: str | None = None):
+    """``textcw serve MODEL --learn`` on a free port with ``options`` (``pythonpath``: put first
+    on the service's ``PYTHONPATH``); the process and its port."""
     handle = open(log, "wb")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (pythonpath, env.get("PYTHONPATH")) if p)
     proc = subprocess.Popen([sys.executable, "-m", "textcw", "serve", str(model), "--learn", "--state", str(state),
                              "--port", "0", *options], stdout=handle, stderr=subprocess.STDOUT,
-                            preexec_fn=preexec_fn, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + 120
+                            preexec_fn=preexec_fn, env=env)
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         found = re.search(r"http://127\.0\.0\.1:(\d+)/", log.read_text(errors="replace"))
         if found:
@@ -76,18 +96,22 @@ class Connection:
 
 def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str, int, float]]:
     """``work(connection, i)`` -> (kind, documents) repeatedly from each client; returns
-    (kind, documents, seconds) per request."""
-    results, lock = [], threading.Lock()
+    (kind, documents, seconds) per request. A failed request fails the run."""
+    results, errors, lock = [], [], threading.Lock()
     deadline = time.perf_counter() + seconds
 
     def loop(index):
         conn, mine, i = Connection(port), [], index * 1_000_000
-        while time.perf_counter() < deadline:
-            t0 = time.perf_counter()
-            kind, n = work(conn, i)
-            mine.append((kind, n, time.perf_counter() - t0))
-            i += 1
-        conn.close()
+        try:
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                kind, n = work(conn, i)
+                mine.append((kind, n, time.perf_counter() - t0))
+                i += 1
+        except Exception as exc:  # noqa: BLE001 - reported below, with the others' results dropped
+            errors.append(exc)
+        finally:
+            conn.close()
         with lock:
             results.extend(mine)
 
@@ -96,6 +120,8 @@ def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        raise SystemExit(f"{len(errors)} of {clients} clients failed; the first: {errors[0]}")
     return results
 
 
@@ -109,30 +135,37 @@ def documents_for(args):
         import textcw
 
         data = textcw.load_corpus(args.corpus, split="test")
-        return [str(d) for d in data.data], [str(label) for label in data.labels]
-    from textcw.testing.datasets import make_documents
+        pairs = [(str(d), str(label)) for d, label in zip(data.data, data.labels)]
+    else:
+        from textcw.testing.datasets import make_documents
 
-    docs, labels = make_documents(500, random_state=3)
-    return docs, [str(label) for label in labels]
+        docs, labels = make_documents(500, random_state=3)
+        pairs = [(d, str(label)) for d, label in zip(docs, labels)]
+    kept = [(d, label) for d, label in pairs if len(d) <= MAX_DOCUMENT_CHARS]
+    return [d for d, _ in kept], [label for _, label in kept], len(pairs) - len(kept)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", type=Path)
-    parser.add_argument("--corpus", help="e.g. newsgroups:sci: documents and labels from its test split")
-    parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--clients", type=int, default=8)
-    args = parser.parse_args()
-    docs, labels = documents_for(args)
+def cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU time of process ``pid`` so far (Linux ``/proc``; ``None`` elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def phases(args, docs, labels):
+    """``(name, title, server, clients, work, unit, kind)`` of each phase; ``server`` names the
+    service it runs against (``group``: group commit, ``single``: one fsync per update); ``kind``
+    the requests reported (``None``: each kind of request the phase makes, in a row of its own)."""
     n = len(docs)
-    rows = []
-
-    def row(name, results, unit, kind=None):
-        results = [r for r in results if kind is None or r[0] == kind]
-        lat = [s for _, _, s in results]
-        amount = len(results) if unit.endswith("requests/s") or unit.endswith("updates/s") else sum(d for _, d, _ in results)
-        rows.append((name, f"{amount / args.seconds:,.0f} {unit}", f"{1000 * statistics.median(lat):.2f}",
-                     f"{1000 * percentile(lat, 0.99):.2f}"))
 
     def learn_one(c, i):
         return "learn", c.post("/learn", {"documents": [docs[i % n]], "labels": [labels[i % n]]})["documents"]
@@ -143,41 +176,112 @@ def main() -> None:
     def mixed(c, i):
         return learn_one(c, i) if i % 5 == 0 else predict(c, i, 1 + (i * 7) % 32)
 
+    k = args.clients
+    return [
+        ("predict-1", "predict, 1 document, 1 client", "group", 1, lambda c, i: predict(c, i, 1), "requests/s", None),
+        ("predict-32", f"predict, batches of 32, {k} clients", "group", k, lambda c, i: predict(c, i, 32),
+         "documents/s", None),
+        ("learn", f"learn, 1 document, {k} clients, group commit", "group", k, learn_one, "durable updates/s", None),
+        ("mixed", f"mixed load, {k} clients", "group", k, mixed, "documents/s", None),
+        ("learn-fsync", f"learn, 1 document, {k} clients, one fsync per update", "single", k, learn_one,
+         "durable updates/s", None),
+    ]
+
+
+def measure(results, seconds, unit, kind=None) -> list[tuple[str, float, float, float]]:
+    """``(kind, throughput, p50 ms, p99 ms)`` for each kind of request in ``results`` (or ``kind``)."""
+    kinds = [kind] if kind else sorted({r[0] for r in results})
+    out = []
+    for name in kinds:
+        mine = [r for r in results if r[0] == name]
+        lat = [s for _, _, s in mine]
+        amount = len(mine) if unit in ("requests/s", "durable updates/s") else sum(d for _, d, _ in mine)
+        out.append((name, amount / seconds, 1000 * statistics.median(lat), 1000 * percentile(lat, 0.99)))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model", type=Path)
+    parser.add_argument("--corpus", help="e.g. newsgroups: documents and labels from its test split")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--compare", action="append", default=[], metavar="NAME=SRC",
+                        help="also serve from this copy of the plugin's source (first on PYTHONPATH)")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat every phase this often; report the median")
+    parser.add_argument("--only", action="append", default=[], metavar="PHASE",
+                        help="run only these phases (predict-1, predict-32, learn, mixed, learn-fsync)")
+    args = parser.parse_args()
+    variants = [("current", None)]
+    for spec in args.compare:
+        name, _, src = spec.partition("=")
+        if not src or not Path(src).is_dir():
+            parser.error(f"--compare {spec}: give NAME=SRC with SRC a folder (a copy of plugins/textcw-serve/src)")
+        variants.append((name, str(Path(src).resolve())))
+    docs, labels, skipped = documents_for(args)
+    chosen = [p for p in phases(args, docs, labels) if not args.only or p[0] in args.only]
+    results: dict = {}  # (phase, variant) -> list of measure() per round
     folder = Path(tempfile.mkdtemp(prefix="textcw-serve-load-"))
+    servers: dict = {}
+    status = None
+    loads = [load_average()]
     try:
-        proc, port = start(args.model, folder / "state", folder / "serve.log", "--checkpoint-every", "0",
-                            "--group-size", "1024")
-        try:
-            row("predict, 1 document, 1 client", run_clients(port, 1, args.seconds, lambda c, i: predict(c, i, 1)),
-                "requests/s")
-            row(f"predict, batches of 32, {args.clients} clients",
-                run_clients(port, args.clients, args.seconds, lambda c, i: predict(c, i, 32)), "documents/s")
-            row(f"learn, 1 document, {args.clients} clients, group commit",
-                run_clients(port, args.clients, args.seconds, learn_one), "durable updates/s")
-            load = run_clients(port, args.clients, args.seconds, mixed)
-            for kind in ("predict", "learn"):
-                row(f"mixed load, {args.clients} clients: {kind}", load, "documents/s", kind)
-            probe = Connection(port)
-            status = probe.get("/status")
-            probe.close()
-        finally:
-            proc.terminate()
-            proc.wait(60)
-        proc, port = start(args.model, folder / "state-1", folder / "serve-1.log", "--checkpoint-every", "0",
-                            "--group-size", "1")
-        try:
-            row(f"learn, 1 document, {args.clients} clients, one fsync per update",
-                run_clients(port, args.clients, args.seconds, learn_one), "durable updates/s")
-        finally:
-            proc.terminate()
-            proc.wait(60)
+        for variant, src in variants:
+            for server in dict.fromkeys(p[2] for p in chosen):
+                group = "1024" if server == "group" else "1"
+                tag = f"{variant}-{server}"
+                servers[(variant, server)] = start(args.model, folder / f"state-{tag}", folder / f"serve-{tag}.log",
+                                                   "--checkpoint-every", "0", "--group-size", group,
+                                                   pythonpath=src)
+        for (variant, server), (_, port) in servers.items():
+            for name, _, on, _, work, _, _ in chosen:  # compiles the kernels (cached for the others)
+                if on == server:
+                    run_clients(port, 2, 0.5, work)
+        for rnd in range(args.rounds):
+            order = variants if rnd % 2 == 0 else variants[::-1]
+            for name, _, server, clients, work, unit, kind in chosen:
+                for variant, _ in order:
+                    proc, port = servers[(variant, server)]
+                    before = cpu_seconds(proc.pid)
+                    run = run_clients(port, clients, args.seconds, work)
+                    after = cpu_seconds(proc.pid)
+                    cpu = None if before is None or after is None else 1000 * (after - before) / len(run)
+                    results.setdefault((name, variant), []).append(
+                        [(*m, cpu) for m in measure(run, args.seconds, unit, kind)])
+        probe = Connection(servers[(variants[0][0], chosen[0][2])][1])
+        status = probe.get("/status")
+        probe.close()
     finally:
+        for proc, _ in servers.values():
+            proc.terminate()
+        for proc, _ in servers.values():
+            proc.wait(60)
         shutil.rmtree(folder, ignore_errors=True)
+    loads.append(load_average())
     print(f"model {args.model.name}: {status['learner']}, {status['n_features']:,} features, "
-          f"classes {', '.join(map(str, status['classes']))}; {os.cpu_count()} CPUs; {args.seconds:g} s per phase\n")
-    print("| phase | throughput | p50 ms | p99 ms |\n| --- | --- | --- | --- |")
-    for row in rows:
-        print("| " + " | ".join(row) + " |")
+          f"{len(status['classes'])} classes; {len(docs):,} documents ({skipped} over the limit left out); "
+          f"{os.cpu_count()} CPUs; {args.seconds:g} s per phase, {args.rounds} round(s); load average "
+          f"before {loads[0]}, after {loads[1]}\n")
+    head = "| phase | " + " | ".join(f"{v}: throughput | p50 ms | p99 ms | CPU ms" for v, _ in variants)
+    head += "".join(f" | {variants[0][0]} / {v}" for v, _ in variants[1:])
+    print(head + " |\n|" + " --- |" * (1 + 4 * len(variants) + len(variants) - 1))
+    for name, title, _, _, _, unit, kind in chosen:
+        kinds = [m[0] for m in results[(name, variants[0][0])][0]]
+        for index, which in enumerate(kinds):
+            cells, first = [], None
+            for variant, _ in variants:
+                rounds = [r[index] for r in results[(name, variant)]]
+                rate = statistics.median(r[1] for r in rounds)
+                p50 = statistics.median(r[2] for r in rounds)
+                p99 = statistics.median(r[3] for r in rounds)
+                cpu = [r[4] for r in rounds if r[4] is not None]
+                first = rate if first is None else first
+                cells.append(f"{rate:,.0f} {unit} | {p50:.2f} | {p99:.2f} | "
+                             f"{f'{statistics.median(cpu):.2f}' if cpu else 'n/a'}")
+            others = [statistics.median(r[index][1] for r in results[(name, v)]) for v, _ in variants[1:]]
+            ratios = [f"{first / other:.2f}x" if other else "n/a" for other in others]
+            label = title if len(kinds) == 1 else f"{title}: {which}"
+            print("| " + " | ".join([label, *cells, *ratios]) + " |")
 
 
 if __name__ == "__main__":

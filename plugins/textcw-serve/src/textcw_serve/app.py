@@ -8,11 +8,16 @@ that does not learn, 413/408 for a body too large or too slow); 503 when the ser
 the update now (the queue is full, or the log cannot be written), or for a prediction not yet
 started when the service shuts down. No endpoint takes a file name: the service writes only its
 own state folder.
+
+A well-formed ``/predict`` or ``/learn`` request is answered by :mod:`textcw_serve.fastpath`
+without FastAPI's request machinery, by the same functions the routes below call; every other
+request, and every request whose body or token is wrong, is answered by FastAPI.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import importlib.resources
 import logging
 import time
@@ -22,6 +27,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import TypeAdapter
+import pydantic_core
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from textcw.errors import InputError, TextcwError
@@ -29,6 +35,7 @@ from textcw.untrusted import safe_text
 
 from textcw_serve import __version__
 from textcw_serve.connections import QUEUED
+from textcw_serve.fastpath import FastEndpoints, Route
 from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, SingleHeaders, token_matches
 from textcw_serve.metrics import ServiceMetrics
 from textcw_serve.schemas import (
@@ -40,7 +47,6 @@ from textcw_serve.schemas import (
     Health,
     LearnRequest,
     LearnResponse,
-    Prediction,
     PredictRequest,
     PredictResponse,
     StatusResponse,
@@ -55,12 +61,11 @@ BODY_SECONDS = 10.0
 # per request in flight (12 MiB for 512 documents and 100 classes), and starve the event loop
 # that answers /health of the lock.
 PREDICT_SLOTS = 2
-# A reply is checked and rendered this many predictions at a time: each step holds Python's lock
-# in pydantic's compiled code for a few milliseconds, not the whole reply's 50-100 ms, so the
+# A reply is rendered this many predictions at a time: each step holds Python's lock in
+# pydantic's compiled code, a fraction of a millisecond, not the whole reply's time, so the
 # event loop gets its turn in between.
 RENDER_CHUNK = 32
 _PREDICT_REPLY = TypeAdapter(PredictResponse)
-_PREDICTIONS = TypeAdapter(list[Prediction])
 # The page loads its script and style from this service only and nothing else, so a label or a
 # probability shown on it can never run as code even if a model held hostile text.
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -98,12 +103,18 @@ def describe_validation_error(exc: RequestValidationError) -> str:
 
 
 def render_predict_reply(version: int, classes: list, rows: list[dict]) -> bytes:
-    """The ``/predict`` reply as FastAPI renders ``response_model=PredictResponse`` (checked by
-    pydantic, then ``dump_json``), byte for byte, but :data:`RENDER_CHUNK` rows at a time."""
+    """The ``/predict`` reply as FastAPI renders ``response_model=PredictResponse``, byte for byte
+    (tested), :data:`RENDER_CHUNK` rows at a time.
+
+    The head (version and classes) is checked against the schema; the rows are serialized by
+    pydantic's own JSON writer without being validated again: they are built by
+    :func:`textcw_serve.model_ops.prediction_rows` from Python floats, ``None`` and the model's
+    classes (the head's), in the schema's field order. Validating them cost as much as a
+    batch's whole prediction.
+    """
     empty = {"model_version": version, "classes": classes, "predictions": []}
-    head = _PREDICT_REPLY.dump_json(_PREDICT_REPLY.validate_python(empty, from_attributes=True), by_alias=True)
-    parts = [_PREDICTIONS.dump_json(_PREDICTIONS.validate_python(rows[i:i + RENDER_CHUNK], from_attributes=True),
-                                    by_alias=True)[1:-1] for i in range(0, len(rows), RENDER_CHUNK)]
+    head = _PREDICT_REPLY.dump_json(_PREDICT_REPLY.validate_python(empty), by_alias=True)
+    parts = [pydantic_core.to_json(rows[i:i + RENDER_CHUNK])[1:-1] for i in range(0, len(rows), RENDER_CHUNK)]
     return head[:-2] + b",".join(parts) + b"]}"
 
 
@@ -128,16 +139,15 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
                                      "<token>' with the token from the service's --token-file",
                                 headers={"WWW-Authenticate": "Bearer"})
 
-    @app.exception_handler(RequestValidationError)
-    async def invalid_body(request, exc: RequestValidationError):
-        return JSONResponse({"error": describe_validation_error(exc)}, status_code=422)
-
-    @app.exception_handler(StarletteHTTPException)  # FastAPI's own and Starlette's (404, 405)
-    async def http_error(request, exc: StarletteHTTPException):
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
-
-    @app.exception_handler(TextcwError)
-    async def textcw_error(request, exc: TextcwError):
+    def error_response(exc: Exception) -> JSONResponse:
+        """The response to an error raised while answering a request (every route's, and the
+        fast endpoints')."""
+        if isinstance(exc, StarletteHTTPException):  # FastAPI's own and Starlette's (404, 405)
+            return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code, headers=exc.headers)
+        if not isinstance(exc, TextcwError):
+            LOG.error("unexpected error", exc_info=exc)
+            return JSONResponse({"error": f"internal error ({type(exc).__name__}); see the service's log"},
+                                status_code=500)
         if isinstance(exc, InputError):
             status = 422
         elif isinstance(exc, NotLearningError):
@@ -150,13 +160,24 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         headers = {"Retry-After": "1"} if isinstance(exc, BusyError) else None
         return JSONResponse({"error": str(exc)}, status_code=status, headers=headers)
 
+    @app.exception_handler(RequestValidationError)
+    async def invalid_body(request, exc: RequestValidationError):
+        return JSONResponse({"error": describe_validation_error(exc)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request, exc: StarletteHTTPException):
+        return error_response(exc)
+
+    @app.exception_handler(TextcwError)
+    async def textcw_error(request, exc: TextcwError):
+        return error_response(exc)
+
     @app.exception_handler(Exception)
     async def unexpected(request, exc: Exception):
-        LOG.exception("unexpected error")
-        return JSONResponse({"error": f"internal error ({type(exc).__name__}); see the service's log"},
-                            status_code=500)
+        return error_response(exc)
 
     predict_slots = asyncio.Semaphore(PREDICT_SLOTS)
+    predict_threads = concurrent.futures.ThreadPoolExecutor(PREDICT_SLOTS, thread_name_prefix="textcw-serve-predict")
     stopping = []  # not empty once the server shuts down: predictions not yet started are refused
 
     def render_predictions(documents: list[str]) -> bytes:
@@ -168,30 +189,62 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         if stopping:
             raise HTTPException(503, "the service is shutting down; send the request again once it is back")
 
+    async def answer_predict(documents: list[str], request: Request) -> Response:
+        refuse_if_stopping()
+        request.scope[QUEUED] = time.monotonic()  # at the connection limit, this one may make room
+        try:
+            waits = predict_slots.locked()
+            async with predict_slots:
+                request.scope.pop(QUEUED, None)
+                refuse_if_stopping()
+                # closed while it waited for its turn: nobody to answer (asked only after a wait:
+                # the question costs a tenth of a millisecond of the event loop)
+                if waits and await request.is_disconnected():
+                    return Response(status_code=204)
+                # a thread of its own per slot (not the shared pool: anyio's hand-over costs the
+                # event loop a fifth of a millisecond per request); the pool, like the slots, runs
+                # at most PREDICT_SLOTS predictions, also if this request is cancelled
+                content = await asyncio.get_running_loop().run_in_executor(predict_threads, render_predictions,
+                                                                            documents)
+        finally:
+            request.scope.pop(QUEUED, None)
+        return Response(content, media_type="application/json")
+
+    async def answer_learn(documents: list[str], labels: list) -> dict:
+        if service.queues_at_once(documents):  # featurized by the preparer: microseconds here
+            future = service.submit_update(documents, labels)
+        else:
+            future = await run_in_threadpool(service.submit_update, documents, labels)
+        return await asyncio.wrap_future(future)
+
     @app.post("/predict", response_model=PredictResponse,
               responses={**_error_responses(422), 503: {"model": ErrorResponse, "description": "shutting down"}})
     async def predict(body: PredictRequest, request: Request):
         """Label a batch of documents: label, probabilities, decision values and margin of each."""
-        refuse_if_stopping()
-        request.scope[QUEUED] = time.monotonic()  # at the connection limit, this one may make room
-        try:
-            async with predict_slots:
-                request.scope.pop(QUEUED, None)
-                refuse_if_stopping()
-                if await request.is_disconnected():  # closed while it waited: nobody to answer
-                    return Response(status_code=204)
-                content = await run_in_threadpool(render_predictions, body.documents)
-        finally:
-            request.scope.pop(QUEUED, None)
-        return Response(content, media_type="application/json")
+        return await answer_predict(body.documents, request)
 
     @app.post("/learn", response_model=LearnResponse, dependencies=[Depends(require_token)],
               responses=_error_responses(401, 409, 422, 503))
     async def learn(body: LearnRequest):
         """One online update per document, in order (one ``partial_fit`` call). Answered once the
         update is fsynced to the update log and applied."""
-        future = await run_in_threadpool(service.submit_update, body.documents, body.labels)
-        return await asyncio.wrap_future(future)
+        return await answer_learn(body.documents, body.labels)
+
+    async def fast_predict(body: PredictRequest, scope, receive) -> Response:
+        return await answer_predict(body.documents, Request(scope, receive))
+
+    async def fast_learn(body: LearnRequest, scope, receive) -> Response:
+        # the bytes FastAPI writes for response_model=LearnResponse with pydantic's JSON writer, as
+        # this environment's FastAPI does (the reply is built in the schema's field order, of its
+        # types); FastAPI before that renders with json.dumps: the same JSON value
+        reply = await answer_learn(body.documents, body.labels)
+        return Response(pydantic_core.to_json(reply), media_type="application/json")
+
+    def token_sent(scope) -> bool:
+        if token is None:
+            return True
+        sent = [v for k, v in scope.get("headers", ()) if k == b"authorization"]
+        return len(sent) == 1 and token_matches(token, sent[0].decode("latin-1"))
 
     @app.post("/checkpoint", response_model=CheckpointInfo, dependencies=[Depends(require_token)],
               responses=_error_responses(401, 409, 503))
@@ -228,7 +281,9 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     app.get("/page.css", include_in_schema=False)(lambda: page("/page.css"))
     app.get("/favicon.svg", include_in_schema=False)(lambda: page("/favicon.svg"))
 
-    asgi = BoundedBody(app, max_bytes=MAX_BODY_BYTES, seconds=body_seconds)
+    fast = FastEndpoints(app, {"/predict": Route(PredictRequest, fast_predict),
+                               "/learn": Route(LearnRequest, fast_learn, token_sent)}, error_response)
+    asgi = BoundedBody(fast, max_bytes=MAX_BODY_BYTES, seconds=body_seconds)
     asgi = SameOrigin(asgi)
     if loopback_only:
         asgi = LoopbackHosts(asgi)

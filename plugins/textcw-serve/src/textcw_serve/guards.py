@@ -39,6 +39,8 @@ import json
 import re
 import time
 
+from textcw_serve.fastpath import PARSED_BODY
+
 KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/favicon.svg", "/predict", "/learn", "/status", "/checkpoint",
                              "/health", "/metrics", "/openapi.json"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
@@ -115,10 +117,13 @@ class BoundedBody:
                                                    f"({size:,} bytes in {loop.time() - started:.1f} s)")
             return await send_error(send, 408, f"the request body did not arrive within {self.seconds:g} s")
         body = b"".join(chunks)
-        duplicate = duplicate_json_key(body) if body and _is_json(scope) else None
-        if duplicate is not None:
-            return await send_error(send, 422, f"the JSON body names the key {duplicate} more than once; "
-                                               "send each key once")
+        if body and _is_json(scope):
+            parsed, duplicate = parse_json(body)
+            if duplicate is not None:
+                return await send_error(send, 422, f"the JSON body names the key {duplicate} more than once; "
+                                                   "send each key once")
+            if parsed is not NOT_JSON:
+                scope[PARSED_BODY] = parsed  # parsed once: the fast endpoints need not parse it again
         delivered = False
 
         async def replay():
@@ -144,16 +149,24 @@ def _no_duplicates(pairs):
     return dict(pairs)
 
 
-def duplicate_json_key(body: bytes) -> str | None:
-    """The first key named twice in one object of the JSON ``body`` (as JSON text), or ``None``;
-    a body that is not valid JSON is left to the application's own error."""
+NOT_JSON = object()
+
+
+def parse_json(body: bytes) -> tuple[object, str | None]:
+    """``(value, duplicate)``: the JSON ``body`` as ``json.loads`` reads it (what FastAPI decodes
+    a body with) or :data:`NOT_JSON`, and the first key named twice in one object (as JSON
+    text) or ``None``. A body that is not valid JSON is left to the application's own error."""
     try:
-        json.loads(body, object_pairs_hook=_no_duplicates)
+        return json.loads(body, object_pairs_hook=_no_duplicates), None
     except _Duplicate as exc:
-        return json.dumps(exc.args[0])[:80]
+        return NOT_JSON, json.dumps(exc.args[0])[:80]
     except (ValueError, RecursionError, UnicodeDecodeError):
-        return None
-    return None
+        return NOT_JSON, None
+
+
+def duplicate_json_key(body: bytes) -> str | None:
+    """The first key named twice in one object of the JSON ``body`` (:func:`parse_json`)."""
+    return parse_json(body)[1]
 
 
 def _is_json(scope) -> bool:

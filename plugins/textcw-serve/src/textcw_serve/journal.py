@@ -56,10 +56,21 @@ class Record:
 def encode_record(seq: int, documents: list, labels: list) -> bytes:
     """One framed record. The payload is ASCII JSON (``ensure_ascii``): any str, lone surrogates
     included, survives the round trip."""
+    return frame_record(seq, encode_payload(documents, labels))
+
+
+def encode_payload(documents: list, labels: list) -> bytes:
+    """A record's payload (its size does not depend on the record's number, so a write group is
+    sized before its records are numbered)."""
     payload = json.dumps({"documents": documents, "labels": labels}, ensure_ascii=True,
                          separators=(",", ":")).encode("ascii")
     if len(payload) > MAX_RECORD_BYTES:
         raise ValueError(f"an update record of {len(payload):,} bytes is over the {MAX_RECORD_BYTES:,} limit")
+    return payload
+
+
+def frame_record(seq: int, payload: bytes) -> bytes:
+    """``payload`` framed as record number ``seq``."""
     seq_bytes = seq.to_bytes(8, "big")
     return _HEADER.pack(len(payload), zlib.crc32(payload, zlib.crc32(seq_bytes)), seq) + payload
 
@@ -185,10 +196,15 @@ class LogWriter:
         _fsync_folder(path.parent)  # the log's own name must survive a crash too
 
     def append(self, frames: list[bytes]) -> None:
-        """Write ``frames`` and fsync them. If the write fails (a full disk), the log is cut
-        back to where it was and the error re-raised. If the cut-back or the ``fsync`` fails,
-        what the disk holds is unknown (a failed fsync may have dropped pages): ``broken`` is
-        set and the writer must not be used again."""
+        """:meth:`write` ``frames``, then :meth:`sync` them."""
+        self.write(frames)
+        self.sync()
+
+    def write(self, frames: list[bytes]) -> None:
+        """Write ``frames`` after the records written so far (every one of which must be synced:
+        a failed write is cut back to them). If the write fails (a full disk), the log is cut
+        back to where it was and the error re-raised. If the cut-back fails, what the disk holds
+        is unknown: ``broken`` is set and the writer must not be used again."""
         data = b"".join(frames)
         if len(data) > MAX_GROUP_BYTES:
             raise ValueError(f"a write group of {len(data):,} bytes is over the {MAX_GROUP_BYTES:,} limit")
@@ -204,13 +220,17 @@ class LogWriter:
             except OSError:
                 self.broken = True
             raise
+        self.size += len(data)
+
+    def sync(self) -> None:
+        """fsync what was written. If it fails, what the disk holds is unknown (a failed fsync
+        may have dropped pages): ``broken`` is set and the writer must not be used again."""
         if self._sync:
             try:
                 os.fsync(self._fd)
             except OSError:
                 self.broken = True
                 raise
-        self.size += len(data)
 
     def reset(self) -> None:
         """Empty the log (after a checkpoint holds every record in it)."""

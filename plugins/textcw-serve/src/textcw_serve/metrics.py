@@ -15,6 +15,7 @@ class ServiceMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._children: dict = {}
         self.requests = Counter("textcw_serve_requests", "HTTP requests by endpoint and status code",
                                 ["endpoint", "status"], registry=self.registry)
         self.latency = Histogram("textcw_serve_request_seconds", "Time to answer a request, by endpoint",
@@ -33,8 +34,16 @@ class ServiceMetrics:
                                        buckets=_LATENCY_BUCKETS, registry=self.registry)
 
     def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
-        self.requests.labels(endpoint, str(status)).inc()
-        self.latency.labels(endpoint).observe(seconds)
+        # the labelled children, looked up once: labels() checks its arguments and takes a lock on
+        # every call, a tenth of the event loop's time for a request; the endpoints and statuses
+        # are a small fixed set (RequestMetrics names unknown paths "other")
+        key = (endpoint, status)
+        children = self._children.get(key)
+        if children is None:
+            children = self._children[key] = (self.requests.labels(endpoint, str(status)),
+                                              self.latency.labels(endpoint))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def committed(self, records: int, write_seconds: float, replies: list[dict]) -> None:
         self.group_size.observe(records)
