@@ -24,6 +24,10 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from textcw import _compile_notice
+
+_compile_notice.attach()  # the command line's notice of a first run's compiling
+
 
 def kernel(fn):
     """Compile ``fn`` as a textcw kernel (no Python objects, cached, GIL released)."""

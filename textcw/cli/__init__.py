@@ -21,6 +21,7 @@ from typing import NoReturn
 
 import typer
 
+from textcw import _compile_notice
 from textcw._deferred import defer
 from textcw.cli.root import configure_logging
 from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     debug = os.environ.get(DEBUG_VAR) == "1"
     _quick_exit()
     defer()  # before scikit-learn is imported (textcw._deferred)
+    _compile_notice.enable()  # one line on a terminal when kernels compile (a first run)
     configure_logging(logging.INFO)  # before plugins load: their warnings take the usual form
     with handle_signals():
         try:
