@@ -7,7 +7,7 @@ import pytest
 
 from textcw.errors import InputError
 from textcw.learners.passive_aggressive import PassiveAggressiveI
-from textcw.learners.inputs import distinct_labels
+from textcw.learners.inputs import distinct_labels, unknown_labels
 from tests.sparse_data import random_sparse
 
 CASES = [
@@ -45,3 +45,30 @@ def test_a_later_chunk_with_mixed_labels_is_refused_with_the_message():
     mixed[0] = 7
     with pytest.raises(InputError, match="mixes label types"):
         model.partial_fit(X[20:], mixed)
+
+
+@pytest.mark.parametrize("labels, classes", [
+    (np.array(["b"], dtype=object), np.array(["a", "b", "c"], dtype=object)),
+    (np.array(["a", "z"], dtype=object), np.array(["a", "b", "c"], dtype=object)),
+    (np.array(["0"], dtype=object), np.array(["a", "b"], dtype=object)),  # before every class
+    (np.array(["zz", "zz"], dtype=object), np.array(["a", "b"], dtype=object)),  # after every class
+    (np.array([3, 9, -1]), np.arange(5)),
+    (np.array([1.5]), np.array([0.0, 1.0])),
+    (np.array([True]), np.array([False])),
+    (np.array([1]), np.array(["1", "2"], dtype=object)),  # another type: never a class
+    (np.array(["a"], dtype=object), np.array([], dtype=object)),
+])
+def test_unknown_labels_are_numpy_setdiff1d(labels, classes):
+    got, want = unknown_labels(labels, classes), np.setdiff1d(labels, classes)
+    assert got.tolist() == want.tolist()
+
+
+def test_unknown_labels_match_setdiff1d_on_random_label_sets():
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        classes = np.unique(rng.integers(0, 30, size=rng.integers(1, 12)))
+        labels = rng.integers(0, 30, size=rng.integers(1, 6))
+        as_text = np.array([f"c{v:02d}" for v in labels], dtype=object)
+        text_classes = np.array([f"c{v:02d}" for v in classes], dtype=object)
+        assert unknown_labels(labels, classes).tolist() == np.setdiff1d(labels, classes).tolist()
+        assert unknown_labels(as_text, text_classes).tolist() == np.setdiff1d(as_text, text_classes).tolist()

@@ -19,7 +19,8 @@ from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import DataError, InputError, ParameterError
 from textcw.learners import autotune, weighting
-from textcw.learners.inputs import as_label_array, check_features, check_labels, check_targets, distinct_labels
+from textcw.learners.inputs import (as_label_array, check_features, check_labels, check_targets, distinct_labels,
+                                   unknown_labels)
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
 from textcw.learners.protocol import KernelCall, bind_kernel, prepare_learner_class, warn_if_no_updates
 from textcw.learners.selftune import Axis
@@ -235,7 +236,7 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                     f"classes={declared.tolist()} differs from the classes of the first "
                     f"partial_fit call ({self.classes_.tolist()})"
                 )
-        unknown = np.setdiff1d(labels, self.classes_)
+        unknown = unknown_labels(labels, self.classes_)
         if unknown.size:
             raise InputError(
                 f"labels {unknown.tolist()} are not among the declared classes {self.classes_.tolist()}; "

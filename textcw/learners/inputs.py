@@ -147,6 +147,22 @@ def distinct_labels(y: np.ndarray) -> np.ndarray:
     return np.array(sorted(set(y.tolist())), dtype=object)
 
 
+def unknown_labels(labels: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """``np.setdiff1d(labels, classes)``: the distinct ``labels`` that are not ``classes``
+    (sorted, as :func:`check_labels` leaves them).
+
+    ``setdiff1d`` sorts both arrays and concatenates them (0.13 ms for one string label against
+    20 classes, a tenth of a one-document update in a service); a binary search of the sorted
+    classes answers the usual case (every label known, of the classes' type) in a tenth of that.
+    """
+    if labels.dtype == classes.dtype and len(classes) and labels.ndim == 1:
+        at = np.minimum(np.searchsorted(classes, labels), len(classes) - 1)
+        missing = classes[at] != labels
+        if not missing.any():
+            return labels[:0]
+    return np.setdiff1d(labels, classes)
+
+
 def check_labels(y: np.ndarray, what: str = "y", min_classes: int = 2) -> np.ndarray:
     """The sorted distinct labels of ``y``: of one type, finite, not real-valued, none longer than
     ``MAX_LABEL_CHARS`` (what trains must export), and at least ``min_classes`` of them."""
