@@ -7,7 +7,9 @@ starts in the background, where the document starts it, on a free loopback port 
 at the end. ``pip install -e FOLDER`` is not run again (it would reinstall into the environment
 the tests run in): the folder must be the plugin that is installed, at its version. Every other
 line must exit with 0, and every reply of the service must be JSON without an error. Then what
-the documents claim: the recipe learns a word the model never saw.
+the documents claim: the recipe learns a word the model never saw, and each reply a document
+shows (a ```` ```json ```` block after a command) is the service's reply, its numbers to the
+precision shown, as is the temperature its start-up warning shows.
 """
 
 from __future__ import annotations
@@ -57,6 +59,78 @@ def shell_commands(markdown: str) -> list[str]:
         if command and not command.startswith("#"):
             commands.append(command)
     return commands
+
+
+class Shown(float):
+    """A number as a document shows it: the value, and the literal (its precision)."""
+
+    def __new__(cls, literal: str):
+        number = super().__new__(cls, literal)
+        number.literal = literal
+        return number
+
+    def tolerance(self) -> float:
+        """Half a unit of the last digit shown (``0.3161``: 5e-5; ``2.25e-06``: 5e-9)."""
+        mantissa, _, exponent = self.literal.lower().partition("e")
+        decimals = len(mantissa.partition(".")[2])
+        return 0.5 * 10.0 ** (int(exponent or 0) - decimals)
+
+
+def shown_replies(markdown: str) -> list[tuple[str, object]]:
+    """``[(command, reply)]``: each ```` ```json ```` block that follows a ```` ```sh ```` block,
+    as the reply of that block's last command, its numbers kept as :class:`Shown`."""
+    out, block, lines, last = [], None, [], None
+    for line in markdown.splitlines():
+        fence = _FENCE.match(line.strip())
+        if fence and block is None:
+            block, lines = fence.group(1), []
+            continue
+        if fence:
+            if block in ("sh", "bash", "shell"):
+                last = (shell_commands("```sh\n" + "\n".join(lines) + "\n```") or [None])[-1]
+            elif block == "json" and last is not None:
+                out.append((last, json.loads("\n".join(lines), parse_float=Shown, parse_int=Shown)))
+                last = None
+            else:
+                last = None
+            block = None
+            continue
+        if block is not None:
+            lines.append(line)
+    return out
+
+
+def differences(shown, actual, where: str = "reply") -> list[str]:
+    """Where ``actual`` (a service's reply) is not what the document shows: keys, labels and
+    texts exactly, numbers to the precision shown."""
+    if isinstance(shown, dict):
+        if not isinstance(actual, dict) or set(shown) != set(actual):
+            return [f"{where}: shown keys {sorted(shown)}, the service gave {actual!r}"]
+        return [d for key in shown for d in differences(shown[key], actual[key], f"{where}.{key}")]
+    if isinstance(shown, list):
+        if not isinstance(actual, list) or len(shown) != len(actual):
+            return [f"{where}: shown {len(shown)} items, the service gave {actual!r}"]
+        return [d for i, (a, b) in enumerate(zip(shown, actual)) for d in differences(a, b, f"{where}[{i}]")]
+    if isinstance(shown, Shown):
+        if isinstance(actual, bool) or not isinstance(actual, (int, float)) or \
+                abs(actual - shown) > shown.tolerance() * (1 + 1e-9):
+            return [f"{where}: shown {shown.literal}, the service gave {actual!r}"]
+        return []
+    return [] if shown == actual else [f"{where}: shown {shown!r}, the service gave {actual!r}"]
+
+
+def test_the_shown_replies_are_read_and_compared_at_their_precision():
+    text = ('```sh\ncurl a \\\n  -d 1\n```\n```json\n{"p": 0.3161, "q": 2.25e-06, "n": 1, "s": "x"}\n```\n'
+            "```sh\ncurl b\n```\nno reply shown\n```\nplain\n```\n")
+    ((command, reply),) = shown_replies(text)
+    assert command == "curl a    -d 1"
+    assert differences(reply, {"p": 0.31614, "q": 2.254e-06, "n": 1, "s": "x"}) == []
+    assert differences(reply, {"p": 0.3162, "q": 2.25e-06, "n": 1, "s": "x"}) == \
+        ["reply.p: shown 0.3161, the service gave 0.3162"]
+    assert differences(reply, {"p": 0.3161, "q": 2.26e-06, "n": 2, "s": "y"}) == [
+        "reply.q: shown 2.25e-06, the service gave 2.26e-06", "reply.n: shown 1, the service gave 2",
+        "reply.s: shown 'x', the service gave 'y'"]
+    assert differences(reply, {"p": 0.3161}) != []
 
 
 def test_the_command_reader():
@@ -165,3 +239,15 @@ def test_every_command_runs_as_written_and_the_recipe_learns_a_new_word(document
         before = replies["predict"][0]["predictions"][0]
         assert before["decision"] == 0.0 and before["probabilities"] == {"sci.electronics": 0.5, "sci.med": 0.5}
     assert (work / "sci.serve" / "checkpoints.sha256").is_file()  # the state folder beside the model
+    # what the document shows is what the service replied, to the precision shown
+    shown = shown_replies(document.read_text())
+    run_here = [c for c in shell_commands(document.read_text())
+                if not c.startswith("pip install") and not re.match(r"^textcw serve \S+\.textcw-model", c)]
+    replies_of = dict(zip(run_here, (output for _, output in outputs)))
+    for command, reply in shown:
+        assert differences(reply, json.loads(replies_of[command])) == [], f"{document.name}: `{command}`"
+    temperature = re.search(r"temperature \(([0-9.]+)\)", document.read_text())
+    if temperature:
+        served = re.search(r"temperature \(([0-9.]+)\)", services[0].output())
+        assert served and differences(Shown(temperature.group(1)), float(served.group(1))) == [], \
+            f"{document.name} shows temperature {temperature.group(1)}: {services[0].output()}"
