@@ -48,7 +48,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("textcw.pipeline",),
     # What is built on the library functions: evaluation, scale-out training, explanations and
     # what to label next.
-    ("textcw.evaluation", "textcw.scale", "textcw.explain", "textcw.suggest"),
+    ("textcw.evaluation", "textcw.scale", "textcw.explain", "textcw.model_words", "textcw.suggest"),
     # Model files and exports.
     ("textcw.signing", "textcw.model_manifest", "textcw.persist", "textcw.model_card", "textcw.portable_format",
      "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable"),

@@ -56,10 +56,15 @@ def inspect_command(
     as_json: JsonFlag = False,
     manifest: Annotated[bool, typer.Option("--manifest", help="Print the file's own record (a model file's manifest, an export's JSON without its arrays) instead of the model card")] = False,
     max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse exports that unpack to more than this")] = 4096,
+    top_words: Annotated[int | None, typer.Option(
+        "--top-words", min=1, max=1000, metavar="N",
+        help="Instead of the card, the N words with the largest weights towards each label, with each "
+             "weight's standard deviation (Gaussian learners); loads the model as predict does")] = None,
 ) -> None:
     """Print a model card: learner, parameters, classes, features, corpus and training
     figures, versions, creation time, digest and signature. Nothing in the file is run or
-    unpickled, and every value is printed escaped."""
+    unpickled, and every value is printed escaped. With ``--top-words N``, the words the model
+    weighs most for each label instead (the model is loaded, with the checks ``predict`` makes)."""
     from textcw.model_card import model_card, render_card
     from textcw.persist import read_manifest
     from textcw.untrusted import safe_text
@@ -68,6 +73,8 @@ def inspect_command(
     if path.exists() and not path.is_file():  # a FIFO or a device: refused before it is opened
         raise ModelFileError(f"{safe_text(path)} is not a regular file; give a model file or an exported model")
     exported = is_export(path)
+    if top_words is not None:
+        return _print_top_words(path, top_words, exported=exported, as_json=as_json, max_bytes=max_mb << 20)
     try:
         if manifest:
             record = read_document(path, max_bytes=max_mb << 20) if exported else read_manifest(path)
@@ -87,6 +94,33 @@ def inspect_command(
         print_json(record)
     else:
         typer.echo(render_card(record), nl=False)
+
+
+def _print_top_words(path: Path, n: int, *, exported: bool, as_json: bool, max_bytes: int) -> None:
+    """``inspect --top-words``: :func:`textcw.model_words.top_words` of the model at ``path``."""
+    from textcw.model_words import top_words
+    from textcw.untrusted import safe_text
+
+    if exported:
+        from textcw.portable import import_model
+
+        model = import_model(path, max_bytes=max_bytes)
+    else:
+        from textcw.persist import load
+
+        model = load(path)
+    labels = top_words(model, n)
+    if as_json:
+        print_json({"labels": [{"label": getattr(lw.label, "item", lambda: lw.label)(), "words": [
+            {"word": w.word, "weight": w.weight, "sd": w.sd} for w in lw.words]} for lw in labels]})
+        return
+    gaussian = any(w.sd is not None for lw in labels for w in lw.words)
+    for lw in labels:
+        typer.echo(f"{safe_text(lw.label)}: the {len(lw.words)} words weighing most towards it"
+                   + (" (weight, its standard deviation, and the weight in deviations)" if gaussian else ""))
+        for w in lw.words:
+            sure = f"  sd {w.sd:.4f}  z {w.z:5.1f}" if w.sd else ""
+            typer.echo(f"  {w.weight:+9.4f}{sure}  {safe_text(w.word, limit=60)}")
 
 
 def register(app: typer.Typer) -> None:
