@@ -6,7 +6,8 @@ Tasks and features are those of ``bench_out_of_box.py`` (digits standardised; sy
 and ``textcw train``'s self-tuned defaults where the registry has some): its own probabilities
 (Gaussian learners), ``Calibrated`` with ``record`` first / last / cross-fit (2 folds), and one
 epoch with progressive validation. Reported: the numbers and the wall time of ``fit``.
-Run by hand: ``python benchmarks/bench_calibration.py [--text-n N] [--json out.json]``;
+Run by hand: ``python benchmarks/bench_calibration.py [--text-n N] [--learners cw-stdev,arow]
+[--json out.json]``;
 results in docs/quality.md "Which pass to calibrate on".
 """
 
@@ -24,6 +25,7 @@ from sklearn.linear_model import LogisticRegression
 
 import textcw
 from textcw.atomic import atomic_write_text
+from textcw.errors import TextcwError
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 
@@ -61,8 +63,15 @@ def rows_for(name, params, data) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text-n", type=int, default=10_000)
+    parser.add_argument("--learners", default=",".join(LEARNERS), help="comma-separated textcw learners")
     parser.add_argument("--json", help="also write every number to this JSON file")
     args = parser.parse_args(argv)
+    learners = [name.strip() for name in args.learners.split(",") if name.strip()] or parser.error("no learner given")
+    try:
+        for name in learners:
+            textcw.make_learner(name)
+    except TextcwError as exc:  # an unknown name: the error lists the registered ones
+        parser.error(str(exc))
     results = {}
     for heldout in (digits_task(), synthetic_text_task(args.text_n)):
         task = heldout.name
@@ -70,7 +79,7 @@ def main(argv=None) -> None:
         data = (features.transform(heldout.X_train), heldout.y_train, features.transform(heldout.X_test),
                 heldout.y_test)
         out = results[task] = {}
-        for name in LEARNERS:
+        for name in learners:
             out[name] = rows_for(name, {}, data)
             if name in SELF_TUNED:
                 out[f"{name} self-tuned"] = rows_for(name, SELF_TUNED[name], data)

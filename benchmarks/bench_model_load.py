@@ -16,7 +16,8 @@ What is measured, for each model, in fresh processes (``--repeat``, median):
   that belongs to the model), and the second, for comparison.
 
 "before" runs the code of a git revision (``--before``, default ``HEAD``, extracted with ``git
-archive`` into a temporary folder and put first on ``PYTHONPATH``) on a file in its format;
+archive`` into a temporary folder and put first on ``PYTHONPATH``; ``--before ""`` leaves it out,
+as its first process compiles every kernel of that tree anew) on a file in its format;
 "after" runs this working tree on the same model saved in the new format; "compat" runs this
 working tree on the old file (models saved before keep loading). The same fitted model is in
 all three: it is trained once by this tree (``python -m textcw train``) and written in the old
@@ -138,13 +139,14 @@ def main() -> None:
     parser.add_argument("--learner", default="cw-stdev")
     parser.add_argument("--sizes", default="small,main,bigrams")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--before", default="HEAD", help="git revision whose code loads the old files")
+    parser.add_argument("--before", default="HEAD",
+                        help="git revision whose code loads the old files ('': leave that variant out)")
     parser.add_argument("--work", type=Path, help="folder for the models (kept, so reruns skip training)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-model-load-"))
     work.mkdir(parents=True, exist_ok=True)
-    before_tree = extract(args.before, Path(tempfile.mkdtemp(prefix="textcw-before-")))
+    before_tree = extract(args.before, Path(tempfile.mkdtemp(prefix="textcw-before-"))) if args.before else None
     start = os.getloadavg()
     rows = []
     for size in args.sizes.split(","):
@@ -155,6 +157,8 @@ def main() -> None:
             run(DOWNGRADE, [str(new), str(old)])
         # Each tree reads a file in its own format; "compat" is this tree on the old file.
         variants = {"before": (old, before_tree, before_tree), "after": (new, None, REPO), "compat": (old, None, REPO)}
+        if before_tree is None:
+            del variants["before"]
         for label, result in zip(variants, measure(list(variants.values()), args.repeat)):
             path = variants[label][0]
             rows.append({"size": size, "code": label, "file_mb": path.stat().st_size / 1e6, **result})

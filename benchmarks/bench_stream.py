@@ -101,7 +101,7 @@ def main() -> None:
     args = parser.parse_args()
 
     records, best = [], {}
-    for n in (args.small, args.documents):
+    for n in dict.fromkeys((args.small, args.documents)):  # a size given twice runs once
         for _ in range(args.repeat if n == args.documents else 1):
             for workers in (1, 2):
                 run = run_tree(["--corpus", f"synthetic-text:{n}", "--learner", args.learner, "--stream",

@@ -14,7 +14,8 @@ timing; every configuration runs once per round, in interleaved rounds, and the 
 each counts (wall and CPU time of this process).
 
 Run by hand (not a test): ``TEXTCW_DATA=... python benchmarks/multiclass_k.py [--repeat R]
-[--learners cw-var,arow] [--json out.json]``. Results: docs/benchmarks.md.
+[--learners cw-var,arow] [--documents N] [--json out.json]``; ``--documents`` times a seeded random
+sample of the training split instead (a quick run). Results: docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -34,10 +35,15 @@ KS = (1, 2, 3, 5, 10, 19)
 STRATEGIES = ("seq", "par", "exact")
 
 
-def load():
+def load(documents: int | None = None):
+    """The training split as ``binary-bow`` features and labels; ``documents``: a seeded random
+    sample of that many, in their order in the split."""
     train = load_corpus("newsgroups", "train")
-    X = make_featurizer("binary-bow").fit_transform(train.data)
-    return X, np.asarray(train.labels)
+    docs, labels = list(train.data), np.asarray(train.labels)
+    if documents is not None and documents < len(docs):
+        keep = np.sort(np.random.default_rng(0).choice(len(docs), documents, replace=False))
+        docs, labels = [docs[i] for i in keep], labels[keep]
+    return make_featurizer("binary-bow").fit_transform(docs), labels
 
 
 def configurations(learners):
@@ -85,10 +91,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--learners", default="cw-var,cw-stdev,arow,pa1")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--documents", type=int, help="a seeded random sample of this many training documents "
+                        "(default: all)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
+    if args.documents is not None and args.documents < 1:
+        parser.error(f"--documents must be at least 1, got {args.documents}")
 
-    X, y = load()
+    X, y = load(args.documents)
+    if len(np.unique(y)) <= max(KS):  # k counts the competitors of the true label: all 19 need 20 labels
+        parser.error(f"--documents {args.documents} holds {len(np.unique(y))} of the 20 labels; k up to "
+                     f"{max(KS)} needs all 20: give more documents")
     print(f"20 Newsgroups train: {X.shape[0]:,} documents x {X.shape[1]:,} features, {X.nnz:,} non-zeros, "
           f"{len(np.unique(y))} labels")
     print(f"python {platform.python_version()}, numpy {np.__version__}, textcw {textcw.__version__}, "

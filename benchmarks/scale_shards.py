@@ -10,8 +10,8 @@ load average just before the run (other work competing for the cores), and test 
 (identical across backends and worker counts by construction).
 
 Run by hand (not a test): ``python benchmarks/scale_shards.py [--documents 200000]
-[--shards 4] [--epochs 1] [--json out.json]``. Results: docs/scale.md. On a machine shared with
-other work the speed-up is bounded by the cores actually free.
+[--shards 4] [--epochs 1] [--backends local,dask] [--json out.json]``. Results: docs/scale.md.
+On a machine shared with other work the speed-up is bounded by the cores actually free.
 """
 
 from __future__ import annotations
@@ -31,12 +31,18 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--learner", default="cw-var")
+    parser.add_argument("--backends", default="local,dask",
+                        help="comma-separated: local (1 and 2 workers), dask (a local cluster of 2)")
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args()
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    known = list(dict.fromkeys(backend for backend, _ in CONFIGS))
+    if not backends or set(backends) - set(known):
+        parser.error(f"--backends {args.backends!r}: give some of {', '.join(known)}, comma-separated")
 
     rows, records = [], []
     one = None
-    for backend, workers in CONFIGS:
+    for backend, workers in (c for c in CONFIGS if c[0] in backends):
         load = os.getloadavg()[0]  # other work on the machine competes for the same cores
         run = run_train(["--corpus", f"synthetic-text:{args.documents}", "--learner", args.learner,
                          "--shards", str(args.shards), "--epochs", str(args.epochs), "--backend", backend,
