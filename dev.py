@@ -26,7 +26,8 @@ build/logs/results); the warnings the suites expect are left out of the console.
 
 What a user installs is tested too: `test` builds the wheel, installs it into a fresh
 environment for each of INSTALL_PROFILES (no extras, each extra, every dependency at its lowest
-admitted version) and runs `tests/install` against that environment's `textcw`. Then it checks the
+admitted version) and runs `tests/install` against that environment's `textcw`; beside that, it
+runs every install line of the README with pip in an environment of its own. Then it checks the
 public modules' types (mypy, configured in pyproject.toml) and builds the documentation strictly.
 """
 
@@ -72,6 +73,10 @@ PROFILE_PLUGINS = {"serve": [ROOT / "plugins" / "textcw-serve"]}
 # lists, trains, saves and predicts, and each extra's or plugin's feature works or says what to
 # install), not again the command line's own behaviour (usage errors, signals, completion).
 FULL_PROFILES = {"no-extras", "minimum-versions"}
+# The one folder (under build/installs) each profile's environment is made in, in turn: see test_installs.
+PROFILE_ENV = "profile-env"
+# The README's install lines make an environment of their own with pip: a stage of its own, not a profile's.
+README_TEST = "tests/install/test_readme_install.py"
 
 
 def plugin_dirs() -> list[Path]:
@@ -184,6 +189,7 @@ def main(argv: list[str]) -> int:
     # the network and the disk, and fill the cores where the test stages' last workers idle);
     # their output is shown when they end.
     side = [Stage.in_background("installed-package tests", test_installs),
+            Stage.in_background("README install lines", test_readme_install),
             Stage.in_background("type check", lambda stage: stage.run(MYPY, cwd=ROOT)),
             Stage.in_background("documentation", lambda stage: stage.run(docs_command(), cwd=ROOT,
                                                                            env=docs_environment()))]
@@ -377,11 +383,19 @@ def test_installs(stage: Stage) -> None:
     wheels, shared by all profiles (seconds where pip took a minute a profile). Without
     byte-compiling every installed file up front (20 s of CPU a profile): Python compiles the
     modules a test imports when it imports them.
+
+    Each profile's environment is made afresh at one and the same folder (PROFILE_ENV), so that
+    the profiles share compiled kernels: numba files a kernel's machine code under the full path
+    of its source file, and checks the file's size and time, which uv's hard links from its
+    cache keep. In folders of their own, every profile compiled every kernel it ran cold again
+    (the first test that trains paid 40-140 s under load). The first profile still compiles
+    cold, as a user's first run does; a profile with other pinned versions (another numba) gets
+    a kernel cache of its own, so that it neither uses nor replaces the others' machine code.
     """
     wheel = build_wheel(stage)
     failed = []
+    target = INSTALLS / PROFILE_ENV
     for name, (extras, constraints) in INSTALL_PROFILES.items():
-        target = INSTALLS / name
         print(f"installed-package tests: {name}", file=stage.log, flush=True)
         if target.exists():
             shutil.rmtree(target)
@@ -389,6 +403,8 @@ def test_installs(stage: Stage) -> None:
         requirement = f"{wheel}[{extras}]" if extras else str(wheel)
         uv = str(BIN / "uv")
         env = environment()
+        if constraints is not None:
+            env["NUMBA_CACHE_DIR"] = str(Path(env["NUMBA_CACHE_DIR"]) / f"profile-{name}")
         plugins = PROFILE_PLUGINS.get(name, [])
         env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras, TEXTCW_INSTALLED_PROFILE=name,
                    TEXTCW_INSTALLED_PLUGINS=",".join(p.name for p in plugins))
@@ -398,10 +414,20 @@ def test_installs(stage: Stage) -> None:
             failed.append(name)
             stage.pytest_runs.append((RESULTS / f"install-{name}-not-installed.xml", 1))  # counted as failed
         elif stage.pytest([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/install",
-                           *([] if name in FULL_PROFILES else ["-m", "every_profile"])], cwd=ROOT, env=env) != 0:
+                           f"--ignore={README_TEST}", *([] if name in FULL_PROFILES else ["-m", "every_profile"])],
+                          cwd=ROOT, env=env) != 0:
             failed.append(name)
     print(f"installs: {len(INSTALL_PROFILES) - len(failed)} passed, {len(failed)} failed"
           + (f" ({', '.join(failed)})" if failed else ""), file=stage.log, flush=True)
+
+
+def test_readme_install(stage: Stage) -> None:
+    """Every install line of the README, run with pip as written in an environment of its own
+    (README_TEST), beside the profiles rather than in one of them: it needs none of their
+    environments, and most of its time is pip's (resolving, fetching, building each package in
+    isolation), which overlaps the other stages' work instead of adding to the profiles' turn."""
+    stage.pytest([str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", README_TEST], cwd=ROOT,
+                 env=environment())
 
 
 if __name__ == "__main__":

@@ -63,3 +63,41 @@ def test_the_report_s_last_line_is_the_totals(dev, tmp_path, monkeypatch, capsys
     lines = capsys.readouterr().out.splitlines()
     assert lines[-1] == "100 passed, 2 failed, 2 skipped, 3 expected failures"
     assert lines[-2].startswith("dev.py test: ")
+
+
+def test_every_install_profile_is_made_afresh_in_one_folder_and_shares_the_kernel_cache(dev, tmp_path, monkeypatch):
+    """numba files a kernel's machine code under its source file's full path: one folder for every
+    profile's environment lets the later profiles load what the first compiled. The profile with
+    other pinned versions (another numba) has a cache of its own; the README's lines are a stage
+    of their own, run by no profile."""
+    monkeypatch.setattr(dev, "INSTALLS", tmp_path / "installs")
+    monkeypatch.setattr(dev, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(dev, "build_wheel", lambda stage: tmp_path / "textcw-1.0-py3-none-any.whl")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "kernels"))
+    runs = []
+
+    def run(self, cmd, **kwargs):
+        if cmd[1:3] == ["venv", "--quiet"]:  # the environment is new: nothing of the last profile is left
+            assert not Path(cmd[-1]).exists()
+            (Path(cmd[-1]) / "stale").mkdir(parents=True)
+        if "pytest" in cmd:
+            runs.append((cmd, kwargs["env"]))
+        return 0
+
+    monkeypatch.setattr(dev.Stage, "run", run)
+    stage = dev.Stage("installed-package tests", open(tmp_path / "log", "w+", encoding="utf-8"))
+    dev.test_installs(stage)
+    profiles = [env["TEXTCW_INSTALLED_PROFILE"] for _, env in runs]
+    assert profiles == list(dev.INSTALL_PROFILES)
+    folder = tmp_path / "installs" / "profile-env"
+    assert {env["TEXTCW_INSTALLED_BIN"] for _, env in runs} == {str(folder / dev.BIN.name)}
+    caches = {env["TEXTCW_INSTALLED_PROFILE"]: env["NUMBA_CACHE_DIR"] for _, env in runs}
+    pinned = {name for name, (_, constraints) in dev.INSTALL_PROFILES.items() if constraints is not None}
+    assert pinned == {"minimum-versions"}
+    assert {caches[name] for name in caches if name not in pinned} == {str(tmp_path / "kernels")}
+    assert caches["minimum-versions"] == str(tmp_path / "kernels" / "profile-minimum-versions")
+    assert all(f"--ignore={dev.README_TEST}" in cmd for cmd, _ in runs)
+    assert [("every_profile" in cmd) for cmd, _ in runs] == [name not in dev.FULL_PROFILES for name in profiles]
+    stage.log.seek(0)
+    assert stage.log.read().splitlines()[-1] == "installs: 6 passed, 0 failed"
+    stage.log.close()

@@ -7,8 +7,9 @@ shell (so ``dist/textcw-*.whl`` is expanded as a user's shell does). Then the co
 every extra and plugin the lines installed must work. ``pip`` uses the machine's own
 configuration (index, find-links), as a user's does.
 
-``python3 dev.py test`` runs it in the ``no-extras`` profile only (it makes its own environment,
-so the other profiles would repeat it); by hand, ``dev.py test tests/install/test_readme_install.py``.
+``python3 dev.py test`` runs it once, as a stage of its own beside the install profiles (it makes
+its own environment, so the profiles would only repeat it); by hand,
+``dev.py test tests/install/test_readme_install.py``.
 """
 
 from __future__ import annotations
