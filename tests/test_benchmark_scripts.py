@@ -77,10 +77,6 @@ SCRIPTS = {
     "bench_margins.py": Smoke(
         ("--tasks", "digits", "--learners", "cw-stdev", "--json", "{tmp}/out.json"),
         ("| task | learner | accuracy | ECE: earlier auto / now |", "| digits | cw-stdev | ")),
-    "bench_multilabel.py": Smoke(
-        ("--learners", "pa1", "--train-docs", "200", "--test-docs", "100", "--repeat", "1", "--json", "{tmp}/out.json"),
-        ("| system | micro-F1 | macro-F1 | wall best (s) | wall median (s) | CPU median (s) | notes |", "| textcw pa1 | ",
-         "| sklearn OneVsRest(LinearSVC), C tuned by 3-fold CV | ")),
     "bench_model_load.py": Smoke(
         # --before "": not the variant that runs an earlier revision's code, whose first process
         # compiles every kernel of that copy anew (15-20 s of CPU)
