@@ -1,11 +1,22 @@
 """Where textcw keeps its caches: the corpus and feature caches and the plugin index.
 
 ``$TEXTCW_CACHE`` when set; otherwise the user's cache folder by the rules of platformdirs'
-``user_cache_dir`` (``appauthor=False``). The rule is ten lines, written here rather than taken
-from platformdirs so that textcw's start (the plugin index is read before anything else) adds no
-dependency and no import; ``tests/corpus/test_cache.py::test_location`` holds it to platformdirs'
-documented paths on each system. Nothing here imports NumPy: a start that only reads the plugin
-index must not pay for it.
+``user_cache_dir`` (``appauthor=False``) as they stood until 2026 (see below). The rule is ten
+lines, written here rather than taken from platformdirs, for two reasons:
+
+- platformdirs is not a dependency of textcw (only the documentation tools bring it), and every
+  start reads this folder first (the plugin index is in it): importing platformdirs 4.14 costs
+  13-15 ms there (``python -X importtime``, best and median of 5, on a shared machine at a load
+  average of 17), for ten lines;
+- its answer changes with its version: since its pull request 416 (February 2026; 4.14 is
+  checked here) platformdirs follows ``$XDG_CACHE_HOME`` on macOS too, which earlier versions did
+  not (its issue 269), so the same textcw would move its caches when an unrelated package
+  upgrades platformdirs. The folder here stays ``~/Library/Caches/textcw`` on macOS, where
+  ``$TEXTCW_CACHE`` is the way to choose another.
+
+``tests/corpus/test_cache.py::test_location`` holds the rule to platformdirs' documented paths on
+each system. Nothing here imports NumPy: a start that only reads the plugin index must not pay
+for it.
 """
 
 from __future__ import annotations

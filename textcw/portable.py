@@ -33,6 +33,21 @@ Fitted state travels as follows: textcw learners through ``state_dict()`` /
 arrays and nested scikit-learn estimators. A step with other kinds of state cannot be exported,
 and the error names the attribute.
 
+Why not skops or safetensors, the two pickle-free formats in use for such models:
+
+- ``skops.io`` saves a scikit-learn object graph and, on load, constructs each object whose type
+  is on its default list of trusted types or on the list the user passes; textcw's learners and
+  featurizers are not on the default list, so a user would trust them by class name and skops
+  would restore their attributes directly. That skips what makes an import safe here: building
+  each step through the registries with validated parameters, and
+  :meth:`~textcw.learners.base.OnlineLinearClassifier.load_state_dict`'s checks of shapes, values
+  and widths. Its trust check has also had bypasses (CVE-2025-54412, fixed in skops 0.12).
+- safetensors stores named numeric tensors (a JSON header of dtype, shape and byte offsets, then
+  the raw data) with string-to-string metadata: it covers this format's ``arrays/<n>.npy``
+  members, which are numeric too and read with ``allow_pickle=False`` and bounded headers, but
+  not the pipeline's description (registered names, parameters, vocabularies, labels). Using it
+  for the arrays would add a compiled dependency and a format change for no new guarantee.
+
 The work is split in rooms: :mod:`textcw.portable_export` writes the file,
 :mod:`textcw.portable_format` holds the format and reads the archive within its bounds, and
 :mod:`textcw.portable_rebuild` turns the JSON back into values through allow-lists; this module

@@ -123,7 +123,8 @@ def test_evaluators_are_library_functions_and_the_designs_are_registered(regs):
                for kind in ("evaluators", "metrics", "comparisons")}
     assert builtin == {"evaluators": ["combination", "curve", "cv", "holdout", "noise", "online", "timing", "tune"],
                        # what `textcw evaluate --design` runs
-                       "metrics": ["brier", "ece", "error", "log-loss", "macro-f1", "precision@k"],
+                       "metrics": ["brier", "ece", "error", "hamming-loss", "log-loss", "macro-f1", "micro-f1",
+                                   "precision@k", "subset-accuracy"],
                        "comparisons": ["bootstrap", "mcnemar", "rank"]}
     factory = {name: getattr(evaluators, name) for name in evaluators.__all__}
     assert set(factory) == {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing",

@@ -23,13 +23,13 @@ import typer
 
 from textcw import _compile_notice
 from textcw._deferred import defer
+from textcw.cli.metavars import HELP_OPTIONS, fix_metavars
 from textcw.cli.root import configure_logging
 from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import TextcwError, UsageError
 
 USAGE_ERRORS = (UsageError,)
 DEBUG_VAR = "TEXTCW_DEBUG"
-HELP_OPTIONS = ["-h", "--help"]
 
 __all__ = ["build_app", "build_command", "exit_interrupted", "fail", "main"]
 
@@ -77,22 +77,6 @@ def build_command(app: typer.Typer):
     for pm, plugin, spec in getattr(app, "textcw_plugin_commands", ()) if hasattr(command, "add_command") else ():
         command.add_command(PluginCommand(spec, plugin=plugin, pm=pm, app=app))
     return command
-
-
-def fix_metavars(command) -> None:
-    """Give ``command`` and its sub-commands the usual help metavars (:func:`build_command`)."""
-    stack = [command]
-    while stack:
-        cmd = stack.pop()
-        stack.extend(getattr(cmd, "commands", {}).values())
-        help_option = cmd.get_help_option(typer.Context(cmd, info_name=cmd.name, help_option_names=HELP_OPTIONS))
-        for param in [*cmd.params, *([help_option] if help_option is not None else [])]:
-            if param.metavar is not None:
-                continue
-            if getattr(param, "is_flag", False) or getattr(param, "count", False):
-                param.metavar = ""
-            else:  # an option's value, or an argument: PATH rather than typer 0.29's {path}
-                param.metavar = param.name.upper()
 
 
 def _quick_exit() -> None:

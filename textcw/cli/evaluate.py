@@ -236,6 +236,15 @@ def evaluate(
     names = split_corpora(corpus)
     for name in names:  # a misspelt task is said now, as a usage error, not as a failed row
         resolve_typed_corpus(name)
+    from textcw.corpus.multilabel import multilabel_task
+
+    if any(multilabel_task(name) for name in names):
+        return evaluate_multilabel(names, learner, design=design_name if design or split else "holdout",
+                                   metric=metric, featurizer=featurizer,
+                                   seed=seed, as_json=as_json, json_out=json_out,
+                                   refused={"--tune": tune or None, "--noise": noise, "--sample": sample,
+                                            "--folds": folds, "--compare": compare, "--baseline": baseline,
+                                            "--plot": plot, "--spread": spread or None})
     tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in names]
     defaulted = learner is None
     learners = [LearnerSpec.parse(text) for text in split_list(learner or DEFAULT_LEARNER, "--learner")]
@@ -268,6 +277,51 @@ def evaluate(
     finish_run(report, as_json=as_json, json_out=json_out, plot=plot,
                figures=functools.partial(write_figures, formats=formats),
                interrupted="the table shows the runs that finished")
+
+
+def evaluate_multilabel(names: list[str], learner: str | None, *, design: str, metric: str, featurizer, seed,
+                        as_json: bool, json_out: Path | None, refused: dict) -> None:
+    """``textcw evaluate`` on multi-label tasks (:func:`textcw.multilabel_run.evaluate_holdout`):
+    the holdout design (the default here) with the multi-label metrics (micro-F1, macro-F1,
+    Hamming loss and subset accuracy unless --metric names others); what does not apply is
+    refused in one line."""
+    from textcw.cli.output import print_json, write_json
+    from textcw.cli.usage import DEFAULT_LEARNER
+    from textcw.corpus.multilabel import multilabel_task
+    from textcw.evaluation.dispatch import build_all
+    from textcw.evaluation.specs import LearnerSpec, split_list
+    from textcw.multilabel_run import MULTILABEL_METRICS, check_design, evaluate_holdout
+
+    single = [name for name in names if not multilabel_task(name)]
+    if single:
+        multi = next(name for name in names if multilabel_task(name))
+        raise ParameterError(f"{single[0]} has one label per document and {multi} a set of labels; evaluate "
+                             "multi-label and single-label tasks in separate runs")
+    check_design(design, names[0])
+    given = [option for option, value in refused.items() if value is not None]
+    if given:
+        raise ParameterError(f"{given[0]} does not apply to the multi-label task {names[0]} (the holdout design "
+                             "scores one trained model per learner); drop it")
+    if json_out is not None:
+        check_outputs(json_out=json_out, plot=None)
+    metrics = build_all("metrics", ",".join(MULTILABEL_METRICS) if metric == "error" else metric)
+    learners = [LearnerSpec.parse(text) for text in split_list(learner or DEFAULT_LEARNER, "--learner")]
+    with progress_bar():
+        report = evaluate_holdout(names, learners, metrics, featurizer=featurizer, seed=seed or 0)
+    if json_out is not None:
+        write_json(report, json_out)
+    if as_json:
+        print_json(report)
+        return
+    titles = {name: getattr(m, "title", name) for name, m in metrics.items()}
+    columns = ["task", "learner", *titles.values(), "train s"]
+    rows = [[row["task"], row["learner"], *(_cell(row[name]) for name in metrics), f"{row['train_seconds']:.1f}"]
+            for row in report["rows"]]
+    print_table(columns, rows, title="multi-label, the corpus's train/test split")
+
+
+def _cell(value) -> str:
+    return value if isinstance(value, str) else f"{value:.4f}"
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,8 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from textcw.cli.metavars import fix_metavars
+
 
 class PluginCommand(TyperCommand):
     """A pending plugin's command, as the index describes it (help only: it never runs)."""
@@ -39,7 +41,6 @@ class PluginGroup(TyperGroup):
 
     def import_command(self, stub: PluginCommand) -> None:
         """Import ``stub``'s plugin and put its real commands in place of its stubs."""
-        from textcw.cli import fix_metavars
         from textcw.errors import PluginError
         from textcw.plugins.lazy import load_commands
 

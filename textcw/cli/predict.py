@@ -109,12 +109,20 @@ def predict(
         raise UsageError("give a MODEL file, or --url of a running `textcw serve`")
     pipeline = load(model)
     check_model(pipeline, model)
+    from textcw.cli.multilabel_output import check_options, is_multilabel_model, tag_lines
+
+    multilabel = is_multilabel_model(pipeline)
+    if multilabel:
+        check_options(top=top, explain=explain)
     if top is not None:
         from textcw.explain import check_k
 
         check_k(top, len(pipeline.classes_), "--top")
     docs = read_documents(files)
     if not docs:
+        return
+    if multilabel:  # a set of tags per document
+        typer.echo("\n".join(tag_lines(pipeline, docs, files, proba)))
         return
     labels = pipeline.predict(docs)
     best = None
@@ -182,6 +190,11 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
                           example="predictions.csv")
     pipeline = load(model)
     check_model(pipeline, model)
+    from textcw.cli.multilabel_output import MultiLabelRowWriter, check_options, is_multilabel_model
+
+    multilabel = is_multilabel_model(pipeline)
+    if multilabel:
+        check_options(top=top, explain=False)
     if top is not None:
         from textcw.explain import check_k
 
@@ -189,6 +202,9 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
     names, rows = read_rows(spec, spec.train)
     probabilities = hasattr(pipeline, "predict_proba")
     writer = _RowWriter(fmt, spec, names, probabilities, top)
+    if multilabel:  # a set of tags per row
+        writer = MultiLabelRowWriter(writer, (LABEL_COLUMN, PROBABILITY_COLUMN))
+    label = writer.label if multilabel else _label
     taken = [n for n in (LABEL_COLUMN, PROBABILITY_COLUMN, *writer.top_names()) if n in names]
     if taken:
         raise InputError(f"the input already has a column {taken[0]!r}, where the prediction goes; rename "
@@ -211,10 +227,10 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
                     continue
                 chunk.append(row)
                 if len(chunk) == chunk_size:
-                    writer.write(fh, chunk, *_label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
+                    writer.write(fh, chunk, *label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
                     chunk = []
             if chunk:
-                writer.write(fh, chunk, *_label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
+                writer.write(fh, chunk, *label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
         finally:  # also on an error: the stream stays open for its owner
             writer.finish()
 

@@ -73,6 +73,16 @@ def train(
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
     corpus_entry, _ = resolve_typed_corpus(corpus)
     registries = current_registries()
+    from textcw.corpus.multilabel import multilabel_task
+
+    if multilabel_task(corpus):
+        return train_multilabel_task(corpus, learner, featurizer=featurizer, param=param,
+                                     featurizer_param=featurizer_param, epochs=epochs, seed=seed, out=out,
+                                     as_json=as_json, json_out=json_out, no_cache=no_cache,
+                                     refused={"--init-model": init_model, "--shards": shards,
+                                              "--stream": stream or None,
+                                              "--probability": probability, "--combine": combine,
+                                              "--backend": backend, "--workers": workers})
     if init_model is not None:
         return continue_model(init_model, corpus, learner=learner, epochs=epochs, chunk_size=chunk_size,
                               out=out, as_json=as_json, json_out=json_out, no_cache=no_cache,
@@ -141,6 +151,45 @@ def train(
     )
     if shards is not None or stream:
         typer.echo(scale_line(result))
+
+
+def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param, featurizer_param, epochs, seed,
+                          out, as_json, json_out, no_cache: bool, refused: dict) -> None:
+    """``textcw train`` on a multi-label task (:func:`textcw.multilabel_run.train_multilabel`):
+    one model per label, tag sets predicted; the scale-out and probability options are refused."""
+    from textcw.atomic import check_output_path
+    from textcw.cli.usage import DEFAULT_LEARNER
+
+    given = [option for option, value in refused.items() if value is not None]
+    if given:
+        raise ParameterError(f"{given[0]} does not apply to the multi-label task {corpus} (one model per label, "
+                             "trained in memory, calibrated per label); drop it")
+    if out is not None:
+        check_output_path(out, "--out", example="model.textcw-model")
+    if json_out is not None:
+        check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
+    from textcw.corpus.cache import disabled as cache_disabled
+    from textcw.multilabel_run import train_multilabel
+
+    defaulted = learner is None
+    learner = DEFAULT_LEARNER if defaulted else learner
+    with _plain_progress() as (report, _), cache_disabled(no_cache):
+        result = train_multilabel(corpus, learner, featurizer=featurizer, params=parse_params(param),
+                                  featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
+                                  epochs=epochs, seed=seed, progress=report)
+    raise_if_interrupted()
+    summary = result.to_dict()
+    m = result.metrics
+    if report_result(result.model, summary, {k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")},
+                     out=out, json_out=json_out, as_json=as_json):
+        return
+    scores = ("no scores: no test split was given" if m["micro_f1"] is None else
+              f"micro-F1 {m['micro_f1']:.3f}  macro-F1 {m['macro_f1']:.3f}  Hamming loss {m['hamming_loss']:.4f}  "
+              f"subset accuracy {m['subset_accuracy']:.3f}")
+    typer.echo(f"{result.corpus}  {result.learner}{' (the default)' if defaulted else ''}  {scores}  "
+               f"(train {result.n_train} docs, test {result.n_test}, {len(result.model[-1].classes_)} labels, "
+               f"{result.n_features} features; featurize {result.featurize_seconds:.1f} s, "
+               f"train {result.train_seconds:.2f} s)")
 
 
 def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size, out, as_json, json_out,

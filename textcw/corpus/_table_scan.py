@@ -12,35 +12,30 @@ not strict) over large blocks of the raw file, in compiled code.
 What it measures, per record (a row, or a bad row; blank lines are not records): where it ends
 (the byte after its line break) and on which line, its number of fields, and where its label's
 text lies (equal labels are grouped by a hash, then compared byte for byte: a hash is never
-trusted). :func:`index_csv` counts the records; it leaves a record to the ``csv`` module itself
-whenever they cannot vouch for the answer: a wrong number of fields, a label with escaped
-quotes or text after its closing quote, a quote never closed (an error), bytes that are not in
+trusted). The first pass's driver, :func:`textcw.corpus.tabular.scan.index_csv`, counts the
+records; it leaves a record to the ``csv`` module itself whenever they cannot vouch for the
+answer: a wrong number of fields, a label with escaped quotes or text after its closing quote, a quote never closed (an error), bytes that are not in
 the encoding, a label that :func:`~textcw.corpus.tabular.readers._check_label` refuses. When a
 field or line is longer than ``MAX_FIELD`` bytes, or a record does not fit in
 :data:`MAX_BUFFER` bytes, the rest of the file is read by the ``csv`` module, so its errors (a
 field over the limit, a line too long) stay exactly what they are. Both encodings read (UTF-8
 and Latin-1) keep ASCII bytes as they are, so the delimiter, the quote and the line breaks can
 be found in the bytes (the delimiter must then be ASCII; :func:`usable` says when this scanner
-applies).
+applies). This module reads bytes only and imports nothing of :mod:`textcw.corpus.tabular`,
+whose driver imports it.
 """
 
 from __future__ import annotations
 
-import codecs
-import io
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.corpus.tabular import limits
-from textcw.corpus.tabular.files import Position, _open
-from textcw.corpus.tabular.readers import _check_label, _CsvReader
-from textcw.corpus.tabular.spec import TableSpec
 
-__all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "index_csv", "same_labels", "scan_file", "scan_records",
-           "skip_text", "usable"]
+__all__ = ["MAX_BUFFER", "READ_BYTES", "Batch", "Fallback", "same_labels", "scan_file", "scan_records", "skip_text",
+           "usable"]
 
 READ_BYTES = 8 * 2**20  # the file is read in blocks of this size
 MAX_BUFFER = 64 * 2**20  # the most held at once; a longer record, and the rest, go to the csv module
@@ -312,107 +307,3 @@ def scan_file(fh, offset: int, line: int, *, delimiter: str, label_col: int, max
         if size - start >= MAX_BUFFER:  # no record ends within MAX_BUFFER bytes
             yield Fallback(offset + start, line)
             return
-
-
-# ----------------------------------------------------------------------------- the first pass
-class Window(io.BytesIO):
-    """Bytes of a file read from byte ``offset``, sought by the file's offsets."""
-
-    def __init__(self, data: bytes | bytearray, offset: int):
-        super().__init__(data)
-        self.offset = offset
-
-    def seek(self, pos: int, whence: int = 0) -> int:
-        return super().seek(pos - self.offset if whence == 0 else pos, whence)
-
-
-class WindowReader(_CsvReader):
-    """The csv module's reading of bytes already read (a :class:`Window`)."""
-
-    def __init__(self, spec: TableSpec, path: str, window: Window):
-        super().__init__(spec, path)
-        self.window = window
-
-    def open(self):
-        return self.window
-
-
-def index_csv(counts, rows) -> bool:
-    """Tell ``counts`` (``tabular.index._Counts``) the rows of ``rows`` (``tabular.readers._Rows``
-    of a CSV or TSV file) from :func:`scan_file`'s records; what they cannot vouch for is read by
-    the csv module (the rows of a batch not in the encoding, a record with a wrong number of
-    fields or a label to unquote or refuse; the rest of the file after a field or line over the
-    limit), so that every answer and error is the csv module's. ``False`` (nothing read) if the scanner
-    does not read this delimiter and encoding."""
-    spec, layout, start = counts.spec, rows.layout, rows.start
-    if not usable(spec.delimiter, spec.encoding):
-        return False
-    known: dict[bytes, str] = {}  # label bytes -> label, for up to MAX_LABELS + 1 good labels
-    ncols = len(layout.names)
-    fh = _open(rows.reader.path)
-    try:
-        bom = start.offset == 0 and spec.encoding == "utf-8" and fh.read(3) == codecs.BOM_UTF8
-        row_no = 0
-        for batch in scan_file(fh, start.offset, start.line, delimiter=spec.delimiter, label_col=layout.label,
-                               max_field=limits.MAX_FIELD, skip=3 if bom else 0):
-            if isinstance(batch, Fallback):
-                for row in rows.read(Position(batch.offset, batch.line, row_no)):
-                    counts.row(row, rows.position_after)
-                break
-            row_no = _count_batch(counts, rows, batch, row_no, ncols, known)
-    finally:
-        fh.close()
-    return True
-
-
-def _count_batch(counts, rows, batch: Batch, first: int, ncols: int, known: dict) -> int:
-    """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
-    spec, data, n = counts.spec, batch.data, len(batch.ends)
-    begins = np.concatenate([[batch.start], batch.ends[:-1]])  # where each record's reading starts
-    ends, lines = batch.offset + batch.ends, batch.line + batch.end_lines
-
-    def slow(j: int, stop: int) -> None:  # records j..stop - 1 read by the csv module
-        window = Window(data[begins[j]:batch.ends[stop - 1]], batch.offset + int(begins[j]))
-        reader = WindowReader(spec, rows.reader.path, window)
-        line = batch.line + (int(batch.end_lines[j - 1]) if j else 0)
-        for row in reader.rows(rows.layout, Position(window.offset, line, first + j)):
-            counts.row(row, lambda row: reader.lines.position_of(reader.base_line + reader.csv.line_num,
-                                                                 row.row + 1))
-        counts.position = Position(int(ends[stop - 1]), int(lines[stop - 1]), first + stop)
-
-    if spec.encoding == "utf-8" and not data.isascii() and not data[batch.start:batch.ends[-1]].isascii():
-        try:  # (the whole buffer is checked first: no copy)
-            data[batch.start:batch.ends[-1]].decode("utf-8")
-        except UnicodeDecodeError:
-            slow(0, n)
-            return first + n
-    _, first_of, group = np.unique(batch.label_hash, return_index=True, return_inverse=True)
-    if not same_labels(batch.view, batch.label_from, batch.label_to, first_of[group]):
-        slow(0, n)  # two labels of one hash: let the csv module read them
-        return first + n
-    values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
-    labels, refused = {}, []  # of each distinct value
-    for k, value in enumerate(values):
-        label = known.get(value)
-        if label is None:
-            label, problem = _check_label(value.decode(spec.encoding))
-            if problem is not None:
-                refused.append(k)
-                continue
-            if len(known) <= limits.MAX_LABELS:
-                known[value] = label
-        labels[k] = label
-    good = (batch.fields_of == ncols) & (batch.flags == 0)
-    if refused:
-        good &= ~np.isin(group, refused)
-    j = 0
-    for bad in [*np.flatnonzero(~good).tolist(), n]:
-        if bad > j:
-            counts.run(first + j, ends[j:bad], lines[j:bad])
-            new = {labels[k] for k in np.unique(group[j:bad]).tolist()}
-            if not new <= counts.labels:
-                counts.add_labels(new)
-        if bad < n:
-            slow(bad, bad + 1)
-        j = bad + 1
-    return first + n

@@ -6,6 +6,7 @@ from textcw.hookspecs import hookimpl
 
 DESIGNS = "textcw.evaluation.designs"
 METRICS = "textcw.evaluation.measures"
+MULTILABEL = "textcw.evaluation.multilabel_measures"
 COMPARISONS = "textcw.evaluation.comparisons"
 
 
@@ -33,6 +34,11 @@ def register_metrics(register):
     register("ece", f"{METRICS}:ECE", summary="Expected calibration error of predict_proba, lower is better")
     register("precision@k", f"{METRICS}:PrecisionAtK",
              summary="Top-k accuracy: the true label among the k best-scored (k=3; precision@k:k=5), higher is better")
+    register("micro-f1", f"{MULTILABEL}:MicroF1", summary="Multi-label: micro-averaged F1, higher is better")
+    register("hamming-loss", f"{MULTILABEL}:HammingLoss",
+             summary="Multi-label: share of wrong document-label decisions, lower is better")
+    register("subset-accuracy", f"{MULTILABEL}:SubsetAccuracy",
+             summary="Multi-label: share of documents with exactly the right labels, higher is better")
 
 
 @hookimpl

@@ -9,80 +9,39 @@ the baseline's, resampling the documents (Efron and Tibshirani 1993, chapter 13)
 
 from __future__ import annotations
 
-import statistics
-
 import numpy as np
 
 from textcw.evaluation.contract import Comparison, Option, Verdict
-from textcw.evaluation.mcnemar import mcnemar_test
-from textcw.evaluation.rank import mean_ranks
+from textcw.evaluation.folds import UNTESTED, WRONG
+from textcw.evaluation.mcnemar import against_baseline
+from textcw.evaluation.rank import cell_mean, metric_means, rank_by_metric
 
+# cell_mean and metric_means live in textcw.evaluation.rank (the tables and the ranks read them);
+# they stay importable from here.
 __all__ = ["Bootstrap", "McNemar", "Rank", "cell_mean", "metric_means"]
-
-UNTESTED = "."
-
-
-def cell_mean(cell, metric: str) -> float | None:
-    """The mean over the finished folds of a cell's scalar ``metric`` (None if some fold has no
-    value, or the metric does not apply there); ``error`` falls back to the cell's own fold
-    errors (a report built without metrics)."""
-    values = cell.metrics.get(metric)
-    if values is None:
-        return cell.mean_error if metric == "error" else None
-    if not values or any(v is None or isinstance(v, (dict, str)) for v in values):
-        return None
-    return statistics.fmean(values)
-
-
-def metric_means(report, metric: str, noise: float = 0.0) -> dict[str, dict[str, float]]:
-    """``task -> {learner: mean of metric}`` over the complete cells at one noise rate (a task
-    with several rows, e.g. a learning curve's sizes, gives one entry per row)."""
-    out: dict[str, dict[str, float]] = {}
-    for c in report.cells:
-        value = cell_mean(c, metric)
-        if c.noise == noise and c.complete and value is not None:
-            out.setdefault(report.row_label(c.task, c.row), {})[c.learner] = value
-    return out
 
 
 class McNemar(Comparison):
     """McNemar's test of every learner against the baseline, per task and noise rate, on the
-    documents both were tested on; the marks show in the metric's table."""
+    documents both were tested on (:func:`textcw.evaluation.mcnemar.against_baseline`); the
+    marks show in the metric's table."""
 
     needs_baseline = marks_table = True
 
     def __call__(self, report, *, metric, baseline):
-        from textcw.evaluation.suite import Comparison as Compared
-
-        report.comparisons = []
-        for cell in report.cells:
-            if cell.learner == baseline:
-                continue
-            base = report.cell(cell.task, baseline, cell.noise, cell.row)
-            if base is None:
-                continue
-            both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != UNTESTED and b != UNTESTED]
-            if not both:
-                continue
-            result = mcnemar_test([cell.outcomes[i] == "1" for i in both], [base.outcomes[i] == "1" for i in both])
-            report.comparisons.append(Compared(cell.task, cell.learner, baseline, cell.noise, result, cell.row))
+        report.comparisons = against_baseline(report, baseline)
         return None
 
 
 class Rank(Comparison):
     """Each learner's mean rank over the tasks every learner finished (1 = best, ties share the
-    best rank), from the metric's means as the table rounds them; the row shows in the table."""
+    best rank), from the metric's means as the table rounds them
+    (:func:`textcw.evaluation.rank.rank_by_metric`); the row shows in the table."""
 
     marks_table = True
 
     def __call__(self, report, *, metric, baseline):
-        sign = -1.0 if report.metric(metric)["better"] == "higher" else 1.0
-        labels = [s.label for s in report.learners]
-        report.ranks = {}
-        for p in report.noise:
-            means = {task: {name: sign * value for name, value in row.items()}
-                     for task, row in metric_means(report, metric, p).items()}
-            report.ranks[str(p)] = mean_ranks(means, labels)
+        report.ranks = rank_by_metric(report, metric)
         return None
 
 
@@ -105,8 +64,8 @@ class Bootstrap(Comparison):
             both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != UNTESTED and b != UNTESTED]
             if not both:
                 continue
-            wrong = np.asarray([cell.outcomes[i] == "0" for i in both], dtype=float)
-            wrong_base = np.asarray([base.outcomes[i] == "0" for i in both], dtype=float)
+            wrong = np.asarray([cell.outcomes[i] == WRONG for i in both], dtype=float)
+            wrong_base = np.asarray([base.outcomes[i] == WRONG for i in both], dtype=float)
             diff = 100.0 * (wrong - wrong_base)
             rng = np.random.default_rng([self.settings["seed"], len(rows)])
             means = np.empty(rounds)

@@ -23,14 +23,16 @@ import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from textcw.errors import ParameterError, did_you_mean
-from textcw.evaluation.report import Report
+from textcw.evaluation.folds import NOT_APPLICABLE, Fold, check_splits
+from textcw.evaluation.report import Verdict
+from textcw.evaluation.specs import as_task
 
 if TYPE_CHECKING:
     from textcw.evaluation.data import TaskData
@@ -43,9 +45,6 @@ NEEDS = ("labels", "scores", "proba")
 """What a metric may read of a fold: predicted labels, decision scores, probabilities."""
 BETTER = ("lower", "higher")
 """What a metric's ``better`` may say: which values are better."""
-NOT_APPLICABLE = "n/a"
-"""A fold's value of a metric that does not apply to its task (:meth:`Metric.applies`): kept
-in the report as this string and shown as ``n/a``, never as a number."""
 KINDS = ("bool", "int", "float", "floats", "ints", "str", "path")
 MAX_OPTION_FILE = 1 << 20  # a ``path`` option names a small file (a cost matrix), read whole
 MAX_LIST = 100  # items of a ``floats``/``ints`` option: each is usually a run of its own
@@ -174,63 +173,6 @@ class _Configured:
         self.settings = check_options(f"{type(self).__name__}", type(self).options, options)
 
 
-@dataclass(frozen=True)
-class Fold:
-    """One learner's predictions on one fold's test documents: what a :class:`Metric` reads.
-
-    Attributes
-    ----------
-    y_true, y_pred : ndarray
-        True and predicted labels of the test documents (the task's class names).
-    classes : ndarray
-        The learner's ``classes_``: the label of each column of ``scores`` and ``proba``
-        (the classes it saw in training).
-    labels : ndarray
-        Every class of the task, sorted: the rows and columns of a per-class table or a cost
-        matrix (default: ``classes``).
-    scores : ndarray or None
-        ``decision_function`` of the test documents (``(n,)`` for two classes, else
-        ``(n, n_classes)``), when a chosen metric needs ``scores`` and the learner has it.
-    proba : ndarray or None
-        ``predict_proba`` of the test documents, when a chosen metric needs ``proba`` and the
-        learner has it.
-    """
-
-    y_true: np.ndarray
-    y_pred: np.ndarray
-    classes: np.ndarray
-    scores: np.ndarray | None = None
-    proba: np.ndarray | None = None
-    labels: np.ndarray | None = None
-
-    def __post_init__(self):
-        if self.labels is None:
-            object.__setattr__(self, "labels", np.asarray(self.classes))
-
-    def label_index(self, y) -> np.ndarray:
-        """The position of each label of ``y`` in :attr:`labels`."""
-        position = {label: i for i, label in enumerate(np.asarray(self.labels).tolist())}
-        try:
-            return np.asarray([position[label] for label in np.asarray(y).tolist()], dtype=np.int64)
-        except KeyError as exc:
-            raise ParameterError(f"label {exc.args[0]!r} is not among the task's labels") from None
-
-    def class_scores(self) -> np.ndarray:
-        """``scores`` as ``(n, n_classes)``: a binary learner's single column ``s`` is the
-        score of ``classes[1]`` and ``-s`` that of ``classes[0]``."""
-        if self.scores is None:
-            raise ParameterError("this fold has no decision scores; declare needs = {'labels', 'scores'}")
-        scores = np.asarray(self.scores, dtype=np.float64)
-        return np.column_stack([-scores, scores]) if scores.ndim == 1 else scores
-
-    def class_index(self, labels) -> np.ndarray:
-        """The column of each label of ``labels`` in ``classes`` (-1 for a label the learner
-        never saw in training)."""
-        classes = np.asarray(self.classes)
-        position = {label: i for i, label in enumerate(classes.tolist())}
-        return np.asarray([position.get(label, -1) for label in np.asarray(labels).tolist()], dtype=np.int64)
-
-
 class Metric(_Configured, ABC):
     """A number (or ``{class: number}``) per fold: ``metric(fold)``.
 
@@ -344,17 +286,17 @@ class SplitDesign(Design):
         """
 
     def checked_splits(self, task: TaskData, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """:meth:`splits`, checked (:func:`textcw.evaluation.cv.check_splits`): a split that
+        """:meth:`splits`, checked (:func:`textcw.evaluation.folds.check_splits`): a split that
         trains on a document it tests, or on the corpus's test split, is a
         :class:`~textcw.errors.PluginError` naming the design, before anything is trained."""
-        from textcw.evaluation.cv import check_splits
-
         return check_splits(task, self.splits(task, seed), design=type(self).__name__)
 
     def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
-        from dataclasses import replace
-
-        from textcw.evaluation.specs import as_task
+        # The engine is imported when a design runs, not with the contract: it brings in
+        # scikit-learn, SciPy and the learners (a fresh interpreter took 11 s to import the
+        # contract with it, 0.9 s without, best of 7 on a shared machine at a load average near
+        # 20), which defining or registering a component must not pay. The engine never imports
+        # this module (it shares textcw.evaluation.folds with it), so this closes no circle.
         from textcw.evaluation.suite import run_suite
 
         get = self.settings.get
@@ -363,15 +305,6 @@ class SplitDesign(Design):
         return run_suite(tasks, learners, splitter=self.checked_splits, folds=get("folds", 0) or 0,
                          seed=get("seed", 0) or 0, tune=bool(get("tune")), quick=bool(get("quick")),
                          noise=get("noise") or (0.0,), baseline=baseline, metrics=metrics, **hooks)
-
-
-@dataclass
-class Verdict(Report):
-    """What a comparison concludes, as a table (printed, and kept in the JSON report)."""
-
-    title: str
-    columns: list[str]
-    rows: list[list] = field(default_factory=list)
 
 
 class Comparison(_Configured, ABC):

@@ -11,8 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from textcw.errors import ParameterError
+from textcw.evaluation.cv import cross_validate
+from textcw.evaluation.data import load_task
 from textcw.evaluation.report import Report
-from textcw.evaluation.training import one_thread
+from textcw.evaluation.specs import as_learner, as_task, check_specs
+from textcw.evaluation.training import build, has_passes, one_thread
 from textcw.plugins import in_registries
 
 MAX_PASSES = 10
@@ -34,11 +37,6 @@ def curve(*, max_passes: int = MAX_PASSES, folds: int = 10, seed: int = 0, regis
 
     ``settings`` maps ``(learner label, 0.0)`` to ``(params, passes)`` as for ``cv``.
     """
-    from textcw.evaluation.cv import cross_validate
-    from textcw.evaluation.data import load_task
-    from textcw.evaluation.specs import as_learner, as_task, check_specs
-    from textcw.evaluation.training import build, has_passes
-
     @one_thread
     def run(task, learners, settings=None, progress=None) -> CurveReport:
         task = as_task(task)

@@ -11,19 +11,19 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from textcw.errors import PluginError, TextcwError
-from textcw.evaluation.contract import NOT_APPLICABLE, Fold, Metric
 from textcw.evaluation.data import TaskData, featurize, fold_indices
+from textcw.evaluation.folds import NOT_APPLICABLE, RIGHT, UNTESTED, WRONG, Fold, check_splits
 from textcw.metrics import label_metrics
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import LearnerSpec
 from textcw.evaluation.training import build, error_percent, fit_timed, has_passes, predictions_per_pass
 
-RIGHT, WRONG, UNTESTED = "1", "0", "."
 CURVE_PASSES = 10
 
 
@@ -118,15 +118,15 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
                    settings: dict | None = None, noise=(0.0,), curves: bool = False,
                    curve_passes: int = CURVE_PASSES, probabilities: bool = False,
                    progress: Callable[[int, int], None] | None = None, splits: list | None = None,
-                   metrics: Mapping[str, Metric] | None = None) -> CVReport:
+                   metrics: Mapping[str, Any] | None = None) -> CVReport:
     """Cross-validate ``learners`` on ``task`` at each label-noise rate in ``noise``.
 
     ``settings`` maps ``(learner label, noise)`` to ``(params, passes)`` (e.g. from ``tune``);
     missing entries use the spec's parameters and the learner's default passes.
     ``progress(done, total)`` is called after each fitted model. Ctrl-C stops after the current
     model: the report keeps the folds that finished and says ``interrupted``. ``splits``
-    replaces the stratified folds (``[(train, test), ...]``, from a design's splitter);
-    ``metrics`` are computed on every fold into each cell's ``metrics``.
+    replaces the stratified folds (``[(train, test), ...]``, from a design's splitter); ``metrics``
+    (``{name: Metric}``) are computed on every fold into each cell's ``metrics``.
     """
     levels = [check_noise(p) for p in noise]
     splits = fold_indices(task, folds, seed) if splits is None else check_splits(task, splits)
@@ -210,43 +210,6 @@ def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes,
     return chosen[0], chosen[1], errors[:curve_passes], proba.get("confidence"), proba.get("fold")
 
 
-def check_splits(task: TaskData, splits, *, design: str | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """A design's ``[(train, test), ...]``, checked before any training: a wrong split must be
-    an error, not a silently wrong table. A split that trains on a document it tests, or (with
-    the ``split`` protocol) on the corpus's test split, is refused like a malformed one; the
-    :class:`~textcw.errors.PluginError` names ``design`` (its class) when given."""
-    n = len(task)
-    where = f"design {design}, {task.spec.label}" if design else task.spec.label
-    if isinstance(splits, (str, bytes)) or not hasattr(splits, "__len__") or len(splits) == 0:
-        raise PluginError(f"{where}: the design gave no splits; give [(train, test), ...]")
-    checked = []
-    for k, pair in enumerate(splits):
-        try:
-            train, test = (np.asarray(part) for part in pair)
-        except (TypeError, ValueError):
-            raise PluginError(f"{where}: split {k} is not a (train, test) pair of index arrays") from None
-        for name, part in (("train", train), ("test", test)):
-            if part.ndim != 1 or part.size == 0 or not np.issubdtype(part.dtype, np.integer):
-                raise PluginError(f"{where}: split {k}'s {name} part must be a non-empty "
-                                  "1-d array of document indices")
-            if part.min() < 0 or part.max() >= n or np.unique(part).size != part.size:
-                raise PluginError(f"{where}: split {k}'s {name} part must hold distinct "
-                                  f"indices in 0..{n - 1}")
-        shared = np.intersect1d(train, test)
-        if shared.size:
-            raise PluginError(f"{where}: split {k} tests on documents it trains on ({shared.size} of them, "
-                              f"e.g. document {int(shared[0])}); make each split's train and test parts disjoint")
-        if task.test_index is not None and not np.isin(test, task.test_index).all():
-            raise PluginError(f"{where}: split {k} tests outside the corpus's test split, which a "
-                              "design with protocol 'split' must test on (use protocol 'cv' to split the pool)")
-        leaked = np.intersect1d(train, task.test_index) if task.test_index is not None else ()
-        if len(leaked):
-            raise PluginError(f"{where}: split {k} trains on {len(leaked)} documents of the corpus's test split "
-                              "(protocol 'split'); train on task.train_index only (use protocol 'cv' to split the pool)")
-        checked.append((train.astype(np.int64), test.astype(np.int64)))
-    return checked
-
-
 def _fold(est, X_test, y_test, predicted, needs, labels=None) -> Fold:
     """The fold a metric reads: scores and probabilities only if some metric needs them."""
     scores = est.decision_function(X_test) if "scores" in needs and hasattr(est, "decision_function") else None
@@ -254,7 +217,7 @@ def _fold(est, X_test, y_test, predicted, needs, labels=None) -> Fold:
     return Fold(np.asarray(y_test), np.asarray(predicted), np.asarray(est.classes_), scores, proba, labels)
 
 
-def measure(metrics: Mapping[str, Metric], fold: Fold, *, task: str, learner: str) -> dict:
+def measure(metrics: Mapping[str, Any], fold: Fold, *, task: str, learner: str) -> dict:
     """``{name: metric(fold)}``; None for a metric whose needs the learner cannot give, and
     :data:`~textcw.evaluation.contract.NOT_APPLICABLE` for one that does not apply to the task
     (``metric.applies(fold)`` is false, or the metric returned None). A metric that raises, or

@@ -19,6 +19,7 @@ import numpy as np
 from scipy.stats import binomtest, chi2
 
 from textcw.errors import InputError
+from textcw.evaluation.folds import RIGHT, UNTESTED
 from textcw.evaluation.report import Report
 
 EXACT_BELOW = 25
@@ -87,6 +88,39 @@ def mcnemar_test(correct_a, correct_b, *, exact_below: int = EXACT_BELOW) -> McN
     if a.shape != bb.shape or a.ndim != 1:
         raise InputError(f"the two classifiers must be scored on the same documents; got {a.shape} and {bb.shape}")
     return mcnemar_from_counts(int(np.sum(a & ~bb)), int(np.sum(~a & bb)), a.size, exact_below=exact_below)
+
+
+@dataclass
+class Comparison(Report):
+    """McNemar's test of ``learner`` against ``baseline`` on one task at one noise rate."""
+
+    task: str
+    learner: str
+    baseline: str
+    noise: float
+    result: McNemarResult
+    row: str = ""
+
+
+def against_baseline(report, baseline: str) -> list[Comparison]:
+    """McNemar's test of every learner's cell of ``report`` (a
+    :class:`~textcw.evaluation.suite.SuiteReport`) against ``baseline``'s cell of the same task,
+    noise rate and row, on the documents both were tested on (JMLR 2012 Tables 3-4): what the
+    table's marks show. A cell without such a baseline cell, or with no document in common, has
+    no comparison."""
+    compared = []
+    for cell in report.cells:
+        if cell.learner == baseline:
+            continue
+        base = report.cell(cell.task, baseline, cell.noise, cell.row)
+        if base is None:
+            continue
+        both = [i for i, (a, b) in enumerate(zip(cell.outcomes, base.outcomes)) if a != UNTESTED and b != UNTESTED]
+        if not both:
+            continue
+        result = mcnemar_test([cell.outcomes[i] == RIGHT for i in both], [base.outcomes[i] == RIGHT for i in both])
+        compared.append(Comparison(cell.task, cell.learner, baseline, cell.noise, result, cell.row))
+    return compared
 
 
 def mcnemar(*, exact_below: int = EXACT_BELOW):

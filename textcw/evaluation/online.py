@@ -15,8 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from textcw.errors import ParameterError
+from textcw.evaluation.data import featurize, load_task
+from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.report import Report
-from textcw.evaluation.training import one_thread
+from textcw.evaluation.specs import as_learner, as_task, check_specs
+from textcw.evaluation.training import build, one_thread
+from textcw.learners.base import OnlineLinearClassifier
 from textcw.plugins import in_registries
 
 POINTS = 100
@@ -101,8 +105,6 @@ def progressive_predictions(est, X, y, classes) -> np.ndarray:
 
 
 def _counts_mistakes(est) -> bool:
-    from textcw.learners.base import OnlineLinearClassifier
-
     return isinstance(est, OnlineLinearClassifier)
 
 
@@ -114,11 +116,6 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
     Figure 5). ``settings`` maps ``(learner label, noise)`` to ``(params, passes)``; passes are
     ignored (one pass).
     """
-    from textcw.evaluation.data import featurize, load_task
-    from textcw.evaluation.noise import check_noise, corrupt_labels
-    from textcw.evaluation.specs import as_learner, as_task, check_specs
-    from textcw.evaluation.training import build
-
     check_noise(noise)
 
     @one_thread

@@ -11,6 +11,7 @@ ranks are comparable.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +68,44 @@ def mean_ranks(errors: dict[str, dict[str, float]], learners: list[str] | None =
         tasks.append(task)
     mean = {name: (float(np.mean([ranks[t][name] for t in tasks])) if tasks else None) for name in learners}
     return RankReport(list(learners), mean, ranks, tasks, skipped)
+
+
+def cell_mean(cell, metric: str) -> float | None:
+    """The mean over the finished folds of a cell's scalar ``metric`` (None if some fold has no
+    value, or the metric does not apply there); ``error`` falls back to the cell's own fold
+    errors (a report built without metrics)."""
+    values = cell.metrics.get(metric)
+    if values is None:
+        return cell.mean_error if metric == "error" else None
+    if not values or any(v is None or isinstance(v, (dict, str)) for v in values):
+        return None
+    return statistics.fmean(values)
+
+
+def metric_means(report, metric: str, noise: float = 0.0) -> dict[str, dict[str, float]]:
+    """``task -> {learner: mean of metric}`` over the complete cells at one noise rate (a task
+    with several rows, e.g. a learning curve's sizes, gives one entry per row)."""
+    out: dict[str, dict[str, float]] = {}
+    for c in report.cells:
+        value = cell_mean(c, metric)
+        if c.noise == noise and c.complete and value is not None:
+            out.setdefault(report.row_label(c.task, c.row), {})[c.learner] = value
+    return out
+
+
+def rank_by_metric(report, metric: str) -> dict[str, RankReport]:
+    """``{str(noise): RankReport}``: each learner's mean rank over the tasks every learner of
+    ``report`` (a :class:`~textcw.evaluation.suite.SuiteReport`) finished, at each noise rate,
+    from the means of ``metric`` (1 = best: the lowest, or the highest when the metric's
+    ``better`` is ``"higher"``; ties share the best rank)."""
+    sign = -1.0 if report.metric(metric)["better"] == "higher" else 1.0
+    labels = [s.label for s in report.learners]
+    ranks = {}
+    for p in report.noise:
+        means = {task: {name: sign * value for name, value in row.items()}
+                 for task, row in metric_means(report, metric, p).items()}
+        ranks[str(p)] = mean_ranks(means, labels)
+    return ranks
 
 
 def rank(*, decimals: int | None = 2, ties: str = "min"):

@@ -2,7 +2,8 @@
 
 Reports hold plain data only (numbers, strings, lists, dicts and nested reports), so
 ``Report.from_dict(report.to_dict())`` rebuilds an equal report and ``--json`` files can be
-read back to redraw tables and plots without rerunning anything.
+read back to redraw tables and plots without rerunning anything. :class:`Verdict`, the table a
+comparison concludes with, is one.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 import math
 import types
 import typing
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -83,6 +85,16 @@ class Report:
         if isinstance(text_or_path, Path) or not text.lstrip().startswith("{"):
             text = Path(text_or_path).read_text()
         return cls.from_dict(json.loads(text))
+
+
+@dataclass
+class Verdict(Report):
+    """What a comparison concludes, as a table (printed, and kept in the JSON report); a
+    :class:`~textcw.evaluation.contract.Comparison` returns one."""
+
+    title: str
+    columns: list[str]
+    rows: list[list] = field(default_factory=list)
 
 
 def _nan_to_none(value):

@@ -108,6 +108,8 @@ def as_learner(learner) -> LearnerSpec:
 
 def check_specs(tasks: list[TaskSpec], learners: list[LearnerSpec], baseline: str | None) -> None:
     """Fail before any work for an unknown learner, corpus or task, or a bad baseline."""
+    # Here, not at the top: the evaluation contract imports this module, and defining a metric or
+    # a design must not load the pipeline (scikit-learn) or the plugin registries.
     from textcw.pipeline import make_learner
     from textcw.plugins import current_registries, resolve_corpus
 

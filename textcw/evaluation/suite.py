@@ -11,36 +11,25 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from textcw.errors import ParameterError, TextcwError
-from textcw.evaluation.contract import Metric, Verdict
-from textcw.evaluation.cv import CellResult, check_splits, cross_validate
+from textcw.evaluation.cv import CellResult, cross_validate
 from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
-from textcw.evaluation.mcnemar import McNemarResult
+from textcw.evaluation.folds import check_splits
+from textcw.evaluation.mcnemar import Comparison, against_baseline
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.online import OnlineReport
-from textcw.evaluation.rank import RankReport
-from textcw.evaluation.report import Report
+from textcw.evaluation.rank import RankReport, rank_by_metric
+from textcw.evaluation.report import Report, Verdict
 from textcw.evaluation.specs import LearnerSpec, TaskSpec, as_learner, as_task, check_specs
 from textcw.evaluation.training import single_threaded
 from textcw.evaluation.tune import DEV_SIZE, MAX_PASSES, TuneResult, tune_learner
 from textcw.plugins import use_registries
 
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass
-class Comparison(Report):
-    """McNemar's test of ``learner`` against ``baseline`` on one task at one noise rate."""
-
-    task: str
-    learner: str
-    baseline: str
-    noise: float
-    result: McNemarResult
-    row: str = ""
 
 
 @dataclass
@@ -197,7 +186,7 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
               max_passes: int = MAX_PASSES, grids: dict | None = None, registries=None,
               progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None,
               specialise: Callable | None = None, splitter: Callable | None = None,
-              metrics: Mapping[str, Metric] | None = None) -> SuiteReport:
+              metrics: Mapping[str, Any] | None = None) -> SuiteReport:
     """Evaluate every learner on every task; see the module docstring.
 
     ``progress(task label, done, total)`` is called after each fitted model (tuning runs count
@@ -256,7 +245,7 @@ def run_each_task(report: SuiteReport, tasks, run_task, on_task=None) -> None:
         report.interrupted = True
 
 
-def describe_metric(name: str, metric: Metric) -> dict:
+def describe_metric(name: str, metric: Any) -> dict:
     """What a report keeps of a metric to redraw its table from JSON."""
     return {"name": name, "title": metric.title or name, "better": metric.better,
             "per_class": bool(metric.per_class)}
@@ -298,11 +287,8 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
 
 
 def summarise(report: SuiteReport) -> None:
-    """Fill in the McNemar comparisons (with a baseline) and the mean ranks of the error, with
-    the registered comparisons' classes (:mod:`textcw.evaluation.comparisons`)."""
-    from textcw.evaluation.comparisons import McNemar, Rank
-
-    report.comparisons = []
-    if report.baseline is not None:
-        McNemar()(report, metric="error", baseline=report.baseline)
-    Rank()(report, metric="error", baseline=None)
+    """Fill in McNemar's comparisons against the baseline (with one) and the mean ranks of the
+    error, by the functions the registered comparisons ``mcnemar`` and ``rank`` call
+    (:mod:`textcw.evaluation.comparisons`): one computation, whichever asks."""
+    report.comparisons = against_baseline(report, report.baseline) if report.baseline is not None else []
+    report.ranks = rank_by_metric(report, "error")

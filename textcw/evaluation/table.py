@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import statistics
 
-from textcw.evaluation.contract import NOT_APPLICABLE
+from textcw.evaluation.folds import NOT_APPLICABLE
 from textcw.evaluation.mcnemar import significance_mark
+from textcw.evaluation.rank import cell_mean, metric_means
 
 BEST = "•"
 MISSING = "–"
@@ -37,8 +38,6 @@ def error_table(report, noise: float = 0.0, *, spread: bool = False, markup: boo
     standard deviation over the folds; ``marks`` adds McNemar's marks and the mean-rank row
     (those of the report's comparisons, computed on its first metric).
     """
-    from textcw.evaluation.comparisons import cell_mean
-
     better = report.metric(metric)["better"]
     pick = min if better == "lower" else max
     learners = [s.label for s in report.learners]
@@ -157,8 +156,6 @@ def describe_choice(params: dict, passes: int | None) -> str:
 def noise_table(report, metric: str = "error"):
     """``(columns, rows)``: mean error (or ``metric``) over the tasks at each noise rate (AROW
     2013 Figure 9)."""
-    from textcw.evaluation.comparisons import metric_means
-
     learners = [s.label for s in report.learners]
     rows = []
     for p in report.noise:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
+from textcw.evaluation.data import featurize, fold_indices, load_task
 from textcw.evaluation.report import Report
-from textcw.evaluation.training import one_thread
+from textcw.evaluation.specs import as_learner, as_task, check_specs
+from textcw.evaluation.training import build, fit_timed, one_thread
 from textcw.plugins import in_registries
 
 REPEATS = 10
@@ -40,10 +42,6 @@ def timing(*, repeats: int = REPEATS, folds: int = 10, seed: int = 0, registries
 
     ``settings`` maps ``(learner label, 0.0)`` to ``(params, passes)`` as for ``cv``.
     """
-    from textcw.evaluation.data import featurize, fold_indices, load_task
-    from textcw.evaluation.specs import as_learner, as_task, check_specs
-    from textcw.evaluation.training import build, fit_timed
-
     @one_thread
     def run(task, learners, settings=None) -> TimingReport:
         task = as_task(task)

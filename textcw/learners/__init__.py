@@ -6,6 +6,6 @@ The package's public names are its modules, imported on first use; the numba ker
 
 __all__ = [
     "arow", "averaged_perceptron", "base", "batch", "calibrated", "cw_stdev", "cw_var", "gaussian",
-    "inputs", "multiclass", "params", "passive_aggressive", "perceptron", "probability", "scw",
+    "inputs", "multiclass", "multilabel", "params", "passive_aggressive", "perceptron", "probability", "scw",
     "selftune", "sgd", "sop"
 ]

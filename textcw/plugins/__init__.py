@@ -80,9 +80,9 @@ from collections.abc import Callable, Iterator
 import pluggy
 
 from textcw.plugins.commands import command_names, register_commands
-from textcw.plugins.manager import (BUILTIN_PLUGINS, BUILTIN_PROVIDER, NO_PLUGINS_VAR, BrokenPlugin, PluginManager,
-                                    UnknownHookError, broken_plugins, check_hooks, get_plugin_manager,
-                                    installed_ids, provider_name)
+from textcw.plugins.manager import (BUILTIN_PLUGINS, BUILTIN_PROVIDER, NO_PLUGINS_VAR, SLOW_IMPORT_SECONDS,
+                                    BrokenPlugin, PluginManager, UnknownHookError, broken_plugins, check_hooks,
+                                    get_plugin_manager, installed_ids, provider_name)
 from textcw.plugins.registration import build_registries
 from textcw.registry import Registries
 from textcw.untrusted import safe_text
@@ -93,9 +93,6 @@ __all__ = [
     "default_plugin_manager", "default_registries", "get_plugin_manager", "in_registries", "installed_plugins",
     "provider_name", "register_commands", "resolve_corpus", "use_registries",
 ]
-
-#: An installed plugin whose import takes longer than this many seconds is named on stderr.
-SLOW_IMPORT_SECONDS = 3.0
 
 
 def installed_plugins(pm: pluggy.PluginManager) -> list[dict[str, str]]:

@@ -35,6 +35,9 @@ BUILTIN_PLUGINS = (
 )
 BUILTIN_PROVIDER = "textcw"
 NO_PLUGINS_VAR = "TEXTCW_NO_PLUGINS"
+#: An installed plugin whose import (or hook) takes longer than this many seconds is named on
+#: stderr. Read here when the timer starts, so a test may change it in this module.
+SLOW_IMPORT_SECONDS = 3.0
 _MAX_REASON = 300  # characters of an exception message kept in the one-line report
 
 logger = logging.getLogger("textcw")
@@ -132,11 +135,9 @@ def _load_one(pm: PluginManager, ep) -> bool:
 
 
 def _slow_notice(what: str, distribution: str) -> threading.Timer:
-    """A started timer that says ``what`` on stderr after ``textcw.plugins.SLOW_IMPORT_SECONDS``
-    (cancel it when the plugin's import or hook returns): a command that hangs in a plugin then
-    names the plugin and what it is doing, instead of hanging silently."""
-    from textcw import plugins  # the package holds the setting, so that a test may change it
-
+    """A started timer that says ``what`` on stderr after :data:`SLOW_IMPORT_SECONDS` (cancel it
+    when the plugin's import or hook returns): a command that hangs in a plugin then names the
+    plugin and what it is doing, instead of hanging silently."""
     source = f" (from {safe_text(distribution, 80)})" if distribution else ""
 
     def say() -> None:
@@ -147,7 +148,7 @@ def _slow_notice(what: str, distribution: str) -> threading.Timer:
         except (OSError, ValueError):  # stderr closed: nothing to tell
             pass
 
-    timer = threading.Timer(plugins.SLOW_IMPORT_SECONDS, say)
+    timer = threading.Timer(SLOW_IMPORT_SECONDS, say)
     timer.daemon = True  # never keeps textcw alive
     timer.start()
     return timer

@@ -19,7 +19,10 @@ Options: ``text`` (column(s), default ``text``), ``label`` (default ``label``), 
 share of rows held out when no test file is given, default 0.2; ``0``: none, every row trains
 and the test split reads as empty instead of failing), ``seed`` (of that split,
 default 0), ``bad_rows`` (``error``, the default, or ``skip``) and ``encoding`` (``utf-8``, the
-default, or ``latin-1``).
+default, or ``latin-1``). Several labels a row (:mod:`textcw.corpus.tabular.multilabel`):
+``label_sep`` (one character between the labels of a cell, e.g. ``label_sep=|``; any format)
+and ``multilabel=yes`` (JSON lines: the label is a JSON list); such a table loads as a
+:class:`~textcw.corpus.multilabel.MultiLabelDataset`, and a row without a label is a bad row.
 
 The split without a test file is seeded and per row, not stratified: row ``i`` (counted from
 0 after the header, bad rows included) is a test row when a draw seeded by ``(seed, i // 1000)``

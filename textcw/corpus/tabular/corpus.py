@@ -10,9 +10,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from textcw.corpus.base import Dataset, check_split
+from textcw.corpus.multilabel import make_multilabel_dataset
 from textcw.corpus.tabular import limits
 from textcw.corpus.tabular.files import _name
 from textcw.corpus.tabular.index import _index, _Index
+from textcw.corpus.tabular.multilabel import label_names, label_sets
 from textcw.corpus.tabular.readers import _Rows
 from textcw.corpus.tabular.spec import FORMATS, TableSpec, parse_spec
 from textcw.corpus.tabular.split import SPLIT_BLOCK, _test_rows
@@ -115,7 +117,7 @@ class TableCorpus:
                 texts.append(row.text)
                 target.append(code[row.label])
                 if len(texts) == chunk_size:
-                    yield Dataset(texts, np.asarray(target, dtype=np.int64), list(names), name, split, dict(info))
+                    yield _dataset(spec, texts, target, names, name, split, info)
                     texts, target = [], []
             k += 1
             if k >= stop:
@@ -123,7 +125,7 @@ class TableCorpus:
         if k < stop:
             raise DataError(f"{_name(path)} changed while it was read ({k} of {stop} rows); read it again")
         if texts:
-            yield Dataset(texts, np.asarray(target, dtype=np.int64), list(names), name, split, dict(info))
+            yield _dataset(spec, texts, target, names, name, split, info)
 
     def load(self, task: str | None = None, split: str = "train", *, download: bool = True,
              **options) -> Dataset:
@@ -134,12 +136,23 @@ class TableCorpus:
             raise InputError(f"{self.fmt}:{task} has {n:,} {split} rows, more than the {limits.MAX_MATERIALISED:,} "
                              "read into memory at once; train with --stream (or --shards) to read it in chunks")
         if n == 0:  # the test split of test=0: none, and asked for by name (train says so)
-            data = Dataset([], np.zeros(0, np.int64), list(index.labels), f"{self.fmt}:{task}", split,
-                           {"path": spec.train, "skipped_rows": 0})
+            data = _dataset(spec, [], [], index.labels, f"{self.fmt}:{task}", split,
+                            {"path": spec.train, "skipped_rows": 0})
         else:
             (data,) = self._chunks(task, split, 0, n, n)
         data.info.update({"rows": n, "test_share": None if spec.test else spec.test_share, "seed": spec.seed})
         return data
+
+
+def _dataset(spec: TableSpec, texts, target, names, name, split, info) -> Dataset:
+    """A chunk of rows: a :class:`Dataset`, or with several labels a row a
+    :class:`~textcw.corpus.multilabel.MultiLabelDataset` over every label of the table (``names``
+    are then the table's joined label sets, :mod:`textcw.corpus.tabular.multilabel`)."""
+    if not spec.multilabel:
+        return Dataset(texts, np.asarray(target, dtype=np.int64), list(names), name, split, dict(info))
+    sets = label_sets([names[k] for k in target])
+    return make_multilabel_dataset(texts, sets, label_names(names), name=name, split=split, order_seed=None,
+                                   info=info)
 
 
 def _no_test_split(spec: TableSpec, split: str) -> bool:

@@ -127,10 +127,11 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
     for k, path in enumerate(spec.files):
         rows = _Rows(spec, path, need_label=True, labels=labels)
         counts.start_file(k, path, rows.start)
-        if isinstance(rows.reader, _CsvReader) and _size(path) >= limits.SCAN_MIN_BYTES:
-            from textcw.corpus import _table_scan  # (and numba, whose start costs what it saves below)
+        # the compiled scanner checks a label field as one label: a multi-label read goes row by row
+        if isinstance(rows.reader, _CsvReader) and not spec.multilabel and _size(path) >= limits.SCAN_MIN_BYTES:
+            from textcw.corpus.tabular import scan  # (and numba, whose start costs what it saves below)
 
-            if _table_scan.index_csv(counts, rows):
+            if scan.index_csv(counts, rows):
                 continue
         for row in rows.read():
             counts.row(row, rows.position_after)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from textcw.corpus.tabular import limits, parquet
 from textcw.corpus.tabular.files import Position, _Lines, _name, _open
 from textcw.corpus.tabular.labels import DuplicateKey, LabelCheck, check_label, no_duplicate_keys
+from textcw.corpus.tabular.multilabel import MultiLabelCheck
 from textcw.corpus.tabular.spec import TableSpec
 from textcw.errors import DataError, InputError, SpecError
 from textcw.untrusted import safe_text
@@ -128,6 +129,8 @@ class _Reader:
         self.spec, self.path, self.need_label, self.once = spec, path, need_label, once
         self.name = _name(path)
         self.check_label = labels if labels is not None else LabelCheck()
+        if spec.multilabel:  # several labels a cell (textcw.corpus.tabular.multilabel)
+            self.check_label = MultiLabelCheck(self.check_label, spec.label_sep, lists=spec.fmt == "jsonl")
 
     def open(self):
         return _open(self.path, self.once and self.spec.fmt != "parquet")

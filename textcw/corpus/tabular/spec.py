@@ -56,6 +56,13 @@ class TableSpec:
     seed: int = 0
     skip_bad: bool = False
     encoding: str = "utf-8"
+    label_sep: str | None = None  # several labels per cell, split here (textcw.corpus.tabular.multilabel)
+    label_lists: bool = False  # JSON lines: the label is a list (multilabel=yes)
+
+    @property
+    def multilabel(self) -> bool:
+        """Whether a row has a set of labels (``label_sep=`` or ``multilabel=yes``)."""
+        return self.label_sep is not None or self.label_lists
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -121,6 +128,9 @@ def parse_spec(fmt: str, task: str | None) -> TableSpec:
             raise InputError(f"{fmt}:{task}: option {key} is given twice; give each option once")
         seen.add(key)
         spec = _option(spec, fmt, task, key, value)
+    if spec.label_sep is not None and spec.fmt in ("csv", "tsv") and spec.label_sep == spec.delimiter:
+        raise InputError(f"{fmt}:{task}: label_sep={spec.label_sep!r} is the file's delimiter, which ends the "
+                         "label field; separate the labels with another character (e.g. label_sep=|)")
     if spec.test is not None and "test" in seen:
         raise InputError(f"{fmt}:{task}: test= is the share held out of one file; with a test file "
                          "it does not apply: drop it")
@@ -176,6 +186,15 @@ def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> Table
             raise InputError(f"{fmt}:{task}: encoding={value!r} is not supported; give encoding=utf-8 "
                              "or encoding=latin-1")
         return replace(spec, encoding=name)
-    known = ["text", "label", "test", "seed", "bad_rows"] + (["header"] if tabular else []) + \
+    if key == "label_sep":
+        separator = "\t" if value.lower() == "tab" else value
+        if len(separator) != 1 or separator in "\r\n\"":
+            raise InputError(f"{fmt}:{task}: label_sep={value!r} is invalid; give the one character between "
+                             "the labels of a cell (e.g. label_sep=| or label_sep=;)")
+        return replace(spec, label_sep=separator)
+    if key == "multilabel" and fmt == "jsonl":
+        return replace(spec, label_lists=_choice(fmt, key, value))
+    known = ["text", "label", "label_sep", "test", "seed", "bad_rows"] + (["multilabel"] if fmt == "jsonl" else []) + \
+        (["header"] if tabular else []) + \
         (["delimiter"] if fmt == "csv" else []) + (["encoding"] if fmt != "parquet" else [])
     raise InputError(f"{fmt}:{task}: unknown option {key!r}; the options of {fmt} are {', '.join(known)}")

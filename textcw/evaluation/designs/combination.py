@@ -10,9 +10,14 @@ from dataclasses import replace
 import numpy as np
 
 from textcw.errors import ParameterError, TextcwError
+from textcw.evaluation.combination import combination
 from textcw.evaluation.contract import Design, Option, Verdict, check_metrics
+from textcw.evaluation.cv import CellResult, _fold, _record, measure
 from textcw.evaluation.designs.options import SEED, check_distinct
-from textcw.evaluation.specs import SPLIT
+from textcw.evaluation.specs import SPLIT, as_learner, as_task, check_specs
+from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
+from textcw.evaluation.training import error_percent
+from textcw.plugins import use_registries
 
 __all__ = ["Combination"]
 
@@ -46,10 +51,6 @@ class Combination(Design):
                                  f"give one of {', '.join(sorted(METHODS))}")
 
     def run(self, tasks, learners, *, metrics, baseline=None, progress=None, on_task=None, **hooks):
-        from textcw.evaluation.specs import as_learner, as_task, check_specs
-        from textcw.evaluation.suite import SuiteReport, describe_metric, run_each_task, summarise
-        from textcw.plugins import use_registries
-
         check_metrics("design 'combination'", self, metrics)
         tasks = [replace(task, protocol=SPLIT) for task in map(as_task, tasks)]
         learners = [as_learner(s) for s in learners]
@@ -88,11 +89,6 @@ class Combination(Design):
                 raise ParameterError(f"design 'combination': learner {spec.label!r}: {exc}") from None
 
     def _run_task(self, report, task, learners, metrics, progress, shard_rows):
-        from textcw.evaluation.combination import combination
-        from textcw.evaluation.cv import CellResult, measure
-        from textcw.evaluation.suite import TaskInfo
-        from textcw.evaluation.training import error_percent
-
         method, counts = self.settings["method"], self.settings["shards"]
         needs = set().union(*(m.needs for m in metrics.values())) if metrics else set()
         t_task = time.perf_counter()
@@ -104,8 +100,6 @@ class Combination(Design):
                 return
             if kind != ("shard" if n == 1 else method):
                 return
-            from textcw.evaluation.cv import _fold, _record
-
             predicted = model.predict(X_test)
             y_test = np.asarray(y_test)
             seen_labels.update(y_test.tolist())

@@ -10,7 +10,8 @@ from textcw.errors import InputError
 from textcw.evaluation.contract import Design, Option
 from textcw.evaluation.data import fold_indices
 from textcw.evaluation.designs.options import SAMPLE, SEED, check_distinct
-from textcw.evaluation.specs import CV as CV_PROTOCOL
+from textcw.evaluation.specs import CV as CV_PROTOCOL, as_task
+from textcw.evaluation.suite import run_suite, summarise
 
 __all__ = ["Curve"]
 
@@ -53,9 +54,6 @@ class Curve(Design):
         return splits
 
     def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
-        from textcw.evaluation.specs import as_task
-        from textcw.evaluation.suite import run_suite, summarise
-
         get = self.settings.get
         tasks = [replace(task, protocol=CV_PROTOCOL, sample=get("sample") or task.sample)
                  for task in map(as_task, tasks)]

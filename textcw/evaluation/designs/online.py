@@ -11,8 +11,16 @@ import numpy as np
 
 from textcw.errors import ParameterError
 from textcw.evaluation.contract import Design, Fold, Option, check_metrics
+from textcw.evaluation.cv import CellResult, measure
+from textcw.evaluation.data import featurize, load_task
 from textcw.evaluation.designs.options import SAMPLE, SEED
-from textcw.evaluation.specs import CV as CV_PROTOCOL
+from textcw.evaluation.noise import check_noise, corrupt_labels
+from textcw.evaluation.online import progressive_predictions
+from textcw.evaluation.specs import CV as CV_PROTOCOL, as_learner, as_task, check_specs
+from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
+from textcw.evaluation.training import build, error_percent, has_passes, single_threaded
+from textcw.metrics import label_metrics
+from textcw.plugins import use_registries
 
 __all__ = ["Online"]
 
@@ -37,12 +45,6 @@ class Online(Design):
                "sample": SAMPLE, "seed": SEED}
 
     def run(self, tasks, learners, *, metrics, baseline=None, progress=None, on_task=None, **hooks):
-        from textcw.evaluation.noise import check_noise
-        from textcw.evaluation.specs import as_learner, as_task, check_specs
-        from textcw.evaluation.suite import SuiteReport, describe_metric, run_each_task, summarise
-        from textcw.evaluation.training import build, single_threaded
-        from textcw.plugins import use_registries
-
         check_metrics("design 'online'", self, metrics)
         get = self.settings.get
         tasks = [replace(task, protocol=CV_PROTOCOL, sample=get("sample") or task.sample)
@@ -66,13 +68,6 @@ class Online(Design):
         return report
 
     def _run_task(self, report, task, learners, metrics, progress):
-        from textcw.evaluation.cv import CellResult, measure
-        from textcw.evaluation.data import featurize, load_task
-        from textcw.evaluation.noise import corrupt_labels
-        from textcw.evaluation.online import progressive_predictions
-        from textcw.evaluation.suite import TaskInfo
-        from textcw.evaluation.training import build, error_percent, has_passes
-
         runs, seed, levels = self.settings["runs"], self.settings["seed"], report.noise
         t_task = time.perf_counter()
         data = load_task(task, seed=seed)
@@ -126,6 +121,4 @@ class Online(Design):
 
 
 def _macro_f1(y, predicted) -> float:
-    from textcw.metrics import label_metrics
-
     return label_metrics(y, predicted)["macro_f1"]

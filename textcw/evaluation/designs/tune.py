@@ -7,6 +7,9 @@ from dataclasses import replace
 from textcw.evaluation.contract import SplitDesign
 from textcw.evaluation.data import dev_split
 from textcw.evaluation.designs.options import QUICK, SAMPLE, SEED
+from textcw.evaluation.specs import as_task
+from textcw.evaluation.suite import run_suite
+from textcw.evaluation.tune import DEV_SIZE
 
 __all__ = ["Tune"]
 
@@ -21,14 +24,9 @@ class Tune(SplitDesign):
     options = {"sample": SAMPLE, "seed": SEED, "quick": QUICK}
 
     def splits(self, task, seed):
-        from textcw.evaluation.tune import DEV_SIZE
-
         return [dev_split(task, DEV_SIZE, seed)]
 
     def run(self, tasks, learners, *, metrics, baseline=None, **hooks):
-        from textcw.evaluation.specs import as_task
-        from textcw.evaluation.suite import run_suite
-
         get = self.settings.get
         tasks = [replace(task, protocol=self.protocol, sample=get("sample") or task.sample)
                  for task in map(as_task, tasks)]
