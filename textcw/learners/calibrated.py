@@ -19,7 +19,9 @@ Where the honest scores come from (``record=``):
   document ``n_epochs - 1`` times: over-confident on high-dimensional text.
 - ``"cross-fit"``: as scikit-learn's ``CalibratedClassifierCV(ensemble=False)``: the final model
   is the learner's own ``fit`` on all the data; two clones with the same settings are fitted
-  on the two halves of a stratified split and each scores the other half. The scoring models
+  on the two halves of a stratified split and each scores the other half (``folds=k``: ``k``
+  clones, each fitted on ``k - 1`` of ``k`` stratified folds, scoring the last; at most as many
+  folds as the rarest label has documents). The scoring models
   were trained as the final one was (same passes, half the data), on documents they never saw.
   Costs two half-size fits: about twice the training time. A self-tuned learner's halves take
   the values the final fit chose (``tuned_params_``) instead of tuning their own: tuned on half
@@ -38,11 +40,14 @@ The temperature is fitted to Platt's regularised targets rather than the 0/1 lab
 data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
 were available.
 
-Why one temperature and no offset: ``z / T`` with ``T > 0`` keeps the order of the scores, so
-the most probable label is exactly the label ``predict`` returns. An offset or per-class
-temperatures could fit the scores more closely but would break that agreement. The one
-exception: when the recorded scores carry no information (the log-loss is lowest at
-``1/T = 0``), every probability is ``1/K`` and the argmax is the first class.
+Why one temperature, and an offset only on the predicted label: ``z / T`` with ``T > 0`` keeps
+the order of the scores, so the most probable label is exactly the label ``predict`` returns.
+Per-class offsets or temperatures could fit the scores more closely but would break that
+agreement. ``method="top-bias"`` adds an offset ``b >= 0`` to the predicted label's scaled
+score alone, which only widens its lead (``textcw.learners.temperature.fit_top_bias``); ``"auto"``
+keeps it where it lowers the held-out log-loss. The one exception: when the recorded scores
+carry no information (the log-loss is lowest at ``1/T = 0``), every probability is ``1/K`` and
+the argmax is the first class.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from textcw.learners.params import Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders, learner_has
 from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names this module had)
     BETA_MAX,
+    METHODS,
     CalibrationWarning,
     TemperatureScaling,
     as_logits,
@@ -153,6 +159,20 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         scored by the model before the chunk.
     probability : {"calibrated", "raw"}, default "calibrated"
         ``raw`` returns the learner's own ``predict_proba`` (the Gaussian probability).
+    folds : int in [2, 10], default 2
+        With ``cross-fit``: how many stratified folds (no more than the rarest label has
+        documents). A model fitted on ``k - 1`` of ``k`` folds is closer to the final one than a
+        half-size model, so its scores are closer to the final model's in confidence; the cost
+        is ``k`` fits of ``(k - 1) / k`` of the data instead of two of half. Where the test
+        documents differ from the training ones this can turn under-confidence into
+        over-confidence (docs/quality.md "A temperature and an offset"), hence the default 2.
+    method : {"temperature", "top-bias", "auto"}, default "temperature"
+        ``temperature``: one temperature; ``top-bias``: a temperature and an offset ``>= 0`` on
+        the predicted label's scaled score (:func:`~textcw.learners.temperature.fit_top_bias`),
+        which raises under-confident middle probabilities more than the top ones; ``auto``: the
+        offset only where it lowers the held-out log-loss of the recorded scores, on at least
+        1,000 of them (``MIN_TOP_BIAS_SCORES``). Every method keeps ``predict``'s label the
+        most probable.
 
     Fitted attributes
     -----------------
@@ -165,6 +185,9 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         The fitted temperature and what it scales.
     record_ : str
         ``"first"``, ``"last"`` or ``"cross-fit"``: what ``record`` resolved to.
+    folds_ : int
+        With ``cross-fit``: the folds used (``folds``, or fewer when the rarest label has fewer
+        documents).
     temperature_, inverse_temperature_, margin_, recorded_log_loss_
         As in ``scaling_`` (``temperature_`` is ``inf`` when the scores carried no information).
     n_honest_scores_ : int
@@ -181,15 +204,19 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         "record": Options(RECORDS),
         "chunk_size": Interval(1, 1_000_000, closed="both", integer=True),
         "probability": Options(("calibrated", "raw")),
+        "method": Options(METHODS),
+        "folds": Interval(2, 10, closed="both", integer=True),
     }
 
     def __init__(self, learner, *, margin="auto", record="auto", chunk_size=256,
-                 probability="calibrated"):
+                 probability="calibrated", method="temperature", folds=2):
         self.learner = learner
         self.margin = margin
         self.record = record
         self.chunk_size = chunk_size
         self.probability = probability
+        self.method = method
+        self.folds = folds
 
     def fit(self, X, y, progress=None):
         """Fit the learner and the temperature. ``progress(done, total)``, if given, is called
@@ -226,7 +253,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         self.record_ = record
         target = np.searchsorted(labels, y)
         self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
-                                        margin=self.margin, record=record, norms=norms)
+                                        margin=self.margin, record=record, norms=norms, method=self.method)
         self.n_honest_scores_ = informative_scores(scores)
         if self.n_honest_scores_ < MIN_HONEST_SCORES:
             warnings.warn(
@@ -250,6 +277,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
 
         params = self.learner.get_params(deep=False)
         n = X.shape[0]
+        counts = np.bincount(np.searchsorted(labels, y), minlength=len(labels))
+        k = self.folds_ = int(min(self.folds, counts.min()))  # a fold needs every label once
         scale = params.get("n_epochs", 1)  # progress counts documents times passes, as fit does
         done = [0]
 
@@ -257,7 +286,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
             kwargs = {}
             if progress is not None:
                 offset = done[0]
-                kwargs["progress"] = lambda k, _total: progress(offset + k, CROSS_FIT_FOLDS * scale * n)
+                # n for the final model and (k - 1) / k of n for each of the k clones: k n in all
+                kwargs["progress"] = lambda j, _total: progress(offset + j, k * scale * n)
             estimator.fit(Xs, ys, **kwargs)
             done[0] += scale * Xs.shape[0]
             return estimator
@@ -269,7 +299,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         shape = (n,) if len(labels) == 2 else (n, len(labels))
         scores, variances, norms = np.zeros(shape), np.zeros(shape), np.zeros(n)
         linear = True
-        folds = StratifiedKFold(CROSS_FIT_FOLDS, shuffle=True, random_state=params.get("random_state", 0))
+        folds = StratifiedKFold(k, shuffle=True, random_state=params.get("random_state", 0))
         for fitted_on, scored in folds.split(np.zeros((n, 1)), np.searchsorted(labels, y)):
             with warnings.catch_warnings():
                 # the final model's fit has reported the pass warnings; its halves would repeat them

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
 from textcw.learners.calibrated import RECORDS, Calibrated
+from textcw.learners.temperature import METHODS
 
 # What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
 # the learner (the default for online learners), or "raw", the learner's own probabilities (the
@@ -74,6 +75,10 @@ class CalibratedPipeline(Pipeline):
         Where the scores the temperature is fitted to come from
         (:class:`textcw.learners.calibrated.Calibrated`); ``auto``: progressive validation for a
         one-pass online learner, else 2-fold cross-fitting (about twice the training time).
+    method : {"temperature", "top-bias", "auto"}, default "temperature"
+        How the scores become probabilities (:class:`textcw.learners.calibrated.Calibrated`).
+    folds : int, default 2
+        Folds of the cross-fitting (:class:`textcw.learners.calibrated.Calibrated`).
 
     Fitted attributes
     -----------------
@@ -81,9 +86,12 @@ class CalibratedPipeline(Pipeline):
         The temperature, the margin it scales and the scores it was fitted to.
     """
 
-    def __init__(self, steps, *, record="auto", transform_input=None, memory=None, verbose=False):
+    def __init__(self, steps, *, record="auto", method="temperature", folds=2, transform_input=None,
+                 memory=None, verbose=False):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
         self.record = record
+        self.method = method
+        self.folds = folds
 
     def fit(self, X, y=None, progress=None, **params):
         """Fit the transformers, then the learner and its temperature on the transformed
@@ -97,6 +105,9 @@ class CalibratedPipeline(Pipeline):
         if self.record not in RECORDS:
             raise ParameterError(f"record={self.record!r} is invalid; record must be one of "
                                  f"{', '.join(repr(r) for r in RECORDS)}")
+        if self.method not in METHODS:
+            raise ParameterError(f"method={self.method!r} is invalid; method must be one of "
+                                 f"{', '.join(repr(m) for m in METHODS)}")
         Xt = X
         for _, step in self.steps[:-1]:
             if step is not None and step != "passthrough":
@@ -107,7 +118,8 @@ class CalibratedPipeline(Pipeline):
     def fit_calibrated(self, Xt, y, *, progress=None):
         """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""
         name, learner = self.steps[-1]
-        calibrated = Calibrated(learner, record=self.record).fit(Xt, y, progress=progress)
+        calibrated = Calibrated(learner, record=self.record, method=self.method, folds=self.folds).fit(
+            Xt, y, progress=progress)
         self.steps = [*self.steps[:-1], (name, calibrated.estimator_)]
         self.probability_calibration_ = calibrated.scaling_
         components = getattr(self, "textcw_components_", None)

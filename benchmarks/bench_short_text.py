@@ -1,0 +1,281 @@
+"""Many classes of short text: ``textcw train`` as a user runs it against tuned scikit-learn,
+with the calibration of its probabilities bin by bin, and where the accuracy gap comes from.
+
+Tasks: :mod:`short_text_data` (``debian-sections``, ``python-docstrings``, ``locale-languages``,
+``newsgroups-subjects``: 20-38 classes, a median of 5-8 words a document). None was used to
+choose any default; they are measured only.
+
+Rows (``--study train``, the default):
+
+- ``NAME textcw train``: ``make_pipeline("tfidf", NAME, train_defaults=True)``, what
+  ``textcw train --learner NAME`` fits on a text corpus (self-tuned values, calibrated
+  probabilities); its time includes featurizing and the calibration's fits. Fitted once on 200
+  documents first, untimed, so that compiling the kernels (paid once per process) is not counted.
+- ``LinearSVC default``: scikit-learn's defaults on ``TfidfVectorizer()`` features.
+- ``LinearSVC tuned``, ``LogisticRegression tuned``: ``GridSearchCV`` (3 folds) over C (LinearSVC
+  {0.1, 0.3, 1, 3, 10}, LogisticRegression {0.1, 1, 10, 100}, ``max_iter=1000``) and unigrams or
+  uni+bigrams of sublinear TF-IDF, the vectorizer refitted in every fold; the time includes the
+  search.
+
+Reported per row: accuracy, macro-F1, ECE (10 equal-width bins of the predicted label's
+probability), log-loss, the mean predicted probability of the predicted label ("confidence"),
+the reliability bins (documents, mean confidence, accuracy) and seconds.
+
+``--study calibration`` refits each learner's calibration on the same honest scores with each
+calibrator of :data:`CALIBRATORS` and reports the test numbers of each (the models are the same,
+so the accuracy is too). ``--study gap`` trains ``scw1`` and ``arow`` (their self-tuned values
+kept) with one thing changed at a time: epochs, averaging, bigrams, the regularisation, the
+multi-class update.
+
+``--study calibration`` also takes the project's held-out tasks of
+benchmarks/bench_out_of_box.py (``--tasks digits,sotu-party,...``): a calibrator must not hurt
+them.
+
+Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
+[--study train|calibration|gap] [--folds K] [--method auto] [--max-per-class N] [--no-sklearn |
+--no-logistic] [--json out.json]``; a small run: ``--max-per-class 40 --no-sklearn``. The tasks
+are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
+"Many classes of short text".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.svm import LinearSVC
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heldout_data import WORD_GRID, text_features  # noqa: E402
+from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
+
+import textcw  # noqa: E402
+from textcw.atomic import atomic_write_text  # noqa: E402
+from textcw.evaluation.metrics import classification_metrics  # noqa: E402
+from textcw.learners.calibrated import Calibrated  # noqa: E402
+from textcw.plugins import default_registries  # noqa: E402
+
+LEARNERS = ("scw1", "scw2", "arow", "cw-stdev")
+BINS = 10
+TUNED = {
+    "LinearSVC tuned": (LinearSVC(), {"C": [0.1, 0.3, 1, 3, 10]}),
+    "LogisticRegression tuned": (LogisticRegression(max_iter=1000), {"C": [0.1, 1, 10, 100]}),
+}
+# What --study calibration compares, on the same honest scores: name -> fit_calibration's method.
+CALIBRATORS = ("temperature", "top-bias", "auto")
+
+
+def reliability(proba: np.ndarray, correct: np.ndarray) -> list[list[float]]:
+    """``[documents, mean confidence, accuracy]`` of each non-empty equal-width bin of the
+    predicted label's probability."""
+    top = proba.max(axis=1)
+    which = np.minimum((top * BINS).astype(int), BINS - 1)
+    return [[int(np.sum(which == b)), round(float(top[which == b].mean()), 4),
+             round(float(correct[which == b].mean()), 4)] for b in range(BINS) if np.any(which == b)]
+
+
+def score(y, predicted, proba, classes, seconds, **extra) -> dict:
+    metrics = classification_metrics(y, predicted, proba, classes)
+    out = {k: metrics[k] for k in ("accuracy", "macro_f1", "expected_calibration_error", "log_loss")}
+    if proba is not None:
+        correct = classes[np.argmax(proba, axis=1)] == np.asarray(y)
+        out["confidence"] = float(proba.max(axis=1).mean())
+        out["reliability"] = reliability(proba, correct)
+    return {**out, "seconds": seconds, **extra}
+
+
+def timed_fit(model, X, y):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # convergence, variance-floor and calibration warnings
+        model.fit(X, y)
+    return model, time.perf_counter() - start
+
+
+def _warm(build, task):
+    warm = np.random.default_rng(0).permutation(len(task.y_train))[:200]
+    timed_fit(build(), [task.X_train[i] for i in warm], task.y_train[warm])
+
+
+def _featurize(task):
+    """``textcw train``'s features of a text corpus (``tfidf``), or the task's own for numbers."""
+    featurizer = textcw.make_featurizer("tfidf") if isinstance(task.X_train[0], str) else task.features()
+    return featurizer.fit_transform(task.X_train), featurizer.transform(task.X_test)
+
+
+def load_task(name, max_per_class=None):
+    """A task of :mod:`short_text_data`, or one of benchmarks/bench_out_of_box.py's held-out
+    tasks (the project's, for ``--study calibration``: a calibrator must not hurt them)."""
+    if name in SHORT_TEXT_TASKS:
+        return cached(name, max_per_class, Path(__file__).resolve().parent.parent / "build" / "short-text")
+    from bench_out_of_box import task_loaders
+
+    return task_loaders(10000)[name]()
+
+
+def train_rows(task, learners, calibration=None) -> dict:
+    """``textcw train``'s pipelines; ``calibration`` (e.g. ``{"folds": 5}``) changes the
+    calibration's settings from their defaults."""
+    rows = {}
+    for name in learners:
+        def build(name=name):
+            return textcw.make_pipeline("tfidf", name, train_defaults=True).set_params(**(calibration or {}))
+        _warm(build, task)
+        model, t = timed_fit(build(), task.X_train, task.y_train)
+        proba = model.predict_proba(task.X_test)
+        tuned = dict(getattr(model.steps[-1][1], "tuned_params_", {}))
+        rows[f"{name} textcw train"] = score(task.y_test, model.predict(task.X_test), proba, model.classes_, t,
+                                             tuned={k: float(v) for k, v in tuned.items()},
+                                             calibration=model.probability_calibration_.to_dict())
+    return rows
+
+
+def sklearn_rows(task, skip=()) -> dict:
+    """scikit-learn's rows, but those named in ``skip`` (e.g. the LogisticRegression search,
+    which takes most of a run)."""
+    rows = {}
+    model, t = timed_fit(Pipeline([("features", text_features()), ("model", LinearSVC())]),
+                         task.X_train, task.y_train)
+    rows["LinearSVC default"] = score(task.y_test, model.predict(task.X_test), None, None, t)
+    for label, (estimator, grid) in TUNED.items():
+        if label in skip:
+            continue
+        search = GridSearchCV(Pipeline([("features", task.features()), ("model", clone(estimator))]),
+                              {**{f"model__{k}": v for k, v in grid.items()},
+                               **{f"features__{k}": v for k, v in WORD_GRID.items()}}, cv=3)
+        fitted, t = timed_fit(search, task.X_train, task.y_train)
+        proba = fitted.predict_proba(task.X_test) if hasattr(fitted, "predict_proba") else None
+        rows[label] = score(task.y_test, fitted.predict(task.X_test), proba,
+                            fitted.classes_ if proba is not None else None, t,
+                            chosen={k: str(v) for k, v in fitted.best_params_.items()})
+    return rows
+
+
+def calibration_rows(task, learners, folds=2) -> dict:
+    """Each calibrator of :data:`CALIBRATORS` fitted to the same honest (cross-fitted) scores of
+    the learner ``textcw train`` fits, applied to the same final model's test scores."""
+    Xtr, Xte = _featurize(task)
+    rows = {}
+    for name in learners:
+        from textcw.learners.temperature import fit_temperature
+
+        learner = textcw.make_learner(name, **default_registries().learners.get(name).train_defaults)
+        labels = np.unique(task.y_train)
+        gaussian = hasattr(learner, "margin_variance")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            # the honest scores Calibrated fits its temperature to (cross-fitting with `folds` folds)
+            model, scores, variances, norms = Calibrated(learner, folds=folds)._cross_fit(
+                Xtr, task.y_train, labels, gaussian, "cross-fit", None)
+        target = np.searchsorted(labels, task.y_train)
+        for method in CALIBRATORS:
+            scaling = fit_temperature(scores, variances if gaussian else None, target, margin="auto",
+                                      record="cross-fit", norms=norms, method=method)
+            proba = scaling.predict_proba(model, Xte)
+            predicted = model.classes_[np.argmax(proba, axis=1)]
+            rows[f"{name} {method}"] = score(task.y_test, predicted, proba, model.classes_, 0.0,
+                                             calibration=scaling.to_dict())
+    return rows
+
+
+def gap_rows(task, learners=("scw1", "arow")) -> dict:
+    """One change at a time to the learner ``textcw train`` fits (its self-tuned values kept)."""
+    rows = {}
+    for name in learners:
+        base = textcw.make_pipeline("tfidf", name, train_defaults=True, probability="raw")
+        fitted, t = timed_fit(base, task.X_train, task.y_train)
+        tuned = dict(getattr(fitted.steps[-1][1], "tuned_params_", {}))
+        params = textcw.make_learner(name).get_params()
+        changes = {"as trained": {}, "1 epoch": {"n_epochs": 1}, "20 epochs": {"n_epochs": 20},
+                   "averaged": {"average": True}, "averaged, 20 epochs": {"average": True, "n_epochs": 20}}
+        for key in ("C", "r"):
+            if key in params:
+                value = tuned.get(key, params[key])
+                changes[f"{key} x0.1"] = {key: value * 0.1}
+                changes[f"{key} x10"] = {key: value * 10}
+        if "multiclass" in params:  # k-best and exact updates (Crammer, Dredze and Kulesza, EMNLP 2009)
+            changes["multiclass seq, k=5"] = {"multiclass": "seq", "k": 5}
+            changes["multiclass exact, k=5"] = {"multiclass": "exact", "k": 5}
+        for label, change in changes.items():
+            model = textcw.make_pipeline("tfidf", name, probability="raw", **{**tuned, **change})
+            model, t = timed_fit(model, task.X_train, task.y_train)
+            rows[f"{name} {label}"] = {"accuracy": float(np.mean(model.predict(task.X_test) == task.y_test)),
+                                       "seconds": t}
+        model = textcw.make_pipeline("tfidf", name, probability="raw", featurizer_params={"ngram_range": (1, 2)},
+                                     **tuned)
+        model, t = timed_fit(model, task.X_train, task.y_train)
+        rows[f"{name} bigrams"] = {"accuracy": float(np.mean(model.predict(task.X_test) == task.y_test)),
+                                   "seconds": t}
+    return rows
+
+
+def markdown(task, rows) -> str:
+    def cell(value, digits=3):
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    lines = [f"### {task}", "", "| model | accuracy | ECE | confidence | log-loss | seconds |",
+             "|---|---|---|---|---|---|"]
+    for label, r in rows.items():
+        lines.append(f"| {label} | {cell(r['accuracy'])} | {cell(r.get('expected_calibration_error'))} | "
+                     f"{cell(r.get('confidence'))} | {cell(r.get('log_loss'))} | {cell(r['seconds'], 2)} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", default=",".join(SHORT_TEXT_TASKS))
+    parser.add_argument("--learners", default=",".join(LEARNERS))
+    parser.add_argument("--study", choices=("train", "calibration", "gap"), default="train")
+    parser.add_argument("--max-per-class", type=int, default=None,
+                        help="at most this many documents a class (a quick run); default: the tasks' own caps")
+    parser.add_argument("--no-sklearn", action="store_true")
+    parser.add_argument("--no-logistic", action="store_true",
+                        help="leave out the tuned LogisticRegression (most of the run time)")
+    parser.add_argument("--folds", type=int, default=None,
+                        help="cross-fitting folds of the calibration (default: Calibrated's)")
+    parser.add_argument("--method", choices=("temperature", "top-bias", "auto"), default=None,
+                        help="--study train: the calibration's method (default: Calibrated's)")
+    parser.add_argument("--json", help="write every number here")
+    args = parser.parse_args(argv)
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    learners = [n.strip() for n in args.learners.split(",") if n.strip()]
+    from bench_out_of_box import task_loaders
+
+    known = [*SHORT_TEXT_TASKS, *task_loaders(10000)]
+    unknown = [t for t in tasks if t not in known]
+    if unknown:
+        parser.error(f"unknown task(s) {', '.join(unknown)}; choose among {', '.join(known)}")
+    if args.study != "calibration" and any(t not in SHORT_TEXT_TASKS for t in tasks):
+        parser.error("the project's held-out tasks are for --study calibration; bench_out_of_box.py measures "
+                     "the rest")
+    report = {}
+    for name in tasks:
+        task = load_task(name, args.max_per_class)
+        header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
+                  f"{len(np.unique(task.y_train))} classes)")
+        if args.study == "train":
+            rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method))
+                                               if v is not None})
+            if not args.no_sklearn:
+                rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))
+        elif args.study == "calibration":
+            rows = calibration_rows(task, learners, args.folds or 2)
+        else:
+            rows = gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
+        report[header] = rows
+        print(markdown(header, rows), flush=True)
+        if args.json:
+            atomic_write_text(args.json, json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,240 @@
+"""Many classes of short text: held-out tasks built from files that a Debian system with the
+project's development environment already holds, plus the subject lines of 20 Newsgroups.
+
+No test and no default was tuned on these tasks; they are only measured
+(``benchmarks/bench_short_text.py``, docs/quality.md "Many classes of short text"). Nothing is
+downloaded: each loader reads files on the machine, and a rerun on another machine rebuilds the
+same kind of task from that machine's files (the counts it finds are reported with the results,
+since installed versions differ).
+
+- ``debian-sections`` (38 classes): the one-line ``Description`` of every binary package in the
+  APT package list of Debian's ``main`` archive (``/var/lib/apt/lists/*_main_binary-*_Packages``,
+  plain or lz4/gz/xz-compressed, left by ``apt-get update``), labelled by its archive
+  ``Section`` (``libs``, ``python``, ``games``, ``science``, ...). A description given under two
+  sections is dropped as ambiguous, the rest counted once; sections with at least
+  :data:`MIN_PER_CLASS` descriptions are kept.
+- ``python-docstrings`` (30 classes): the first line of the docstring of every module, class and
+  function in the installed Python distributions next to scikit-learn (``site-packages``),
+  labelled by top-level package (``numpy``, ``scipy``, ``sklearn``, ``matplotlib``, ...), read by
+  parsing the sources (``ast``), never importing them. The :data:`TOP_CLASSES` packages with the
+  most distinct first lines are kept (textcw's own packages excluded).
+- ``locale-languages`` (30 classes): the translated messages of the gettext catalogues under
+  ``/usr/share/locale/<language>/LC_MESSAGES/*.mo`` (read with :mod:`gettext`), labelled by
+  language folder (``de``, ``pt_BR``, ``zh_CN``, ...); a message equal to its English original
+  or found under two languages is dropped; the :data:`TOP_CLASSES` languages with the most
+  distinct messages are kept.
+- ``newsgroups-subjects`` (20 classes): the ``Subject:`` header of every message of 20
+  Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
+  ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
+
+The first three keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
+class of libraries does not drown the rest, and are split 70/30, stratified, seeded, after
+sorting, so the split depends on the files' contents only. ``max_per_class`` (and
+``--max-per-class`` of the benchmark) shrinks every task, the newsgroups one included, for a
+quick run.
+"""
+
+from __future__ import annotations
+
+import ast
+import gettext
+import os
+import re
+import struct
+import subprocess
+import tarfile
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from heldout_data import WORD_GRID, HeldoutTask, text_features
+from sklearn.model_selection import train_test_split
+
+from textcw.errors import DataError
+
+SEED = 0
+TEST_SIZE = 0.3
+# Enough for 90 test documents a class; more would let the largest classes dominate the run time.
+MAX_PER_CLASS = 300
+# A class needs this many distinct documents to be kept: at 70/30 about 75 test documents.
+MIN_PER_CLASS = 250
+TOP_CLASSES = 30
+APT_LISTS = Path("/var/lib/apt/lists")
+LOCALE_DIR = Path("/usr/share/locale")
+# textcw's own packages (and its editable installs) are not a held-out source of text.
+OWN_PACKAGES = {"textcw", "textcw_example", "textcw_pixels", "textcw_serve"}
+
+
+def _cap_and_split(name, by_class: dict, source: str, max_per_class: int) -> HeldoutTask:
+    """At most ``max_per_class`` documents of every class (seeded sample of the sorted
+    documents), then a stratified, seeded 70/30 split."""
+    rng = np.random.default_rng(SEED)
+    documents, labels = [], []
+    for label in sorted(by_class):
+        docs = sorted(by_class[label])
+        if len(docs) > max_per_class:
+            docs = [docs[i] for i in sorted(rng.choice(len(docs), max_per_class, replace=False))]
+        documents += docs
+        labels += [label] * len(docs)
+    if len(set(labels)) < 2:
+        raise DataError(f"task {name!r} found fewer than two classes in {source}")
+    Xtr, Xte, ytr, yte = train_test_split(documents, np.asarray(labels), test_size=TEST_SIZE,
+                                          stratify=labels, random_state=SEED)
+    return HeldoutTask(name, Xtr, ytr, Xte, yte, text_features, WORD_GRID, source)
+
+
+def _unambiguous(label_sets: dict, min_count: int, top: int | None = None) -> dict:
+    """``{label: [documents]}`` from ``{document: {labels}}``: documents under one label only,
+    labels with at least ``min_count`` of them (the ``top`` largest if given)."""
+    by_class: dict[str, list[str]] = defaultdict(list)
+    for doc, found in label_sets.items():
+        if len(found) == 1:
+            by_class[next(iter(found))].append(doc)
+    kept = {k: v for k, v in by_class.items() if len(v) >= min_count}
+    if top is not None:
+        kept = dict(sorted(kept.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:top])
+    return kept
+
+
+def _read_packages_list(path: Path) -> str:
+    if path.suffix == ".lz4":
+        return subprocess.run(["lz4cat", str(path)], check=True, capture_output=True).stdout.decode("utf-8")
+    if path.suffix in (".gz", ".xz"):
+        import gzip
+        import lzma
+
+        opener = gzip.open if path.suffix == ".gz" else lzma.open
+        with opener(path, "rt", encoding="utf-8") as handle:
+            return handle.read()
+    return path.read_text(encoding="utf-8")
+
+
+def debian_sections(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """Debian package one-line descriptions by archive section (module docstring)."""
+    lists = sorted(p for p in APT_LISTS.glob("*_main_binary-*_Packages*") if "security" not in p.name
+                   and "updates" not in p.name)
+    if not lists:
+        raise DataError(f"no APT package list of a 'main' archive under {APT_LISTS}; run `apt-get update`")
+    sections: dict[str, set[str]] = defaultdict(set)
+    for path in lists:
+        for stanza in _read_packages_list(path).split("\n\n"):
+            fields = dict(re.findall(r"^(Section|Description): *(.*)$", stanza, flags=re.M))
+            if "Section" in fields and fields.get("Description"):
+                sections[fields["Description"].strip()].add(fields["Section"].split("/")[-1])
+    by_class = _unambiguous(sections, MIN_PER_CLASS)
+    return _cap_and_split("debian-sections", by_class, ", ".join(p.name for p in lists), max_per_class)
+
+
+def _site_packages() -> Path:
+    import sklearn
+
+    return Path(sklearn.__file__).resolve().parent.parent
+
+
+def _first_docstring_lines(path: Path):
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, UnicodeDecodeError):
+        return
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            doc = (ast.get_docstring(node) or "").strip()
+            if doc:
+                line = doc.splitlines()[0].strip()
+                if len(line.split()) >= 2:  # a lone word ("Constructor.") says nothing
+                    yield line
+
+
+def python_docstrings(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """First docstring lines of the installed Python packages by package (module docstring)."""
+    root = _site_packages()
+    packages = sorted(p for p in root.iterdir() if p.is_dir() and p.name.isidentifier()
+                      and p.name not in OWN_PACKAGES and not p.name.startswith("_"))
+    lines: dict[str, set[str]] = defaultdict(set)
+    for package in packages:
+        for path in sorted(package.rglob("*.py")):
+            for line in _first_docstring_lines(path):
+                lines[line].add(package.name)
+    by_class = _unambiguous(lines, MIN_PER_CLASS, TOP_CLASSES)
+    return _cap_and_split("python-docstrings", by_class, str(root), max_per_class)
+
+
+def locale_languages(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """Translated gettext messages by language (module docstring)."""
+    if not LOCALE_DIR.is_dir():
+        raise DataError(f"no gettext catalogues under {LOCALE_DIR}")
+    messages: dict[str, set[str]] = defaultdict(set)
+    for folder in sorted(p for p in LOCALE_DIR.iterdir() if (p / "LC_MESSAGES").is_dir() and "@" not in p.name):
+        for path in sorted((folder / "LC_MESSAGES").glob("*.mo")):
+            try:
+                with path.open("rb") as handle:
+                    catalog = gettext.GNUTranslations(handle)._catalog
+            except (OSError, ValueError, IndexError, struct.error):  # a damaged or non-UTF-8 catalogue
+                continue
+            for key, text in catalog.items():
+                original = key[0] if isinstance(key, tuple) else key
+                text = " ".join(str(text).split())
+                if original and text and text != original and len(text.split()) >= 2:
+                    messages[text].add(folder.name)
+    by_class = _unambiguous(messages, MIN_PER_CLASS, TOP_CLASSES)
+    return _cap_and_split("locale-languages", by_class, str(LOCALE_DIR), max_per_class)
+
+
+def newsgroups_subjects(max_per_class: int | None = None) -> HeldoutTask:
+    """20 Newsgroups subject lines, bydate split (module docstring)."""
+    data = Path(os.environ.get("TEXTCW_DATA", "/work/shared/corpora")) / "newsgroups" / "20news-bydate.tar.gz"
+    if not data.is_file():
+        raise DataError(f"20 Newsgroups not found at {data}; set TEXTCW_DATA to the folder holding newsgroups/")
+    split: dict[str, tuple[list, list]] = {"train": ([], []), "test": ([], [])}
+    with tarfile.open(data) as archive:
+        for member in sorted(archive.getmembers(), key=lambda m: m.name):
+            parts = member.name.split("/")
+            if not member.isfile() or len(parts) < 3:
+                continue
+            part = "train" if parts[-3].endswith("train") else "test"
+            head = archive.extractfile(member).read().decode("latin-1").split("\n\n", 1)[0]
+            found = re.search(r"^Subject:(.*)$", head, flags=re.M | re.I)
+            subject = re.sub(r"^(\s*re\s*:\s*)+", "", found.group(1), flags=re.I).strip() if found else ""
+            if subject:
+                split[part][0].append(subject)
+                split[part][1].append(parts[-2])
+    if max_per_class is not None:  # a quick run: a seeded sample of each group in each part
+        rng = np.random.default_rng(SEED)
+        for part, (docs, labels) in split.items():
+            labels_a = np.asarray(labels)
+            keep = np.sort(np.concatenate([
+                rng.permutation(np.flatnonzero(labels_a == g))[:max_per_class if part == "train"
+                                                               else max(1, max_per_class * 3 // 7)]
+                for g in sorted(set(labels))]))
+            split[part] = ([docs[i] for i in keep], [labels[i] for i in keep])
+    return HeldoutTask("newsgroups-subjects", split["train"][0], np.asarray(split["train"][1]), split["test"][0],
+                       np.asarray(split["test"][1]), text_features, WORD_GRID, str(data))
+
+
+def cached(name: str, max_per_class: int | None = None, folder: str | Path = "build/short-text") -> HeldoutTask:
+    """The task ``name`` as built by its loader, kept as JSON in ``folder`` (under the current
+    directory) after the first build: reading every installed package's sources takes
+    minutes. Delete the folder to rebuild from the machine's files."""
+    import json
+
+    path = Path(folder) / f"{name}-{max_per_class or 'default'}.json"
+    if path.is_file():
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return HeldoutTask(name, data["X_train"], np.asarray(data["y_train"]), data["X_test"],
+                           np.asarray(data["y_test"]), text_features, WORD_GRID, data["source"])
+    load = SHORT_TEXT_TASKS[name]
+    task = load(max_per_class) if max_per_class else load()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"X_train": list(task.X_train), "y_train": task.y_train.tolist(),
+                                "X_test": list(task.X_test), "y_test": task.y_test.tolist(),
+                                "source": task.source}), encoding="utf-8")
+    return task
+
+
+SHORT_TEXT_TASKS: dict[str, Callable[..., HeldoutTask]] = {
+    "debian-sections": debian_sections,
+    "python-docstrings": python_docstrings,
+    "locale-languages": locale_languages,
+    "newsgroups-subjects": newsgroups_subjects,
+}
