@@ -112,6 +112,13 @@ def _finite(arrays, c):
 
 
 @kernel
+def _span(start, stop):
+    """``stop - start`` as a signed integer, to count down to -1 in (the unsigned positions of
+    :func:`.common.column` would wrap around below 0 without the JIT)."""
+    return np.int64(stop) - np.int64(start)
+
+
+@kernel
 def _mistake(m, checked):
     """Whether margin ``m`` is a mistake: ``m <= 0`` for the built-in rules (``checked`` is
     ``None``), as their own loops always counted; ``not m > 0`` (a NaN margin too) with the full
@@ -172,8 +179,8 @@ def binary_loop(indptr, indices, data, y, order, arrays, weight, step, update, e
                         call(update, arrays, c, data[p], g, at)
                         finite &= _finite(arrays, c)
                     if not finite:
-                        for back in range(stop - 1, start - 1, -1):
-                            _restore(arrays, column(indices[back]), saved, back - start)
+                        for k in range(_span(start, stop) - 1, -1, -1):  # the last cell first
+                            _restore(arrays, column(indices[np.int64(start) + k]), saved, k)
                         raise FloatingPointError(NON_FINITE_MESSAGE)
     add_examples(count, seen, order.shape[0])
     return mistakes, updates
@@ -227,10 +234,10 @@ def top1_loop(indptr, indices, data, y, order, arrays, n_labels, weight, step, u
                         call(update, arrays, cr, data[p], -tau, at)
                         finite &= _finite(arrays, cy) & _finite(arrays, cr)
                     if not finite:
-                        for back in range(stop - 1, start - 1, -1):
-                            base = indices[back] * n_labels
-                            _restore(arrays, column(base + r), saved, 2 * (back - start) + 1)
-                            _restore(arrays, column(base + yi), saved, 2 * (back - start))
+                        for k in range(_span(start, stop) - 1, -1, -1):
+                            base = indices[np.int64(start) + k] * n_labels
+                            _restore(arrays, column(base + r), saved, 2 * k + 1)
+                            _restore(arrays, column(base + yi), saved, 2 * k)
                         raise FloatingPointError(NON_FINITE_MESSAGE)
     add_examples(count, seen, order.shape[0])
     return mistakes, updates
