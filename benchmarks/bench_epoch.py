@@ -4,7 +4,9 @@ Builds one seeded sparse data set shaped like a large text corpus (by default 20
 1,000,000 features, about 85 non-zeros per row, Zipf-like feature frequencies, binary values,
 labels from a hidden sparse linear model with 5% flipped), then times a single shuffled epoch of
 
-- textcw ``perceptron``, ``pa1``, ``cw-var``, ``cw-stdev``, ``arow`` (diagonal covariance);
+- textcw ``perceptron``, ``pa1``, ``cw-var``, ``cw-stdev``, ``arow`` (diagonal covariance), and
+  with ``--plugins`` the example plugin's variants on the same loops (``bounded-arow``, ``nherd``,
+  ``balanced-winnow``; needs ``plugins/textcw-example`` installed);
 - scikit-learn ``Perceptron`` and ``SGDClassifier(loss="hinge", penalty=None,
   learning_rate="pa1", eta0=1.0)`` (the replacement for its deprecated PA classes);
 - vowpalwabbit (its default SGD, hinge loss), reading the same rows from its binary cache
@@ -16,7 +18,7 @@ numba kernels are compiled (or loaded from cache) before timing. It prints non-z
 and the ratio of each textcw learner to scikit-learn's PA-I and Perceptron.
 
 Run by hand (not a test): ``python benchmarks/bench_epoch.py [--rows N] [--features D]
-[--nnz K] [--repeat R] [--json out.json]``. Needs ``pip install vowpalwabbit`` for the VW row
+[--nnz K] [--repeat R] [--plugins] [--json out.json]``. Needs ``pip install vowpalwabbit`` for the VW row
 (skipped with a note if it is not installed). Results: docs/benchmarks.md.
 """
 
@@ -82,7 +84,7 @@ def make_data(n_rows: int, n_features: int, nnz_per_row: int, seed: int = SEED):
     return X, y
 
 
-def textcw_fits(X, y):
+def textcw_fits(X, y, plugins=False):
     runs = {
         "textcw perceptron": ("perceptron", {}),
         "textcw pa1": ("pa1", {"C": 1.0}),
@@ -90,6 +92,12 @@ def textcw_fits(X, y):
         "textcw cw-stdev (diag-kl)": ("cw-stdev", {}),
         "textcw arow (diag-kl)": ("arow", {}),
     }
+    if plugins:  # variants that run on the same loops, from the example plugin
+        runs.update({
+            "plugin bounded-arow (diag-kl)": ("bounded-arow", {}),
+            "plugin nherd (diag-kl)": ("nherd", {}),
+            "plugin balanced-winnow": ("balanced-winnow", {}),
+        })
     fits = {}
     for label, (name, params) in runs.items():
         def fit(name=name, params=params, X=X, y=y):
@@ -166,6 +174,8 @@ def main() -> None:
     parser.add_argument("--nnz", type=int, default=85)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--vw-bits", type=int, default=20)
+    parser.add_argument("--plugins", action="store_true",
+                        help="also time the example plugin's variants (textcw-example)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
 
@@ -177,7 +187,7 @@ def main() -> None:
           f"textcw {textcw.__version__}, {os.cpu_count()} cpus, {platform.machine()}")
 
     with tempfile.TemporaryDirectory() as tmp:
-        fits = {**sklearn_fits(X, y), **textcw_fits(X, y)}
+        fits = {**sklearn_fits(X, y), **textcw_fits(X, y, args.plugins)}
         vw, note = vw_fits(X, y, args.vw_bits, tmp)
         fits.update(vw)
         seconds, cpu_seconds = time_interleaved(fits, args.repeat)

@@ -17,7 +17,8 @@ and returns ``(mistakes, updates)``:
 
 The kernels index without bounds checks: textcw checks the input and the state's shapes before
 every call, so a kernel may trust them. Variant choices are integer codes, never Python
-callables, and every dispatch on a code ends in an error for an unknown one.
+callables, and every dispatch on a code ends in an error for an unknown one (the two loops
+below take a variant's compiled functions instead, and call nothing else).
 
 :func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``); the
 functions below are compiled with it and may be called from a plugin's kernels.
@@ -30,10 +31,16 @@ counts as a mistake) applied by the loop; set the result as the learner's ``step
 A variant whose state is not a Gaussian but per-feature vectors (Balanced Winnow's ``u`` and
 ``v``, a perceptron's ``w``) writes its net ``weight``, its ``step`` and its per-cell ``update``,
 and :func:`per_feature_kernels` builds its binary and top-1 multi-class epoch kernels with the
-same guards (mistake before update, a tie counts as a mistake, no update for an empty document
-or a step that is not finite and positive); they take the state arrays and the parameters by
-name, so set them as the learner's ``binary_kernel`` and ``multiclass_kernel`` and offer the
-parameters from ``kernel_values()``.
+same guards (mistake before update, a tie or a NaN margin counts as a mistake, no update for an
+empty document or a step that is not finite and positive, an update that overflows undone and
+refused); they take the state arrays and the parameters by name, so set them as the learner's
+``binary_kernel`` and ``multiclass_kernel`` and offer the parameters from ``kernel_values()``.
+
+Both run textcw's own epoch loops, the loops the built-in CW, AROW, SCW (diagonal forms),
+perceptron and PA learners run on. Define the variant's functions at module level, with
+:func:`kernel`: the loops' code for the variant is then compiled once and cached on disk with
+textcw's kernels, so a fresh process loads it as it loads a built-in rule's (functions defined
+inside a function work too, compiled once per process).
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ Conventions (every kernel follows them):
   contiguous memory);
 - full-covariance kernels keep the upper Cholesky factor of each precision matrix: ``R[d, d]``
   (binary) or ``R[K, d, d]`` (one per label);
-- variants are the integer constants in :mod:`.constants`, never Python callables;
+- variants are the integer constants in :mod:`.constants`, never Python callables; the two
+  epoch loops (:mod:`.diagonal_loop`, :mod:`.feature_loop`) take a variant's update as compiled
+  functions, passed by :class:`textcw._jit.KernelRef` so that their compilation is cached;
 - a kernel returns ``(mistakes, updates)``: a mistake is counted before the update, ties count.
 """

@@ -9,64 +9,42 @@ example ``c`` is present in ``T - c + 1`` of the ``T`` averaged vectors. ``mu = 
 written at the end of every call.
 
 Multi-class (top-1): on a mistake against the top competitor ``r``, ``w_y += x`` and ``w_r -= x``.
+
+The epochs are the perceptron's rule on the per-feature loop (:mod:`.feature_loop`, with the
+functions of :mod:`.first_order`) with its running average: ``(c - 1) y x`` is that average's
+``lag * delta`` (:func:`.common.move_mean`), the same number since ``y = +-1``.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from textcw._jit import kernel
-from textcw.learners._kernels.common import column, row_dot, row_scores, top_competitor
+from textcw.learners._kernels.constants import PERCEPTRON
+from textcw.learners._kernels.feature_loop import binary_loop, top1_loop
+from textcw.learners._kernels.first_order import EXAMPLE, STEP, UPDATE, WEIGHT
+
+_PARAMS = (PERCEPTRON, 1.0, 1.0, 0.0)  # first_order's (rule, C, scale, lag)
 
 
 @kernel
-def binary_epoch(indptr, indices, data, y, order, mu, w, u, count):
-    mistakes = 0
-    updates = 0
-    for step in range(order.shape[0]):
-        i = order[step]
-        count[0] += 1.0
-        if y[i] * row_dot(indptr, indices, data, i, w) <= 0.0:
-            mistakes += 1
-            if indptr[i + 1] > indptr[i]:
-                updates += 1
-                lag = (count[0] - 1.0) * y[i]
-                for p in range(column(indptr[i]), column(indptr[i + 1])):
-                    j = column(indices[p])
-                    w[j] += y[i] * data[p]
-                    u[j] += lag * data[p]
+def _write_average(mu, w, u, count):
+    """``mu = w - u / T`` (flattened arrays), after ``T = count[0]`` examples."""
     if count[0] > 0.0:
         inv = 1.0 / count[0]
         for j in range(mu.shape[0]):
             mu[j] = w[j] - u[j] * inv
+
+
+@kernel
+def binary_epoch(indptr, indices, data, y, order, mu, w, u, count):
+    mistakes, updates = binary_loop(indptr, indices, data, y, order, (w, u), WEIGHT, STEP, UPDATE,
+                                    EXAMPLE, _PARAMS, 0.0, None, count, None)
+    _write_average(mu, w, u, count)
     return mistakes, updates
 
 
 @kernel
 def multiclass_top1_epoch(indptr, indices, data, y, order, mu, w, u, count):
-    mistakes = 0
-    updates = 0
-    scores = np.empty(w.shape[1])
-    for step in range(order.shape[0]):
-        i = order[step]
-        yi = y[i]
-        count[0] += 1.0
-        row_scores(indptr, indices, data, i, w, scores)
-        rc = top_competitor(scores, yi)
-        if scores[yi] - scores[rc] <= 0.0:
-            mistakes += 1
-            if indptr[i + 1] > indptr[i]:
-                updates += 1
-                lag = count[0] - 1.0
-                for p in range(column(indptr[i]), column(indptr[i + 1])):
-                    j = column(indices[p])
-                    w[j, yi] += data[p]
-                    w[j, rc] -= data[p]
-                    u[j, yi] += lag * data[p]
-                    u[j, rc] -= lag * data[p]
-    if count[0] > 0.0:
-        inv = 1.0 / count[0]
-        for j in range(mu.shape[0]):
-            for k in range(mu.shape[1]):
-                mu[j, k] = w[j, k] - u[j, k] * inv
+    mistakes, updates = top1_loop(indptr, indices, data, y, order, (w.reshape(w.size), u.reshape(u.size)),
+                                  w.shape[1], WEIGHT, STEP, UPDATE, EXAMPLE, _PARAMS, None, count, None)
+    _write_average(mu.reshape(mu.size), w.reshape(w.size), u.reshape(u.size), count)
     return mistakes, updates

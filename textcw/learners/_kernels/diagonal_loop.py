@@ -1,7 +1,9 @@
-"""One epoch loop for every diagonal Gaussian variant: the variant gives its step, textcw the loop.
+"""The epoch loop of every diagonal Gaussian learner: a variant gives its step, textcw the loop.
 
-:func:`diagonal_gaussian_kernels` takes a variant's two numba functions, as scikit-learn's SGD
-takes a loss object into one loop:
+Built-in rules (CW var and stdev, AROW, SCW with ``covariance="diag-kl"`` or ``"diag-l2"``,
+:mod:`.gaussian_diag`) and plugin variants (:func:`diagonal_gaussian_kernels`) run on the same two
+loops, :func:`binary_loop` and :func:`top1_loop`, as scikit-learn's SGD runs every loss on one
+loop that takes the loss object. A variant is two numba functions, defined at module level:
 
 - ``step(m, v, params) -> (alpha, beta, c)``: the mean step ``alpha`` (``mu += alpha y Sigma x``)
   and the two numbers the variance update reads, from the margin ``m`` and the margin variance
@@ -9,19 +11,29 @@ takes a loss object into one loop:
 - ``variance(s_j, x_j, beta, c, params, covariance, floor) -> s_j'``: one variance after the
   update (e.g. :func:`.gaussian_diag.update_variance` for ``diag-kl``/``diag-l2``).
 
-``params`` is the tuple of the variant's step parameters, in the order the kernels were built
-with. The loop applies textcw's guards (docs/algorithms.md "Numerics"), so that a variant cannot
-leave one out: a mistake is counted before the update and a tie counts as a mistake; a document
-whose ``v`` is below the smallest normal double (an empty one, or an underflow) or whose steps are
-not finite makes no update; every changed variance is kept at or above ``floor`` (``a *
-VARIANCE_FLOOR``), and an update where the floor stood in is counted in
-``counts[COUNT_FLOORED]``. The mean moves with ``Sigma`` from before the update. Multi-class
-problems use the top-1 reduction (the update on ``f(x, y) - f(x, r)`` against the best other
-label ``r``, ties to the lowest index; both label blocks move and get the variance update).
+``params`` is the tuple of the variant's step parameters. A variant with a weighted update adds
+``example(params, weight, lag) -> params``, the parameters for an example of weight ``s > 0``
+(AROW's ``r -> r / s``, SCW's ``C -> s C``; docs/algorithms.md "Weighted examples").
 
-The built kernels take ``(indptr, indices, data, y, order, mu, s, covariance, floor, params,
-counts=None)`` (:mod:`textcw.kernels`). They are compiled when first called, once per process
-(numba caches functions defined at module level only).
+The loops apply textcw's guards (docs/algorithms.md "Numerics"), so that a variant cannot leave
+one out: a mistake is counted before the update, and a tie counts as one (the test is ``m <= 0``,
+as in every built-in kernel, so a NaN margin is not counted); a document whose ``v`` is below the
+smallest normal double (an empty one, or an underflow) or whose steps are not finite makes no
+update; every changed variance is kept at or above ``floor`` (``a *
+VARIANCE_FLOOR``), and an update where the floor stood in is counted in
+``counts[COUNT_FLOORED]``. The mean moves with ``Sigma`` from before the update, as
+``alpha * (s_j x_j)`` (:mod:`.gaussian_diag` says why this grouping). Multi-class problems use
+the top-1 reduction (EMNLP 2009; MLJ 2013 section 3.3: the update on ``f(x, y) - f(x, r)``
+against the best other label ``r``, ties to the lowest index; both label blocks move and get the
+variance update). With ``u`` and ``count`` the loops keep the running average of the mean
+(:func:`.common.move_mean`); each step first hints the cache lines of the rows ahead
+(:mod:`.prefetch`).
+
+The loops take the variant's functions as :class:`textcw._jit.KernelRef` arguments, so numba
+caches their compiled code for each variant on disk: a plugin's variant is compiled once, not
+in every process. :func:`diagonal_gaussian_kernels` builds a variant's epoch kernels, which take
+``(indptr, indices, data, y, order, mu, s, covariance, floor, params, counts=None)``
+(:mod:`textcw.kernels`).
 """
 
 from __future__ import annotations
@@ -31,11 +43,132 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from textcw._jit import closure_kernel
-from textcw.learners._kernels.common import column, row_scores, top_competitor
+from textcw._jit import KernelRef, call, closure_kernel, kernel, uncached
+from textcw.learners._kernels.common import (
+    add_examples,
+    column,
+    examples_seen,
+    move_mean,
+    row_scores,
+    top_competitor,
+)
 from textcw.learners._kernels.constants import COUNT_FLOORED, SMALLEST_NORMAL
+from textcw.learners._kernels.prefetch import prefetch_ahead
 
 
+# The two helpers that take a variant's functions are not cached on their own (closure_kernel):
+# their code is cached inside each loop compiled for a variant, and a variant of closures (a
+# name unique to its process) must not add entries no later process can read to their caches.
+@closure_kernel
+def guarded_steps(step, m, v, params):
+    """The variant's ``(alpha, beta, c)``, or zeros where the loop's guards allow no update."""
+    if not v >= SMALLEST_NORMAL:  # an empty document, or an underflowed variance (NaN too)
+        return 0.0, 0.0, 0.0
+    alpha, beta, c = call(step, m, v, params)
+    if alpha > 0.0 and math.isfinite(alpha) and math.isfinite(beta) and math.isfinite(c):
+        return alpha, beta, c
+    return 0.0, 0.0, 0.0
+
+
+@closure_kernel
+def floored_variance(variance, s_j, x_j, beta, c, params, covariance, floor):
+    """``(s_j', hit)``: the variant's new variance kept at or above ``floor``, and whether the
+    floor stood in."""
+    new = call(variance, s_j, x_j, beta, c, params, covariance, floor)
+    return (new if new > floor else floor), new <= floor
+
+
+@kernel
+def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example, params, covariance,
+                floor, counts, weights, u, count):
+    """One epoch of binary updates; returns ``(mistakes, updates)``. ``example`` is called only
+    with ``weights`` (and may then be ``None``); ``counts``, ``weights``, ``u`` and ``count`` may
+    each be ``None``."""
+    seen = examples_seen(count)
+    mistakes = 0
+    updates = 0
+    for t in range(order.shape[0]):
+        prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        if u is not None:  # the running average's accumulator, written with mu
+            prefetch_ahead(indptr, indices, data, order, t, u, u)
+        i = order[t]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
+        score = 0.0
+        v = 0.0
+        for p in range(start, stop):
+            j = column(indices[p])
+            xj = data[p]
+            score += mu[j] * xj
+            v += s[j] * xj * xj
+        m = y[i] * score
+        if m <= 0.0:  # before the update; a tie is a mistake
+            mistakes += 1
+        at = params if weights is None else call(example, params, weights[i], seen + t)
+        alpha, beta, c = guarded_steps(step, m, v, at)
+        if alpha > 0.0:
+            updates += 1
+            hit = False  # did the floor stand in for a variance of this update?
+            ay = alpha * y[i]
+            for p in range(start, stop):
+                j = column(indices[p])
+                xj = data[p]
+                sj = s[j]
+                move_mean(mu, u, j, ay * (sj * xj), seen + t)  # Sigma from before the update
+                s[j], floored = floored_variance(variance, sj, xj, beta, c, at, covariance, floor)
+                hit = hit or floored
+            if hit and counts is not None:
+                counts[COUNT_FLOORED] += 1
+    add_examples(count, seen, order.shape[0])
+    return mistakes, updates
+
+
+@kernel
+def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, params, covariance,
+              floor, counts, weights, u, count):
+    """One epoch of top-1 multi-class updates (``mu``, ``s``: ``d x K``): ``m = mu_y . x - mu_r . x``,
+    ``v = x' Sigma_y x + x' Sigma_r x``; arguments as for :func:`binary_loop`."""
+    seen = examples_seen(count)
+    mistakes = 0
+    updates = 0
+    scores = np.empty(mu.shape[1])
+    for t in range(order.shape[0]):
+        prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        if u is not None:
+            prefetch_ahead(indptr, indices, data, order, t, u, u)
+        i = order[t]
+        yi = y[i]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
+        row_scores(indptr, indices, data, i, mu, scores)
+        rc = top_competitor(scores, yi)
+        m = scores[yi] - scores[rc]
+        if m <= 0.0:
+            mistakes += 1
+        v = 0.0
+        for p in range(start, stop):
+            j = column(indices[p])
+            v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
+        at = params if weights is None else call(example, params, weights[i], seen + t)
+        alpha, beta, c = guarded_steps(step, m, v, at)
+        if alpha > 0.0:
+            updates += 1
+            hit = False
+            for p in range(start, stop):
+                j = column(indices[p])
+                xj = data[p]
+                sy = s[j, yi]
+                sr = s[j, rc]
+                move_mean(mu, u, (j, yi), alpha * (sy * xj), seen + t)
+                move_mean(mu, u, (j, rc), -(alpha * (sr * xj)), seen + t)
+                s[j, yi], floored_y = floored_variance(variance, sy, xj, beta, c, at, covariance, floor)
+                s[j, rc], floored_r = floored_variance(variance, sr, xj, beta, c, at, covariance, floor)
+                hit = hit or floored_y or floored_r
+            if hit and counts is not None:
+                counts[COUNT_FLOORED] += 1
+    add_examples(count, seen, order.shape[0])
+    return mistakes, updates
+
+
+# ---------------------------------------------------------------- a plugin variant's kernels
 class DiagonalKernels(NamedTuple):
     """The epoch kernels of one diagonal Gaussian variant (:func:`diagonal_gaussian_kernels`)."""
 
@@ -44,93 +177,42 @@ class DiagonalKernels(NamedTuple):
     params: tuple[str, ...]  # the step parameters, in the order of ``params``
 
 
+def _checked(mu, s, ndim: int, what: str) -> None:
+    # the loops index without bounds checks: the two arrays must agree (textcw checks them
+    # against the data before every call)
+    if mu.ndim != ndim or s.shape != mu.shape:
+        raise ValueError(f"mu and s must both have the shape {what}; got {mu.shape} and {s.shape}")
+
+
 def diagonal_gaussian_kernels(step, variance, params: tuple[str, ...]) -> DiagonalKernels:
     """The binary and top-1 multi-class epoch kernels of a diagonal Gaussian variant whose
     update is ``step`` and ``variance`` (numba functions, see the module docstring) with the
-    step parameters named ``params``."""
+    step parameters named ``params``.
+
+    The kernels are plain Python functions that call the loops: the loops' code for this
+    variant is compiled on first use and cached on disk when both functions are defined at
+    module level (:class:`textcw._jit.KernelRef`), else compiled once per process.
+    """
     params = tuple(params)
     if not params or not all(isinstance(p, str) and p.isidentifier() for p in params):
         raise TypeError(f"params must name the step parameters (identifiers); got {params!r}")
-
-    def guarded_step(m, v, values):
-        if not v >= SMALLEST_NORMAL:  # an empty document, or an underflowed variance
-            return 0.0, 0.0, 0.0
-        alpha, beta, c = step(m, v, values)
-        if alpha > 0.0 and math.isfinite(alpha) and math.isfinite(beta) and math.isfinite(c):
-            return alpha, beta, c
-        return 0.0, 0.0, 0.0
-
-    guarded = closure_kernel(guarded_step)
+    refs = KernelRef(step), KernelRef(variance)
+    cacheable = all(ref.cacheable for ref in refs)
+    binary = binary_loop if cacheable else uncached(binary_loop)
+    top1 = top1_loop if cacheable else uncached(top1_loop)
+    step_ref, variance_ref = refs
 
     def binary_epoch(indptr, indices, data, y, order, mu, s, covariance, floor, params, counts=None):
-        mistakes = 0
-        updates = 0
-        for t in range(order.shape[0]):
-            i = order[t]
-            start, stop = column(indptr[i]), column(indptr[i + 1])
-            score = 0.0
-            v = 0.0
-            for p in range(start, stop):
-                j = column(indices[p])
-                xj = data[p]
-                score += mu[j] * xj
-                v += s[j] * xj * xj
-            m = y[i] * score
-            if m <= 0.0:  # before the update; a tie is a mistake
-                mistakes += 1
-            alpha, beta, c = guarded(m, v, params)
-            if alpha > 0.0:
-                updates += 1
-                hit = False
-                ay = alpha * y[i]
-                for p in range(start, stop):
-                    j = column(indices[p])
-                    xj = data[p]
-                    sj = s[j]
-                    mu[j] += ay * (sj * xj)  # Sigma from before the update
-                    new = variance(sj, xj, beta, c, params, covariance, floor)
-                    hit = hit or new <= floor
-                    s[j] = new if new > floor else floor
-                if hit and counts is not None:
-                    counts[COUNT_FLOORED] += 1
-        return mistakes, updates
+        _checked(mu, s, 1, "(n_rows,) in a binary problem")
+        return binary(indptr, indices, data, y, order, mu, s, step_ref, variance_ref, None, params,
+                      covariance, floor, counts, None, None, None)
 
     def top1_epoch(indptr, indices, data, y, order, mu, s, covariance, floor, params, counts=None):
-        mistakes = 0
-        updates = 0
-        scores = np.empty(mu.shape[1])
-        for t in range(order.shape[0]):
-            i = order[t]
-            yi = y[i]
-            start, stop = column(indptr[i]), column(indptr[i + 1])
-            row_scores(indptr, indices, data, i, mu, scores)
-            rc = top_competitor(scores, yi)
-            m = scores[yi] - scores[rc]
-            if m <= 0.0:
-                mistakes += 1
-            v = 0.0
-            for p in range(start, stop):
-                j = column(indices[p])
-                v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
-            alpha, beta, c = guarded(m, v, params)
-            if alpha > 0.0:
-                updates += 1
-                hit = False
-                for p in range(start, stop):
-                    j = column(indices[p])
-                    xj = data[p]
-                    mu[j, yi] += alpha * (s[j, yi] * xj)
-                    mu[j, rc] -= alpha * (s[j, rc] * xj)
-                    new = variance(s[j, yi], xj, beta, c, params, covariance, floor)
-                    hit = hit or new <= floor
-                    s[j, yi] = new if new > floor else floor
-                    new = variance(s[j, rc], xj, beta, c, params, covariance, floor)
-                    hit = hit or new <= floor
-                    s[j, rc] = new if new > floor else floor
-                if hit and counts is not None:
-                    counts[COUNT_FLOORED] += 1
-        return mistakes, updates
+        _checked(mu, s, 2, "(n_rows, n_labels) in a multi-class problem")
+        return top1(indptr, indices, data, y, order, mu, s, step_ref, variance_ref, None, params,
+                    covariance, floor, counts, None, None, None)
 
-    binary_epoch.__name__ = binary_epoch.__qualname__ = f"{getattr(step, '__name__', 'step')}_binary_epoch"
-    top1_epoch.__name__ = top1_epoch.__qualname__ = f"{getattr(step, '__name__', 'step')}_top1_epoch"
-    return DiagonalKernels(closure_kernel(binary_epoch), closure_kernel(top1_epoch), params)
+    name = getattr(step, "__name__", "step")
+    binary_epoch.__name__ = binary_epoch.__qualname__ = f"{name}_binary_epoch"
+    top1_epoch.__name__ = top1_epoch.__qualname__ = f"{name}_top1_epoch"
+    return DiagonalKernels(binary_epoch, top1_epoch, params)

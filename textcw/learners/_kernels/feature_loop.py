@@ -1,13 +1,14 @@
-"""One epoch loop for every variant whose state is per-feature vectors: the variant gives its
-step, textcw the loop.
+"""The epoch loop of every learner whose state is per-feature vectors: a variant gives its step,
+textcw the loop.
 
-:func:`per_feature_kernels` is the non-Gaussian sibling of
-:func:`.diagonal_loop.diagonal_gaussian_kernels`. The state is one or more arrays shaped like the
-weights (``w[d]`` binary, ``W[d, K]`` multi-class, C-contiguous), e.g. Balanced Winnow's two
-positive vectors ``u`` and ``v``, and the variant writes three numba functions over it. Each
-reaches an entry of every state array through a *cell* ``c``: the feature ``j`` in a binary
-problem, ``j * K + k`` (feature ``j``, label ``k``) in a multi-class one, an index into the
-state arrays flattened in C order, so one function serves both problems:
+The built-in perceptron and passive-aggressive learners (:mod:`.first_order`) and plugin variants
+(:func:`per_feature_kernels`, e.g. Balanced Winnow's two positive vectors ``u`` and ``v``) run
+on the same two loops, :func:`binary_loop` and :func:`top1_loop`, the non-Gaussian siblings of
+:mod:`.diagonal_loop`. The state is one or more arrays shaped like the weights (``w[d]`` binary,
+``W[d, K]`` multi-class, C-contiguous), and the variant writes three numba functions over it,
+defined at module level. Each reaches an entry of every state array through a *cell* ``c``: the
+feature ``j`` in a binary problem, ``j * K + k`` (feature ``j``, label ``k``) in a multi-class
+one, an index into the state arrays flattened in C order, so one function serves both problems:
 
 - ``weight(state, c) -> float``: the net weight of cell ``c`` (``state`` is the tuple of state
   arrays, flattened); the score of a document is ``sum_j weight(state, cell(j)) x_j``;
@@ -20,22 +21,33 @@ state arrays flattened in C order, so one function serves both problems:
   for the cells of the true label and ``g = -tau`` for those of the competitor (so ``g > 0``
   means "raise this cell's score", the sign of the margin's gradient).
 
-``params`` is the tuple of the variant's parameters (floats), in the order the kernels were
-built with. The loop applies textcw's guards, so that a variant cannot leave one out: a mistake
-is counted before the update and a tie (``m == 0``) counts as a mistake; an empty document
-makes no update and its step is not called; a ``tau`` that is not finite (e.g. a step that
-divides by a ``q`` that underflowed to 0) or not positive makes no update. The binary margin is
-``m = y (score - threshold)`` with the optional ``threshold`` parameter (a linear threshold
-unit's ``theta``; 0 without one). Multi-class problems use the top-1 reduction: ``m = s_y - s_r``
-against the best other label ``r`` (ties to the lowest index), and an update moves label ``y``'s
-cells with ``+tau`` and label ``r``'s with ``-tau``; ``threshold`` shifts every label equally
-and plays no part there.
+``params`` is the tuple of the variant's parameters. A built-in variant with weighted examples or
+a running average adds ``example(params, weight, lag) -> params``: the parameters for an example
+of weight ``s > 0`` that is the ``lag``-th (0-based) of all the examples seen; the loops call it
+only when given ``weights`` or ``count``.
 
-The built kernels take ``(indptr, indices, data, y, order, *state, *params)``: the state arrays
-and the parameters *by the names the kernels were built with*, so that a learner binds them by
-name like any kernel (:func:`textcw.learners.protocol.bind_kernel`) and a plain call reads like
-one of a hand-written kernel. They are compiled when first called, once per process (numba
-caches functions defined at module level only).
+The loops apply textcw's guards, so that a variant cannot leave one out: a mistake is counted
+before the update, and a tie (``m == 0``) or a NaN margin counts as one; an empty document makes
+no update and its step is not called; a ``tau`` that is not finite (e.g. a step that divides by
+a ``q`` that underflowed to 0) or not positive makes no update; an update that leaves a state
+value infinite or NaN (an overflow) is undone, every cell of the document back to its value
+before it, and the loop raises ``FloatingPointError`` (:data:`NON_FINITE_MESSAGE`). The last
+argument, ``checked``, is ``True`` for these guards (every plugin variant); the built-in
+perceptron and PA rules pass ``None``, which keeps the test ``m <= 0`` for a mistake (a NaN
+margin not counted) and leaves out the undo, as their own loops always did, so that their
+results and their speed stay as they were. The binary
+margin is ``m = y (score - threshold)`` with the optional threshold (a linear threshold unit's
+``theta``; 0 without one). Multi-class problems use the top-1 reduction (JMLR 2006 section 7;
+EMNLP 2009): ``m = s_y - s_r`` against the best other label ``r`` (ties to the lowest index), and
+an update moves label ``y``'s cells with ``+tau`` and label ``r``'s with ``-tau``; the threshold
+shifts every label equally and plays no part there. The binary loop hints the cache lines of the
+rows ahead and of their cells in every state array (:mod:`.prefetch`).
+
+The loops take the variant's functions as :class:`textcw._jit.KernelRef` arguments, so numba
+caches their compiled code for each variant on disk. :func:`per_feature_kernels` builds a
+variant's epoch kernels, which take ``(indptr, indices, data, y, order, *state, *params)``: the
+state arrays and the parameters *by the names the kernels were built with*, so that a learner
+binds them by name like any kernel (:func:`textcw.learners.protocol.bind_kernel`).
 """
 
 from __future__ import annotations
@@ -46,14 +58,15 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from textcw._jit import closure_kernel, kernel
-from textcw.learners._kernels.common import column, top_competitor
+from textcw._jit import KernelRef, call, closure_kernel, kernel, uncached
+from textcw.learners._kernels.common import add_examples, column, examples_seen, top_competitor
+from textcw.learners._kernels.prefetch import prefetch_ahead
 
 # The arguments every epoch kernel takes first (textcw.learners.protocol.DATA_ARGUMENTS, which
 # sits a layer above the kernels; a test holds the two equal).
 DATA_ARGUMENTS = ("indptr", "indices", "data", "y", "order")
 # Names the generated entry points use besides the arguments (see the end of per_feature_kernels).
-_ENTRY_NAMES = ("binary_loop", "top1_loop", "arrays", "float")
+_ENTRY_NAMES = ("binary_loop", "top1_loop", "arrays", "float", "refs", "check")
 
 
 # Raised by the loops when a variant's update left a state value that is not finite (an
@@ -76,24 +89,161 @@ def _widest_row(indptr, order):
 
 @kernel
 def _save(arrays, c, saved, slot):
-    for a in range(len(arrays)):
-        saved[a, slot] = arrays[a][c]
+    n = len(arrays)
+    for a in range(n):
+        saved[slot * n + a] = arrays[a][c]
 
 
 @kernel
 def _restore(arrays, c, saved, slot):
-    for a in range(len(arrays)):
-        arrays[a][c] = saved[a, slot]
+    n = len(arrays)
+    for a in range(n):
+        arrays[a][c] = saved[slot * n + a]
 
 
 @kernel
 def _finite(arrays, c):
+    """Whether every state value of cell ``c`` is finite. Without branches (``&``, not
+    ``and``): the loops combine it over a document's cells and branch once per document."""
+    finite = True
     for a in range(len(arrays)):
-        if not math.isfinite(arrays[a][c]):
-            return False
-    return True
+        finite &= math.isfinite(arrays[a][c])
+    return finite
 
 
+@kernel
+def _span(start, stop):
+    """``stop - start`` as a signed integer, to count down to -1 in (the unsigned positions of
+    :func:`.common.column` would wrap around below 0 without the JIT)."""
+    return np.int64(stop) - np.int64(start)
+
+
+@kernel
+def _mistake(m, checked):
+    """Whether margin ``m`` is a mistake: ``m <= 0`` for the built-in rules (``checked`` is
+    ``None``), as their own loops always counted; ``not m > 0`` (a NaN margin too) with the full
+    guards."""
+    if checked is None:
+        return m <= 0.0
+    return not m > 0.0
+
+
+@closure_kernel  # not cached on its own, as diagonal_loop.guarded_steps (it takes a variant's function)
+def _example_params(example, params, weights, i, count, lag):
+    """The parameters of the example in row ``i`` (module docstring)."""
+    if weights is None:
+        if count is None:
+            return params
+        return call(example, params, 1.0, lag)
+    return call(example, params, weights[i], lag)
+
+
+@kernel
+def binary_loop(indptr, indices, data, y, order, arrays, weight, step, update, example, params, bias,
+                weights, count, checked):
+    """One epoch of binary updates over the state ``arrays`` (a tuple of vectors); returns
+    ``(mistakes, updates)``. ``bias`` is the threshold; ``example`` is called only with
+    ``weights`` or ``count`` (and may then be ``None``); ``checked`` is ``True`` for the full
+    guards, ``None`` for the built-in rules' (module docstring)."""
+    seen = examples_seen(count)
+    mistakes = 0
+    updates = 0
+    saved = np.empty(0 if checked is None else len(arrays) * _widest_row(indptr, order))
+    for t in range(order.shape[0]):
+        for a in range(len(arrays)):
+            prefetch_ahead(indptr, indices, data, order, t, arrays[a], arrays[a])
+        i = order[t]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
+        score = 0.0
+        q = 0.0
+        for p in range(start, stop):
+            score += call(weight, arrays, column(indices[p])) * data[p]
+            q += data[p] * data[p]
+        m = y[i] * (score - bias)
+        if _mistake(m, checked):  # before the update; a tie is a mistake
+            mistakes += 1
+        if stop > start:
+            at = _example_params(example, params, weights, i, count, seen + t)
+            tau = call(step, m, q, at)
+            if tau > 0.0 and math.isfinite(tau):
+                updates += 1
+                g = y[i] * tau
+                if checked is None:
+                    for p in range(start, stop):
+                        call(update, arrays, column(indices[p]), data[p], g, at)
+                else:
+                    finite = True
+                    for p in range(start, stop):  # each cell saved, updated and checked while in cache
+                        c = column(indices[p])
+                        _save(arrays, c, saved, p - start)
+                        call(update, arrays, c, data[p], g, at)
+                        finite &= _finite(arrays, c)
+                    if not finite:
+                        for k in range(_span(start, stop) - 1, -1, -1):  # the last cell first
+                            _restore(arrays, column(indices[np.int64(start) + k]), saved, k)
+                        raise FloatingPointError(NON_FINITE_MESSAGE)
+    add_examples(count, seen, order.shape[0])
+    return mistakes, updates
+
+
+@kernel
+def top1_loop(indptr, indices, data, y, order, arrays, n_labels, weight, step, update, example, params,
+              weights, count, checked):
+    """One epoch of top-1 multi-class updates over the state ``arrays`` (a tuple of ``d x K``
+    arrays flattened in C order, ``K = n_labels``); arguments as for :func:`binary_loop`."""
+    seen = examples_seen(count)
+    mistakes = 0
+    updates = 0
+    scores = np.empty(n_labels)
+    saved = np.empty(0 if checked is None else len(arrays) * 2 * _widest_row(indptr, order))
+    for t in range(order.shape[0]):
+        i = order[t]
+        yi = y[i]
+        start, stop = column(indptr[i]), column(indptr[i + 1])
+        scores[:] = 0.0
+        q = 0.0
+        for p in range(start, stop):
+            # the row's cells, in signed arithmetic (numba types unsigned-with-signed as
+            # float), each made unsigned by column() to index without wraparound checks
+            base = indices[p] * n_labels
+            for k in range(n_labels):
+                scores[k] += call(weight, arrays, column(base + k)) * data[p]
+            q += data[p] * data[p]
+        r = top_competitor(scores, yi)
+        m = scores[yi] - scores[r]
+        if _mistake(m, checked):
+            mistakes += 1
+        if stop > start:
+            at = _example_params(example, params, weights, i, count, seen + t)
+            tau = call(step, m, 2.0 * q, at)
+            if tau > 0.0 and math.isfinite(tau):
+                updates += 1
+                if checked is None:
+                    for p in range(start, stop):
+                        base = indices[p] * n_labels
+                        call(update, arrays, column(base + yi), data[p], tau, at)
+                        call(update, arrays, column(base + r), data[p], -tau, at)
+                else:
+                    finite = True
+                    for p in range(start, stop):
+                        base = indices[p] * n_labels
+                        cy, cr = column(base + yi), column(base + r)
+                        _save(arrays, cy, saved, 2 * (p - start))
+                        _save(arrays, cr, saved, 2 * (p - start) + 1)
+                        call(update, arrays, cy, data[p], tau, at)
+                        call(update, arrays, cr, data[p], -tau, at)
+                        finite &= _finite(arrays, cy) & _finite(arrays, cr)
+                    if not finite:
+                        for k in range(_span(start, stop) - 1, -1, -1):
+                            base = indices[np.int64(start) + k] * n_labels
+                            _restore(arrays, column(base + r), saved, 2 * k + 1)
+                            _restore(arrays, column(base + yi), saved, 2 * k)
+                        raise FloatingPointError(NON_FINITE_MESSAGE)
+    add_examples(count, seen, order.shape[0])
+    return mistakes, updates
+
+
+# ---------------------------------------------------------------- a plugin variant's kernels
 class PerFeatureKernels(NamedTuple):
     """The epoch kernels of one per-feature variant (:func:`per_feature_kernels`)."""
 
@@ -116,123 +266,61 @@ def _names(what: str, names, taken: tuple[str, ...]) -> tuple[str, ...]:
     return names
 
 
+def _check(arrays, ndim: int) -> None:
+    """The loops index the state without bounds checks, and the multi-class loop reads it
+    flattened: the arrays must share one shape of ``ndim`` dimensions and be C-contiguous (so
+    flattening is a view, not a copy the updates would be lost in)."""
+    first = arrays[0]
+    if first.ndim != ndim or any(a.shape != first.shape for a in arrays):
+        shape = "(n_rows,) in a binary problem" if ndim == 1 else "(n_rows, n_labels) in a multi-class problem"
+        raise ValueError(f"the state arrays must all have the shape {shape}")
+    if ndim == 2 and not all(a.flags.c_contiguous for a in arrays):
+        raise ValueError("the state arrays of a multi-class problem must be C-contiguous")
+
+
 def per_feature_kernels(weight, step, update, *, state, params,
                         threshold: str | None = None) -> PerFeatureKernels:
     """The binary and top-1 multi-class epoch kernels of a variant whose state is per-feature
     vectors named ``state``, whose update is ``weight``, ``step`` and ``update`` (numba
     functions, see the module docstring) and whose parameters are named ``params``;
-    ``threshold``, one of ``params``, is subtracted from binary scores."""
+    ``threshold``, one of ``params``, is subtracted from binary scores.
+
+    The kernels are plain Python functions that call the loops: the loops' code for this
+    variant is compiled on first use and cached on disk when the three functions are defined at
+    module level (:class:`textcw._jit.KernelRef`), else compiled once per process.
+    """
     state = _names("state", state, DATA_ARGUMENTS + _ENTRY_NAMES)
     params = _names("params", params, DATA_ARGUMENTS + _ENTRY_NAMES + state)
     if threshold is not None and threshold not in params:
         raise TypeError(f"threshold must be one of params {params}; got {threshold!r}")
-    at = params.index(threshold) if threshold is not None else -1
+    refs = KernelRef(weight), KernelRef(step), KernelRef(update)
+    cacheable = all(ref.cacheable for ref in refs)
 
-    def binary_loop(indptr, indices, data, y, order, arrays, values):
-        mistakes = 0
-        updates = 0
-        bias = values[at] if at >= 0 else 0.0
-        saved = np.empty((len(arrays), _widest_row(indptr, order)))
-        for t in range(order.shape[0]):
-            i = order[t]
-            start, stop = column(indptr[i]), column(indptr[i + 1])
-            score = 0.0
-            q = 0.0
-            for p in range(start, stop):
-                j = column(indices[p])
-                score += weight(arrays, j) * data[p]
-                q += data[p] * data[p]
-            m = y[i] * (score - bias)
-            if not m > 0.0:  # before the update; a tie is a mistake, and so is a NaN margin
-                mistakes += 1
-            if stop > start:
-                tau = step(m, q, values)
-                if tau > 0.0 and math.isfinite(tau):
-                    updates += 1
-                    g = y[i] * tau
-                    for p in range(start, stop):
-                        _save(arrays, column(indices[p]), saved, p - start)
-                    for p in range(start, stop):
-                        update(arrays, column(indices[p]), data[p], g, values)
-                    for p in range(start, stop):
-                        if not _finite(arrays, column(indices[p])):
-                            for back in range(stop - 1, start - 1, -1):
-                                _restore(arrays, column(indices[back]), saved, back - start)
-                            raise FloatingPointError(NON_FINITE_MESSAGE)
-        return mistakes, updates
-
-    def top1_loop(indptr, indices, data, y, order, arrays, n_labels, values):
-        mistakes = 0
-        updates = 0
-        scores = np.empty(n_labels)
-        saved = np.empty((len(arrays), 2 * _widest_row(indptr, order)))
-        for t in range(order.shape[0]):
-            i = order[t]
-            yi = y[i]
-            start, stop = column(indptr[i]), column(indptr[i + 1])
-            scores[:] = 0.0
-            q = 0.0
-            for p in range(start, stop):
-                # the row's cells, in signed arithmetic (numba types unsigned-with-signed as
-                # float), each made unsigned by column() to index without wraparound checks
-                base = indices[p] * n_labels
-                for k in range(n_labels):
-                    scores[k] += weight(arrays, column(base + k)) * data[p]
-                q += data[p] * data[p]
-            r = top_competitor(scores, yi)
-            m = scores[yi] - scores[r]
-            if not m > 0.0:  # a tie is a mistake, and so is a NaN margin
-                mistakes += 1
-            if stop > start:
-                tau = step(m, 2.0 * q, values)
-                if tau > 0.0 and math.isfinite(tau):
-                    updates += 1
-                    for p in range(start, stop):
-                        base = indices[p] * n_labels
-                        _save(arrays, column(base + yi), saved, 2 * (p - start))
-                        _save(arrays, column(base + r), saved, 2 * (p - start) + 1)
-                    for p in range(start, stop):
-                        base = indices[p] * n_labels
-                        update(arrays, column(base + yi), data[p], tau, values)
-                        update(arrays, column(base + r), data[p], -tau, values)
-                    for p in range(start, stop):
-                        base = indices[p] * n_labels
-                        if not (_finite(arrays, column(base + yi)) and _finite(arrays, column(base + r))):
-                            for back in range(stop - 1, start - 1, -1):
-                                base = indices[back] * n_labels
-                                _restore(arrays, column(base + r), saved, 2 * (back - start) + 1)
-                                _restore(arrays, column(base + yi), saved, 2 * (back - start))
-                            raise FloatingPointError(NON_FINITE_MESSAGE)
-        return mistakes, updates
-
-    binary_loop = closure_kernel(binary_loop)
-    top1_loop = closure_kernel(top1_loop)
-
-    # numba compiles functions of a fixed arity, and textcw binds state arrays and parameters to
-    # a kernel by its parameter names; so each kernel is a thin entry point with exactly the
-    # variant's names, generated from them (identifiers, checked above), that packs the arrays
-    # and the parameters into the tuples the loops take. It checks the arrays' shapes, which
-    # the loops index without bounds checks, and flattens the multi-class ones (a view: a
-    # C-contiguous reshape; numba refuses another layout rather than copy).
+    # textcw binds state arrays and parameters to a kernel by its parameter names; so each
+    # kernel is a thin entry point with exactly the variant's names, generated from them
+    # (identifiers, checked above), that packs the arrays and the parameters into the tuples
+    # the loops take.
     name = getattr(step, "__name__", "")
     name = name if name.isidentifier() and not keyword.iskeyword(name) else "step"
     signature = ", ".join((*DATA_ARGUMENTS, *state, *params))
-    first = state[0]
-    same = " or ".join(f"{a}.shape != {first}.shape" for a in state[1:]) or "False"
     packed_params = "".join(f"float({p}), " for p in params)
+    bias = f"float({threshold})" if threshold is not None else "0.0"
     source = f"""
 def {name}_binary_epoch({signature}):
-    if {first}.ndim != 1 or {same}:
-        raise ValueError("the state arrays must all have the shape (n_rows,) in a binary problem")
-    return binary_loop(indptr, indices, data, y, order, ({", ".join(state)},), ({packed_params}))
+    arrays = ({"".join(f"{a}, " for a in state)})
+    check(arrays, 1)
+    return binary_loop(indptr, indices, data, y, order, arrays, *refs, None, ({packed_params}), {bias},
+                       None, None, True)
 
 def {name}_top1_epoch({signature}):
-    if {first}.ndim != 2 or {same}:
-        raise ValueError("the state arrays must all have the shape (n_rows, n_labels) in a multi-class problem")
-    arrays = ({"".join(f"{a}.reshape({a}.size), " for a in state)})
-    return top1_loop(indptr, indices, data, y, order, arrays, {first}.shape[1], ({packed_params}))
+    arrays = ({"".join(f"{a}, " for a in state)})
+    check(arrays, 2)
+    return top1_loop(indptr, indices, data, y, order, tuple(a.reshape(a.size) for a in arrays),
+                     {state[0]}.shape[1], *refs, None, ({packed_params}), None, None, True)
 """
-    namespace = {"binary_loop": binary_loop, "top1_loop": top1_loop}
+    namespace = {"binary_loop": binary_loop if cacheable else uncached(binary_loop),
+                 "top1_loop": top1_loop if cacheable else uncached(top1_loop),
+                 "refs": refs, "check": _check}
     exec(compile(source, f"<per_feature_kernels {name}>", "exec"), namespace)  # noqa: S102
-    return PerFeatureKernels(closure_kernel(namespace[f"{name}_binary_epoch"]),
-                             closure_kernel(namespace[f"{name}_top1_epoch"]), state, params)
+    return PerFeatureKernels(namespace[f"{name}_binary_epoch"], namespace[f"{name}_top1_epoch"],
+                             state, params)

@@ -1,4 +1,5 @@
-"""Perceptron and Passive-Aggressive (PA, PA-I, PA-II) kernels.
+"""Perceptron and Passive-Aggressive (PA, PA-I, PA-II) kernels: the rules as steps of the
+per-feature loop (:mod:`.feature_loop`), which runs their binary and top-1 multi-class epochs.
 
 PA step sizes follow Crammer et al., "Online Passive-Aggressive Algorithms", JMLR 2006, eq. (7)
 (docs/algorithms.md "Passive-Aggressive"): with hinge loss ``l = max(0, 1 - m)`` and
@@ -10,27 +11,21 @@ ones). The perceptron's step becomes ``s`` (``w += s y x``); PA-I and PA-II solv
 eqs. 4 and 5 with the slack penalty ``s C xi`` (``s C xi^2``), i.e. ``C -> s C`` for that example.
 Plain PA (eq. 2) has no slack to weight; the learner refuses weights for it. A weight of 1
 multiplies exactly, so unit weights give the unweighted model bit for bit.
+
+On the loop the weights are one state array ``w`` (with ``average=True`` also the running
+average's accumulator ``u``, :func:`.common.move_mean`); the rule is :func:`rule_step`, and the
+parameters are ``(rule, C, scale, lag)``: PA's ``C``, the perceptron's step ``scale`` (1, or the
+example's weight) and the example's 0-based index among all those seen (for ``u``), which
+:func:`example_params` sets per example.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from textcw._jit import kernel
-from textcw.learners._kernels.common import (
-    add_examples,
-    column,
-    examples_seen,
-    move_mean,
-    row_dot,
-    row_scores,
-    row_sq_norm,
-    top_competitor,
-)
+from textcw._jit import KernelRef, kernel
 from textcw.learners._kernels.constants import PA, PA1, PA2, PERCEPTRON, SMALLEST_NORMAL
-from textcw.learners._kernels.prefetch import prefetch_ahead
+from textcw.learners._kernels.feature_loop import binary_loop, top1_loop
 
 
 @kernel
@@ -63,38 +58,53 @@ def step_size(rule, m, q, C):
 
 
 @kernel
+def weight(state, c):
+    """The weight of cell ``c``: ``w[c]``."""
+    return state[0][c]
+
+
+@kernel
+def rule_step(m, q, params):
+    """``tau`` of the rule ``params[0]`` for margin ``m`` and ``q = ||g||^2``: the perceptron's
+    ``scale`` on a mistake (``m <= 0``), :func:`step_size` for PA where the hinge loss is
+    positive (``m < 1``)."""
+    rule = params[0]
+    if rule == PERCEPTRON:
+        return params[2] if m <= 0.0 else 0.0
+    if m < 1.0:
+        return step_size(rule, m, q, params[1])
+    return 0.0
+
+
+@kernel
+def additive_update(state, c, x, g, params):
+    """``w[c] += g x``; with the running average also ``u[c] += lag g x`` (:func:`.common.move_mean`)."""
+    delta = g * x
+    state[0][c] += delta
+    if len(state) > 1:
+        state[1][c] += params[3] * delta
+
+
+@kernel
+def example_params(params, weight, lag):
+    """PA's ``C -> s C`` and the perceptron's step ``s`` for an example of weight ``s`` (module
+    docstring); ``lag`` for the running average."""
+    return params[0], weight * params[1], weight * params[2], lag
+
+
+WEIGHT, STEP, UPDATE, EXAMPLE = (KernelRef(f) for f in (weight, rule_step, additive_update, example_params))
+
+
+@kernel
 def binary_epoch(indptr, indices, data, y, order, mu, rule, C, weights=None, u=None, count=None):
-    """One epoch of binary updates; ``u`` and ``count`` (optional) keep the running average
-    (:func:`.common.move_mean`)."""
-    w = mu
-    seen = examples_seen(count)
-    mistakes = 0
-    updates = 0
-    for t in range(order.shape[0]):
-        # fetch the rows a few steps ahead: a shuffled epoch's rows start at random places
-        prefetch_ahead(indptr, indices, data, order, t, w, w)
-        if u is not None:  # the running average's accumulator, written with w
-            prefetch_ahead(indptr, indices, data, order, t, u, u)
-        i = order[t]
-        weight = 1.0 if weights is None else weights[i]
-        m = y[i] * row_dot(indptr, indices, data, i, w)
-        if m <= 0.0:
-            mistakes += 1
-        # ||x||^2 only when a PA rule may update: a second pass over the row costs a third of
-        # the epoch, and the perceptron never needs it
-        if rule == PERCEPTRON:
-            tau = weight if m <= 0.0 else 0.0
-        elif m < 1.0:
-            tau = step_size(rule, m, row_sq_norm(indptr, data, i), weight * C)
-        else:
-            tau = 0.0
-        if tau > 0.0 and indptr[i + 1] > indptr[i]:
-            updates += 1
-            step = tau * y[i]
-            for p in range(column(indptr[i]), column(indptr[i + 1])):
-                move_mean(w, u, column(indices[p]), step * data[p], seen + t)
-    add_examples(count, seen, order.shape[0])
-    return mistakes, updates
+    """One epoch of binary updates; ``u`` and ``count`` (optional, together) keep the running
+    average (:func:`.common.move_mean`)."""
+    params = (rule, float(C), 1.0, 0.0)
+    if u is None:
+        return binary_loop(indptr, indices, data, y, order, (mu,), WEIGHT, STEP, UPDATE, EXAMPLE,
+                           params, 0.0, weights, count, None)
+    return binary_loop(indptr, indices, data, y, order, (mu, u), WEIGHT, STEP, UPDATE, EXAMPLE,
+                       params, 0.0, weights, count, None)
 
 
 @kernel
@@ -105,31 +115,9 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, rule, C, weights=
     The difference vector ``g = f(x, y) - f(x, r)`` has ``||g||^2 = 2 ||x||^2``. ``weights``,
     ``u`` and ``count`` as for :func:`binary_epoch`.
     """
-    W = mu
-    seen = examples_seen(count)
-    mistakes = 0
-    updates = 0
-    scores = np.empty(W.shape[1])
-    for t in range(order.shape[0]):
-        i = order[t]
-        yi = y[i]
-        weight = 1.0 if weights is None else weights[i]
-        row_scores(indptr, indices, data, i, W, scores)
-        r = top_competitor(scores, yi)
-        m = scores[yi] - scores[r]
-        if m <= 0.0:
-            mistakes += 1
-        if rule == PERCEPTRON:
-            tau = weight if m <= 0.0 else 0.0
-        elif m < 1.0:
-            tau = step_size(rule, m, 2.0 * row_sq_norm(indptr, data, i), weight * C)
-        else:
-            tau = 0.0
-        if tau > 0.0 and indptr[i + 1] > indptr[i]:
-            updates += 1
-            for p in range(column(indptr[i]), column(indptr[i + 1])):
-                j = column(indices[p])
-                move_mean(W, u, (j, yi), tau * data[p], seen + t)
-                move_mean(W, u, (j, r), -(tau * data[p]), seen + t)
-    add_examples(count, seen, order.shape[0])
-    return mistakes, updates
+    params = (rule, float(C), 1.0, 0.0)
+    if u is None:
+        return top1_loop(indptr, indices, data, y, order, (mu.reshape(mu.size),), mu.shape[1], WEIGHT,
+                         STEP, UPDATE, EXAMPLE, params, weights, count, None)
+    return top1_loop(indptr, indices, data, y, order, (mu.reshape(mu.size), u.reshape(u.size)),
+                     mu.shape[1], WEIGHT, STEP, UPDATE, EXAMPLE, params, weights, count, None)

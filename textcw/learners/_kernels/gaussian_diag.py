@@ -1,12 +1,15 @@
 """Gaussian learners with a diagonal covariance (mean ``mu``, variances ``s``).
 
-One kernel serves every rule of :mod:`.gaussian_rules` (CW var and stdev, AROW, SCW-I/II) and both
-diagonalisations of docs/algorithms.md "Covariance forms":
+One pair of kernels serves every rule of :mod:`.gaussian_rules` (CW var and stdev, AROW,
+SCW-I/II) and both diagonalisations of docs/algorithms.md "Covariance forms":
 
 - ``diag-kl`` ("project", ICML 2008): ``1/s_j += c x_j^2``;
 - ``diag-l2`` ("drop"): ``s_j -= beta (s_j x_j)^2``.
 
-The mean moves with the variances from before the update: ``mu_j += alpha y s_j x_j``.
+The mean moves with the variances from before the update: ``mu_j += alpha y s_j x_j``. The rules
+are a step of the diagonal loop (:mod:`.diagonal_loop`), which runs their binary and top-1 epochs
+as it runs a plugin's variant: :func:`rule_steps` and :func:`rule_variance` with the parameters
+``(rule, phi, C, r)``, and :func:`example_params` for weighted examples.
 
 Numerical guard (with its counterparts in :mod:`.gaussian_full` and :mod:`.gaussian_exact`, the
 only place the kernels leave the papers' formulas): after each update a variance is kept at or
@@ -45,20 +48,10 @@ waits on main memory at the start of every row. The hints change no result.
 
 from __future__ import annotations
 
-import numpy as np
-
-from textcw._jit import kernel
-from textcw.learners._kernels.common import (
-    add_examples,
-    column,
-    examples_seen,
-    move_mean,
-    row_scores,
-    top_competitor,
-)
-from textcw.learners._kernels.constants import COUNT_FLOORED, DIAG_KL, DIAG_L2
-from textcw.learners._kernels.gaussian_rules import steps
-from textcw.learners._kernels.prefetch import prefetch_ahead
+from textcw._jit import KernelRef, kernel
+from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2
+from textcw.learners._kernels.diagonal_loop import binary_loop, top1_loop
+from textcw.learners._kernels.gaussian_rules import _rule_steps
 
 UNKNOWN_FORM = "unknown diagonal covariance code (DIAG_KL or DIAG_L2)"
 
@@ -81,6 +74,35 @@ def update_variance(s_j, x_j, beta, c, covariance, floor):
 
 
 @kernel
+def rule_steps(m, v, params):
+    """``(alpha, beta, c)`` of the rule ``params[0]``: :func:`.gaussian_rules.steps` without its
+    guards (a normal ``v``, finite steps), which the loop applies itself."""
+    rule, phi, C, r = params
+    return _rule_steps(rule, m, v, phi, C, r)
+
+
+@kernel
+def rule_variance(s_j, x_j, beta, c, params, covariance, floor):
+    """:func:`update_variance`'s two forms as the loop calls a variant's variance, for a
+    ``covariance`` the entry kernels checked: no error path and no floor (the loop applies it),
+    so the compiler inlines it into the loop and moves the test of the form out of it."""
+    if covariance == DIAG_KL:
+        return s_j / (1.0 + c * (s_j * x_j * x_j))
+    sx = s_j * x_j
+    return s_j - beta * sx * sx
+
+
+@kernel
+def example_params(params, weight, lag):
+    """``C -> s C`` and ``r -> r / s`` for an example of weight ``s`` (module docstring)."""
+    rule, phi, C, r = params
+    return rule, phi, weight * C, r / weight
+
+
+STEP, VARIANCE, EXAMPLE = KernelRef(rule_steps), KernelRef(rule_variance), KernelRef(example_params)
+
+
+@kernel
 def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, C, r, floor,
                  counts=None, weights=None, u=None, count=None):
     """One epoch of binary updates; returns ``(mistakes, updates)``.
@@ -89,61 +111,10 @@ def binary_epoch(indptr, indices, data, y, order, mu, s, rule, covariance, phi, 
     the updates after which a variance they changed sat at the floor. ``u`` and ``count``
     (optional) keep the running average of the mean (:func:`.common.move_mean`).
     """
-    seen = examples_seen(count)
-    mistakes = 0
-    updates = 0
-    for t in range(order.shape[0]):
-        prefetch_ahead(indptr, indices, data, order, t, mu, s)
-        if u is not None:  # the running average's accumulator, written with mu
-            prefetch_ahead(indptr, indices, data, order, t, u, u)
-        i = order[t]
-        start = column(indptr[i])
-        stop = column(indptr[i + 1])
-        score = 0.0
-        v = 0.0
-        for p in range(start, stop):
-            j = column(indices[p])
-            xj = data[p]
-            score += mu[j] * xj
-            v += s[j] * xj * xj
-        m = y[i] * score
-        if m <= 0.0:
-            mistakes += 1
-        if weights is None:
-            alpha, beta, c = steps(rule, m, v, phi, C, r)
-        else:  # C -> s C, r -> r / s (module docstring)
-            alpha, beta, c = steps(rule, m, v, phi, weights[i] * C, r / weights[i])
-        if alpha > 0.0:
-            updates += 1
-            hit = False  # did the floor stand in for a variance of this update?
-            ay = alpha * y[i]
-            # One loop per form, so the hot loop has no branch on the form (update_variance
-            # inlined by hand); the mean uses Sigma from before the update.
-            if covariance == DIAG_KL:
-                for p in range(start, stop):
-                    j = column(indices[p])
-                    xj = data[p]
-                    sj = s[j]
-                    move_mean(mu, u, j, ay * (sj * xj), seen + t)
-                    new = sj / (1.0 + c * (sj * xj * xj))
-                    hit = hit or new <= floor
-                    s[j] = new if new > floor else floor
-            elif covariance == DIAG_L2:
-                for p in range(start, stop):
-                    j = column(indices[p])
-                    xj = data[p]
-                    sj = s[j]
-                    move_mean(mu, u, j, ay * (sj * xj), seen + t)
-                    sx = sj * xj
-                    new = sj - beta * sx * sx
-                    hit = hit or new <= floor
-                    s[j] = new if new > floor else floor
-            else:
-                raise ValueError(UNKNOWN_FORM)
-            if hit and counts is not None:
-                counts[COUNT_FLOORED] += 1
-    add_examples(count, seen, order.shape[0])
-    return mistakes, updates
+    if covariance != DIAG_KL and covariance != DIAG_L2:  # before the epoch, not at its first update
+        raise ValueError(UNKNOWN_FORM)
+    return binary_loop(indptr, indices, data, y, order, mu, s, STEP, VARIANCE, EXAMPLE,
+                       (rule, float(phi), float(C), float(r)), covariance, floor, counts, weights, u, count)
 
 
 @kernel
@@ -154,41 +125,7 @@ def multiclass_top1_epoch(indptr, indices, data, y, order, mu, s, rule, covarian
     both blocks move and both get the binary covariance update with ``x``. ``counts``, ``u`` and
     ``count`` as for :func:`binary_epoch`.
     """
-    seen = examples_seen(count)
-    mistakes = 0
-    updates = 0
-    scores = np.empty(mu.shape[1])
-    for t in range(order.shape[0]):
-        prefetch_ahead(indptr, indices, data, order, t, mu, s)
-        if u is not None:  # the running average's accumulator, written with mu
-            prefetch_ahead(indptr, indices, data, order, t, u, u)
-        i = order[t]
-        yi = y[i]
-        row_scores(indptr, indices, data, i, mu, scores)
-        rc = top_competitor(scores, yi)
-        m = scores[yi] - scores[rc]
-        if m <= 0.0:
-            mistakes += 1
-        v = 0.0
-        for p in range(column(indptr[i]), column(indptr[i + 1])):
-            j = column(indices[p])
-            v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
-        if weights is None:
-            alpha, beta, c = steps(rule, m, v, phi, C, r)
-        else:  # C -> s C, r -> r / s (module docstring)
-            alpha, beta, c = steps(rule, m, v, phi, weights[i] * C, r / weights[i])
-        if alpha > 0.0:
-            updates += 1
-            hit = False
-            for p in range(column(indptr[i]), column(indptr[i + 1])):
-                j = column(indices[p])
-                xj = data[p]
-                move_mean(mu, u, (j, yi), alpha * (s[j, yi] * xj), seen + t)
-                move_mean(mu, u, (j, rc), -(alpha * (s[j, rc] * xj)), seen + t)
-                s[j, yi] = update_variance(s[j, yi], xj, beta, c, covariance, floor)
-                s[j, rc] = update_variance(s[j, rc], xj, beta, c, covariance, floor)
-                hit = hit or s[j, yi] <= floor or s[j, rc] <= floor
-            if hit and counts is not None:
-                counts[COUNT_FLOORED] += 1
-    add_examples(count, seen, order.shape[0])
-    return mistakes, updates
+    if covariance != DIAG_KL and covariance != DIAG_L2:
+        raise ValueError(UNKNOWN_FORM)
+    return top1_loop(indptr, indices, data, y, order, mu, s, STEP, VARIANCE, EXAMPLE,
+                     (rule, float(phi), float(C), float(r)), covariance, floor, counts, weights, u, count)

@@ -37,7 +37,8 @@ import math
 
 # textcw's kernel policy (compiled once and cached on disk, the GIL released so shards can train
 # in threads, no fastmath, which would reorder sums and break agreement with the reference) and
-# the loop that turns a per-feature update into epoch kernels.
+# the loop that turns a per-feature update into epoch kernels. The functions are defined at module
+# level, so the loop's code for them is cached too: a fresh process loads it instead of compiling.
 from textcw.kernels import kernel, per_feature_kernels
 
 WEIGHT_MIN = 1e-100
