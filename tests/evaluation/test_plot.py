@@ -31,7 +31,7 @@ def drawn(monkeypatch):
         for ax in fig.axes:
             legend = ax.get_legend()
             axes.append({
-                "xlim": ax.get_xlim(), "ylim": ax.get_ylim(), "lines": len(ax.get_lines()),
+                "xlim": ax.get_xlim(), "ylim": ax.get_ylim(), "lines": len(ax.get_lines()), "xlabel": ax.get_xlabel(),
                 "box": ax.get_window_extent(renderer),
                 "legend": None if legend is None else (legend.get_window_extent(renderer),
                                                        [t.get_text() for t in legend.get_texts()]),
@@ -100,6 +100,9 @@ def test_reliability_shows_the_whole_probability_axis_and_every_learner(tmp_path
     assert top["legend"][1] == ["perfectly calibrated", "cw-var", "arow"]
     assert top["lines"] == 3  # the diagonal and one line per learner, the one-point learner included
     assert facts["texts"] == ["no probabilities: pa1, perceptron"]
+    # the probabilities drawn are named: the learner's own, not the calibrated ones train saves
+    assert bottom["xlabel"] == ("probability of the predicted label\n(the learner's own predict_proba; "
+                                "models saved by textcw train are calibrated)")
 
 
 def test_reliability_without_any_probabilities_is_refused(tmp_path):

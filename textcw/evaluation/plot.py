@@ -25,6 +25,8 @@ from textcw.errors import InputError, TextcwError
 
 BINS = 10
 FORMATS = ("png", "svg")  # the formats a figure can be written in
+RELIABILITY_AXIS = ("probability of the predicted label\n"
+                    "(the learner's own predict_proba; models saved by textcw train are calibrated)")
 
 
 def require_matplotlib():
@@ -165,7 +167,9 @@ def plot_reliability(series: dict[str, tuple[list, list]], path, *, title: str =
     bottom.set_xlim(0, 1)
     bottom.set_xticks(np.linspace(0, 1, 6))
     bottom.set_xticks(np.linspace(0, 1, 11), minor=True)  # the bin edges
-    bottom.set_xlabel("probability of the predicted label")
+    # What users deploy from `textcw train` is calibrated (a temperature fitted in training);
+    # evaluate scores each learner's own predict_proba, so the axis says which one is drawn.
+    bottom.set_xlabel(RELIABILITY_AXIS)
     bottom.set_ylabel("documents")
     bottom.set_yscale("log")
     bottom.set_ylim(bottom=0.7)  # bars rise from below one document, so a bin of one shows
