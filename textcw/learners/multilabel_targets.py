@@ -23,13 +23,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.optimize
 import scipy.sparse as sp
 from scipy.special import expit, log_expit
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from textcw.errors import InputError
-from textcw.learners.temperature import BETA_MAX, TemperatureScaling
+from textcw.learners.temperature import TemperatureScaling, root_of_gradient
 
 INDICATOR = "indicator"
 SETS = "sets"
@@ -161,15 +160,7 @@ def binary_inverse_temperature(z: np.ndarray, y: np.ndarray) -> float:
     positives = int(np.count_nonzero(y))
     # Platt's targets: (N+ + 1) / (N+ + 2) for a positive document, 1 / (N- + 2) for a negative one
     target = np.where(y == 1, 1.0 - 1.0 / (positives + 2.0), 1.0 / (z.size - positives + 2.0))
-    if _platt_gradient(0.0, z, target) >= 0.0:
-        return 0.0
-    cap, high = BETA_MAX / spread, 1.0 / spread
-    while _platt_gradient(high, z, target) < 0.0:
-        if high >= cap:
-            return cap
-        high = min(2.0 * high, cap)
-    return float(scipy.optimize.brentq(_platt_gradient, 0.0, high, args=(z, target), xtol=1e-14 / spread,
-                                       rtol=1e-12, maxiter=500))
+    return root_of_gradient(_platt_gradient, (z, target), spread)
 
 
 def binary_temperature(margins: dict, y: np.ndarray, record: str) -> TemperatureScaling:

@@ -174,16 +174,23 @@ def fit_inverse_temperature(logits: np.ndarray, target: np.ndarray, *, smoothing
     logits = np.asarray(logits, dtype=float)
     spread = float(np.max(np.abs(logits))) if logits.size else 0.0
     weights = _targets(logits, target, smoothing) if logits.size else np.zeros(logits.shape)
-    if spread == 0.0 or _gradient(0.0, logits, weights) >= 0.0:
+    return 0.0 if spread == 0.0 else root_of_gradient(_gradient, (logits, weights), spread)
+
+
+def root_of_gradient(gradient, args: tuple, spread: float) -> float:
+    """Where ``gradient(beta, *args)``, the derivative of a loss convex in ``beta``, changes sign
+    on ``[0, BETA_MAX / spread]`` (``spread > 0``: the largest ``|logit|``): 0 when it is already
+    >= 0 at 0, the cap when it is still negative there, else Brent's root on a bracket doubled
+    from ``1 / spread`` (:func:`fit_inverse_temperature`)."""
+    if gradient(0.0, *args) >= 0.0:
         return 0.0
-    cap = BETA_MAX / spread
-    high = 1.0 / spread
-    while _gradient(high, logits, weights) < 0.0:
+    cap, high = BETA_MAX / spread, 1.0 / spread
+    while gradient(high, *args) < 0.0:
         if high >= cap:
             return cap
         high = min(2.0 * high, cap)
-    return float(scipy.optimize.brentq(_gradient, 0.0, high, args=(logits, weights), xtol=1e-14 / spread,
-                                       rtol=1e-12, maxiter=500))
+    return float(scipy.optimize.brentq(gradient, 0.0, high, args=args, xtol=1e-14 / spread, rtol=1e-12,
+                                       maxiter=500))
 
 
 def _top_indicator(logits: np.ndarray) -> np.ndarray:
