@@ -112,11 +112,15 @@ def _featurize(task):
     return featurizer.fit_transform(task.X_train), featurizer.transform(task.X_test)
 
 
-def load_task(name, max_per_class=None):
-    """A task of :mod:`short_text_data`, or one of benchmarks/bench_out_of_box.py's held-out
-    tasks (the project's, for ``--study calibration``: a calibrator must not hurt them)."""
+CACHE = Path(__file__).resolve().parent.parent / "build" / "short-text"
+
+
+def load_task(name, max_per_class=None, cache=CACHE):
+    """A task of :mod:`short_text_data` (kept as JSON in ``cache`` after its first build), or one
+    of benchmarks/bench_out_of_box.py's held-out tasks (the project's, for ``--study
+    calibration``: a calibrator must not hurt them)."""
     if name in SHORT_TEXT_TASKS:
-        return cached(name, max_per_class, Path(__file__).resolve().parent.parent / "build" / "short-text")
+        return cached(name, max_per_class, cache)
     from bench_out_of_box import task_loaders
 
     return task_loaders(10000)[name]()
@@ -245,6 +249,7 @@ def main(argv=None) -> None:
     parser.add_argument("--method", choices=("temperature", "top-bias", "auto"), default=None,
                         help="--study train: the calibration's method (default: Calibrated's)")
     parser.add_argument("--json", help="write every number here")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     learners = [n.strip() for n in args.learners.split(",") if n.strip()]
@@ -259,7 +264,7 @@ def main(argv=None) -> None:
                      "the rest")
     report = {}
     for name in tasks:
-        task = load_task(name, args.max_per_class)
+        task = load_task(name, args.max_per_class, args.cache)
         header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
                   f"{len(np.unique(task.y_train))} classes)")
         if args.study == "train":

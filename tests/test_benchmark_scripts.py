@@ -102,7 +102,7 @@ SCRIPTS = {
     # parses every installed scikit-learn module first (over a minute of CPU)
     "bench_short_text.py": Smoke(
         ("--tasks", "newsgroups-subjects", "--learners", "arow", "--max-per-class", "10", "--no-sklearn",
-         "--json", "{tmp}/out.json"),
+         "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
         ("### newsgroups-subjects (200 training, 80 test, 20 classes)",
          "| model | accuracy | ECE | confidence | log-loss | seconds |", "| arow textcw train | ")),
     "bench_startup.py": Smoke(
