@@ -188,32 +188,46 @@ def main(argv: list[str]) -> int:
     # What a user installs, the types and the documentation are checked meanwhile (they wait on
     # the network and the disk, and fill the cores where the test stages' last workers idle);
     # their output is shown when they end.
-    side = [Stage.in_background("installed-package tests", test_installs),
+    # The kernels as plain Python too: a stage of two workers that idle behind its few long tests
+    # when it runs alone (137 s wall for 104 s of CPU), so beside the suites it only fills cores.
+    side = [Stage.in_background("kernels as plain Python", lambda stage: run_kernel_tests(stage, pytest)),
+            Stage.in_background("installed-package tests", test_installs),
             Stage.in_background("README install lines", test_readme_install),
             Stage.in_background("type check", lambda stage: stage.run(MYPY, cwd=ROOT)),
             Stage.in_background("documentation", lambda stage: stage.run(docs_command(), cwd=ROOT,
                                                                            env=docs_environment()))]
-    stages = run_suites(pytest, suites, traced=False)
+    stages = run_suites(pytest, suites, traced=False, kernels=False)
     stages += [stage.join() for stage in side]
     return report("dev.py test", stages, started)
 
 
-def run_suites(pytest: list[str], suites: list[str], *, traced: bool) -> list[Stage]:
-    """The two test stages, each on all cores; ``traced``: under coverage (about a third more
-    CPU on Python 3.11, whose tracer sees every line: docs/benchmarks.md, "The test loop")."""
-    # 1. The kernels' Python bodies, which numba compiles away, run as plain Python (against
-    # their numpy twins; traced, they are the kernels' lines in the coverage report); 2. every
-    # suite on all cores.
-    # As plain Python, numpy reports the kernels' deliberate divisions by zero (a -inf start
-    # that is re-bracketed, an infinite cap with a zero floor), which compiled code does not.
-    # worksteal: an idle worker takes tests queued for the other (the slowest take 20-30 s).
-    xdist = ["-n", "auto", "--dist", "worksteal"]
-    cov = ["--cov=textcw", "--cov-report="] if traced else []
-    stage = Stage("kernels as plain Python")
-    stage.pytest([*pytest, *KERNEL_TESTS, "-q", *xdist, *cov,
+# worksteal: an idle worker takes tests queued for the other (the slowest take 20-30 s).
+XDIST = ["-n", "auto", "--dist", "worksteal"]
+
+
+def run_kernel_tests(stage: Stage, pytest: list[str], cov: tuple[str, ...] = ()) -> None:
+    """The kernels' Python bodies, which numba compiles away, run as plain Python against their
+    numpy twins (traced, ``cov``, they are the kernels' lines in the coverage report). As plain
+    Python, numpy reports the kernels' deliberate divisions by zero (a -inf start that is
+    re-bracketed, an infinite cap with a zero floor), which compiled code does not."""
+    stage.pytest([*pytest, *KERNEL_TESTS, "-q", *XDIST, *cov,
                   "-W", "ignore:divide by zero encountered in scalar divide:RuntimeWarning"],
                  cwd=ROOT, env={**environment(), "NUMBA_DISABLE_JIT": "1"})
-    stages = [stage.done(), Stage("all suites")]
+
+
+def run_suites(pytest: list[str], suites: list[str], *, traced: bool, kernels: bool = True) -> list[Stage]:
+    """The test stages, each on all cores: the kernels as plain Python first (``kernels``: else
+    the caller runs them beside), then every suite; ``traced``: under coverage (about a third
+    more CPU on Python 3.11, whose tracer sees every line: docs/benchmarks.md, "The test
+    loop"), one stage after the other, since both add to one coverage file."""
+    xdist = XDIST
+    cov = ["--cov=textcw", "--cov-report="] if traced else []
+    stages = []
+    if kernels:
+        stage = Stage("kernels as plain Python")
+        run_kernel_tests(stage, pytest, tuple(cov))
+        stages.append(stage.done())
+    stages.append(Stage("all suites"))
     # tests/install runs in the installed-package stage against every profile's environment
     # (five of them, built from the wheel); here it would only add the development environment,
     # with every extra at once, which the plot, dask and serve profiles cover one by one. Its
