@@ -123,15 +123,21 @@ class Dataset:
     @property
     def DESCR(self) -> str:  # noqa: N802 - the name scikit-learn's datasets use
         """A description of the data set, like the ``DESCR`` of scikit-learn's loaders."""
-        counts = np.bincount(np.asarray(self.target, dtype=np.int64), minlength=len(self.target_names))
-        lines = [f"{self.name or 'dataset'}, {self.split} split: {len(self)} documents, "
-                 f"{len(self.target_names)} labels"]
+        lines = [f"{self.name or 'dataset'}, {self.split} split: {self._size()}"]
         if self.info.get("description"):
             lines.append(str(self.info["description"]))
-        lines += [f"  {name}: {n} documents" for name, n in zip(self.target_names, counts)]
+        lines += [f"  {name}: {int(n)} documents" for name, n in zip(self.target_names, self._label_counts())]
         lines += [f"{key}: {value}" for key, value in self.info.items()
                   if key != "description" and len(repr(value)) <= 200]
         return "\n".join(lines)
+
+    def _size(self) -> str:
+        """The first line's count of documents and labels (:attr:`DESCR`)."""
+        return f"{len(self)} documents, {len(self.target_names)} labels"
+
+    def _label_counts(self) -> np.ndarray:
+        """Documents per label, in the order of ``target_names`` (:attr:`DESCR`)."""
+        return np.bincount(np.asarray(self.target, dtype=np.int64), minlength=len(self.target_names))
 
 
 def _column(frame, name) -> list:

@@ -42,19 +42,13 @@ class MultiLabelDataset(Dataset):
         return (f"MultiLabelDataset({self.name!r}, split={self.split!r}, {len(self)} documents, "
                 f"{len(self.target_names)} labels: {labels})")
 
-    @property
-    def DESCR(self) -> str:  # noqa: N802 - the name scikit-learn's datasets use
-        """A description: documents per label (a document counts once for each of its labels)."""
-        counts = np.asarray(self.target).sum(axis=0) if len(self) else np.zeros(len(self.target_names), int)
+    def _size(self) -> str:
         per_doc = float(np.asarray(self.target).sum(axis=1).mean()) if len(self) else 0.0
-        lines = [f"{self.name or 'dataset'}, {self.split} split: {len(self)} documents, "
-                 f"{len(self.target_names)} labels, {per_doc:.3f} labels per document"]
-        if self.info.get("description"):
-            lines.append(str(self.info["description"]))
-        lines += [f"  {name}: {int(n)} documents" for name, n in zip(self.target_names, counts)]
-        lines += [f"{key}: {value}" for key, value in self.info.items()
-                  if key != "description" and len(repr(value)) <= 200]
-        return "\n".join(lines)
+        return f"{super()._size()}, {per_doc:.3f} labels per document"
+
+    def _label_counts(self) -> np.ndarray:
+        """Documents per label (a document counts once for each of its labels)."""
+        return np.asarray(self.target).sum(axis=0) if len(self) else np.zeros(len(self.target_names), int)
 
 
 def is_multilabel(data) -> bool:
