@@ -58,7 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
      "textcw.multilabel_run"),
     # Model files and exports.
     ("textcw.signing", "textcw.model_manifest", "textcw.persist", "textcw.model_card", "textcw.portable_format",
-     "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable"),
+     "textcw.portable_export", "textcw.portable_rebuild", "textcw.portable_multilabel", "textcw.portable"),
     # The command line.
     ("textcw.cli", "textcw.__main__", "textcw.client"),
     # The built-in registrations, the plugin authors' test kit, and the package's public surface.

@@ -30,8 +30,9 @@ malicious file can do is describe a model that predicts badly.
 Fitted state travels as follows: textcw learners through ``state_dict()`` /
 ``load_state_dict()``; any other step through its public fitted attributes (scikit-learn's
 ``name_`` convention) holding numbers, strings, lists, tuples, sets, string-keyed dicts, numpy
-arrays and nested scikit-learn estimators. A step with other kinds of state cannot be exported,
-and the error names the attribute.
+arrays and nested scikit-learn estimators. A multi-label learner travels as its binary learner
+plus one ``state_dict`` per label (:mod:`textcw.portable_multilabel`). A step with other kinds of
+state cannot be exported, and the error names the attribute.
 
 Why not skops or safetensors, the two pickle-free formats in use for such models:
 
@@ -50,7 +51,8 @@ Why not skops or safetensors, the two pickle-free formats in use for such models
 
 The work is split in rooms: :mod:`textcw.portable_export` writes the file,
 :mod:`textcw.portable_format` holds the format and reads the archive within its bounds, and
-:mod:`textcw.portable_rebuild` turns the JSON back into values through allow-lists; this module
+:mod:`textcw.portable_rebuild` turns the JSON back into values through allow-lists,
+:mod:`textcw.portable_multilabel` writes and rebuilds multi-label learners; this module
 rebuilds the pipeline from them.
 """
 
@@ -76,6 +78,7 @@ from textcw.portable_format import (
     read_document,
     read_export,
 )
+from textcw.portable_multilabel import rebuild as rebuild_multilabel
 from textcw.portable_rebuild import (
     TAGS_COMPONENTS,
     TAGS_PARAMS,
@@ -167,15 +170,11 @@ def _build(document: dict, arrays: dict) -> Pipeline:
             from textcw.features.params import check_text_params
 
             check_text_params(obj, name)  # a plugin's vectorizer: the same limits as textcw's own
-        if "state_dict" in step:
-            if not hasattr(obj, "load_state_dict"):
-                raise ModelFileError(f"{name!r} keeps no state_dict; the file was written for another version")
-            _check_counter_lengths(step["state_dict"], name)
-            state = decode(step["state_dict"], arrays, TAGS_STATE)
-            check_state_extent(obj, state, name)
-            _check_tuned_values(obj, state, name)
-            obj.load_state_dict(state)
-            check_printable(labels_of(obj.classes_), f"the labels of {name!r}")
+        if "multilabel" in step and kind == "learners":
+            obj = rebuild_multilabel(obj, step["multilabel"], arrays, name, calibration=_calibration,
+                                     load_state=lambda model, state, where: _load_state(model, state, arrays, where))
+        elif "state_dict" in step:
+            _load_state(obj, step["state_dict"], arrays, name)
         else:
             set_attributes(obj, step.get("attributes", {"__dict__": {}}), arrays, name)
         built.append((step["step"], obj))
@@ -196,6 +195,19 @@ def _build(document: dict, arrays: dict) -> Pipeline:
         components["probability"] = model.probability_calibration_.to_dict()  # only checked values
     model.textcw_components_ = components
     return model
+
+
+def _load_state(obj, state_json, arrays: dict, name: str) -> None:
+    """Make ``obj`` the fitted learner of the file's ``state_json``, checked before anything is
+    allocated for it (counter lengths, array extents, self-tuned values)."""
+    if not hasattr(obj, "load_state_dict"):
+        raise ModelFileError(f"{name!r} keeps no state_dict; the file was written for another version")
+    _check_counter_lengths(state_json, name)
+    state = decode(state_json, arrays, TAGS_STATE)
+    check_state_extent(obj, state, name)
+    _check_tuned_values(obj, state, name)
+    obj.load_state_dict(state)
+    check_printable(labels_of(obj.classes_), f"the labels of {name!r}")
 
 
 def _check_counter_lengths(state, name: str) -> None:

@@ -25,8 +25,10 @@ from textcw._limits import MAX_LABEL_CHARS
 from textcw.atomic import atomic_output
 from textcw._version import __version__
 from textcw.errors import InputError, ModelFileError
+from textcw.learners.multilabel import MultiLabel
 from textcw.persist import check_destination, zip_member
 from textcw.portable_format import FITTED_NAME, FORMAT, FORMAT_VERSION, JSON_MEMBER, KINDS
+from textcw.portable_multilabel import export_entry
 from textcw.untrusted import safe_text
 
 __all__ = ["corpus_name", "export_model"]
@@ -60,7 +62,9 @@ def export_model(model, path: str | os.PathLike) -> Path:
                 f"pipeline step {name!r} is not a registered featurizer or learner, so it cannot be "
                 "rebuilt without pickle; export pipelines made by textcw"
             )
-        if hasattr(step, "state_dict"):
+        if isinstance(step, MultiLabel):  # one state_dict per label (textcw.portable_multilabel)
+            state = {"multilabel": export_entry(step, _encode, arrays, name)}
+        elif hasattr(step, "state_dict"):
             state = {"state_dict": _encode(step.state_dict(), arrays, f"{name}.state")}
         else:
             state = {"attributes": _encode(_fitted_attributes(step), arrays, name)}
@@ -165,6 +169,11 @@ def _encode(value, arrays: list, where: str):
     if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
         return {"__dtype__": np.dtype(value).str}
     if isinstance(value, BaseEstimator) and type(value).__module__.startswith(_NESTED_MODULES):
+        if hasattr(value, "state_dict"):
+            # a textcw learner keeps its weights in its state, not in name_ attributes: encoded
+            # as a nested estimator it would lose them and import as an untrained model
+            raise InputError(f"{where} nests a textcw learner ({type(value).__name__}), which an export "
+                             "cannot rebuild there; export a pipeline whose learner step is the learner")
         cls = type(value)
         return {"__estimator__": f"{cls.__module__}:{cls.__qualname__}",
                 "params": _encode(value.get_params(deep=False), arrays, f"{where}.params"),

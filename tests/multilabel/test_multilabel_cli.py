@@ -116,14 +116,3 @@ def test_mixing_single_and_multilabel_tasks_is_refused(tables, capsys):
     code, _, err = run(capsys, "evaluate", "--corpus", f"{task(tables)},csv:{single}")
     assert code == 2 and "evaluate multi-label and single-label tasks in separate runs" in one_line_error(err)
 
-
-def test_export_writes_plain_data_and_import_refuses_in_one_line(tables, capsys, tmp_path):
-    model = tables / "tags.textcw-model"
-    if not model.exists():
-        run(capsys, "train", "--corpus", task(tables), "--learner", "arow", "--out", model)
-    loaded = persist.load(model)[-1]
-    assert [s.to_dict() for s in loaded.scalings_] == loaded.calibration_  # JSON-able, no pickle needed
-    code, out, err = run(capsys, "export", model, tmp_path / "tags.export")
-    assert code == 0, err
-    code, _, err = run(capsys, "import", tmp_path / "tags.export", tmp_path / "back.textcw-model")
-    assert code != 0 and "estimators_" in one_line_error(err)
