@@ -83,7 +83,7 @@ _LAYER_OF = {room: number for number, rooms in enumerate(LAYERS) for room in roo
 PART_LAYERS: dict[str, list[tuple[str, ...]]] = {
     "textcw.corpus.tabular": [("limits", "spec", "labels"), ("files", "split", "parquet", "multilabel"), ("readers",),
                               ("scan",), ("index",), ("corpus",)],
-    "textcw.evaluation.designs": [("options",), ("splits", "tune", "timing", "curve", "online", "combination")],
+    "textcw.evaluation.designs": [("options",), ("splits", "tune", "timing", "curve", "online", "combination", "active")],
 }
 
 

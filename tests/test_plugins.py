@@ -47,8 +47,8 @@ def test_builtins_are_registered_by_textcw():
     regs = registries()
     assert {"perceptron", "pa", "pa1", "pa2", "cw-var", "cw-stdev"} <= set(regs.learners.names())
     assert {"binary-bow", "bigram-counts"} <= set(regs.featurizers.names())
-    assert "newsgroups" in regs.corpora and regs.evaluators.names() == ["combination", "curve", "cv", "holdout", "noise",
-                                                                  "online", "timing", "tune"]
+    assert "newsgroups" in regs.corpora and regs.evaluators.names() == ["active", "combination", "curve", "cv", "holdout",
+                                                                  "noise", "online", "timing", "tune"]
     assert "error" in regs.metrics and "mcnemar" in regs.comparisons
     assert regs.learners.get("cw-stdev").provider == "textcw"
     assert set(regs.corpora.get("newsgroups").tasks) == {"all", "comp", "sci", "talk"}

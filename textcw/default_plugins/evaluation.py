@@ -23,6 +23,8 @@ def register_evaluators(register):
              summary="Online mistakes of one pass, predict then learn (NIPS 2008 Figure 2a)")
     register("combination", f"{DESIGNS}:Combination",
              summary="Shard models combined, per shard count (JMLR 2012 Figure 6)")
+    register("active", f"{DESIGNS}:Active",
+             summary="Active learning: error against labels used, per what-to-label-next strategy")
 
 
 @hookimpl
