@@ -90,3 +90,17 @@ def test_the_command_line_prints_the_curves(capsys):
 @parametrize_with_checks([design_under_test(Active, start=20, batch=10, rounds=1, folds=2)])
 def test_the_active_design_passes_the_kit(component, check):
     check(component)
+
+
+def test_the_figure_draws_each_strategys_curve_from_the_table(gaussian_report, tmp_path):
+    pytest.importorskip("matplotlib")
+    from textcw.evaluation.plot import strategy_curves, suite_figures
+
+    curves, ceiling = strategy_curves(gaussian_report, TASK, "arow")
+    assert list(curves) == ["mistake", "margin", "random"]
+    cell = gaussian_report.cell(TASK, "arow", row="random 35")
+    assert curves["random"][0] == [20, 35, 50] and curves["random"][1][1] == pytest.approx(100 - cell.mean_error)
+    assert ceiling == pytest.approx(100 - gaussian_report.cell(TASK, "arow", row="all").mean_error)
+    written = suite_figures(gaussian_report, tmp_path, formats=["svg"])
+    assert [p.name for p in written] == [f"active-{TASK.replace(':', '_')}-arow.svg"]
+    assert "labels used" in written[0].read_text()

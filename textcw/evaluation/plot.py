@@ -5,6 +5,8 @@ format of ``formats``.
 - learning curves: test accuracy after each pass (JMLR 2012 Figures 3-4);
 - cumulative online mistakes (NIPS 2008 Figure 2a, AROW 2013 Figure 5);
 - noise curves: mean test error against the label-noise rate (AROW 2013 Figure 9);
+- active learning: test accuracy against labels used, one line per strategy, with the accuracy
+  of the model trained on the whole pool and 95 % of it (the ``active`` design);
 - reliability: observed accuracy against the probability a learner gave its prediction, in
   bins of width 0.1 (EMNLP 2009 Figure 2, fourth panel), with the number of documents per bin.
 
@@ -25,6 +27,8 @@ from textcw.errors import InputError, TextcwError
 
 BINS = 10
 FORMATS = ("png", "svg")  # the formats a figure can be written in
+# The row heading of a design whose rows are "STRATEGY N" plus a last row "all" (the active design)
+STRATEGY_ROWS = "strategy, labels"
 RELIABILITY_AXIS = ("probability of the predicted label\n"
                     "(the learner's own predict_proba; models saved by textcw train are calibrated)")
 
@@ -104,6 +108,42 @@ def plot_online(curves, path, *, title: str = "") -> Path:
     ax.grid(alpha=0.3)
     legend_beside(ax)
     return save_figure(fig, path)
+
+
+def plot_active(curves: dict[str, tuple[list[int], list[float]]], ceiling: float, path, *, title: str = "") -> Path:
+    """Test accuracy (%) against labels used, one line per strategy (``curves``: strategy ->
+    (labels, accuracies)), with the whole pool's accuracy ``ceiling`` and 95 % of it."""
+    plt = require_matplotlib()
+    fig, ax = plt.subplots(figsize=(7.0, 3.8))
+    for strategy, (labels, values) in curves.items():
+        ax.plot(labels, values, marker="o", markersize=3, label=strategy)
+    ax.axhline(ceiling, color="black", linewidth=0.8, label="whole pool")
+    ax.axhline(0.95 * ceiling, color="black", linewidth=0.8, linestyle=":", label="95 % of it")
+    ax.set_xlabel("labels used")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    legend_beside(ax)
+    return save_figure(fig, path)
+
+
+def strategy_curves(report, task: str, learner: str) -> tuple[dict, float | None]:
+    """``({strategy: (labels, accuracies)}, whole-pool accuracy)`` of one task and learner of a
+    report with :data:`STRATEGY_ROWS` (accuracy = 100 - mean error, in %)."""
+    curves: dict[str, tuple[list[int], list[float]]] = {}
+    ceiling = None
+    for row in report.rows(task):
+        cell = report.cell(task, learner, row=row)
+        if cell is None or cell.mean_error is None:
+            continue
+        if row == "all":
+            ceiling = 100.0 - cell.mean_error
+            continue
+        strategy, _, n = row.rpartition(" ")
+        labels, values = curves.setdefault(strategy, ([], []))
+        labels.append(int(n))
+        values.append(100.0 - cell.mean_error)
+    return curves, ceiling
 
 
 def plot_noise(levels: list[float], errors: dict[str, list[float]], path, *, title: str = "") -> Path:
@@ -205,6 +245,13 @@ def suite_figures(report, directory, *, online_reports=(), formats: Sequence[str
                 each_format(plot_reliability, f"reliability-{slug(task.label)}{suffix}", series,
                             title=f"{task.label}: reliability" + (f" (noise {p:g})" if p else ""),
                             without=[c.learner for c in done if c.learner not in series])
+    if getattr(report, "row_title", "") == STRATEGY_ROWS:
+        for task in report.tasks:
+            for s in report.learners:
+                curves, ceiling = strategy_curves(report, task.label, s.label)
+                if curves and ceiling is not None:
+                    each_format(plot_active, f"active-{slug(task.label)}-{slug(s.label)}", curves, ceiling,
+                                title=f"{task.label}, {s.label}: accuracy against labels used")
     if len(report.noise) > 1:
         errors = {}
         for s in report.learners:

@@ -22,6 +22,7 @@ from textcw.evaluation.contract import Design, Fold, Option, check_metrics
 from textcw.evaluation.cv import CellResult, measure
 from textcw.evaluation.data import featurize, fold_indices, load_task
 from textcw.evaluation.designs.options import SAMPLE, SEED
+from textcw.evaluation.plot import STRATEGY_ROWS
 from textcw.evaluation.specs import CV as CV_PROTOCOL, as_learner, as_task, check_specs
 from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
 from textcw.evaluation.training import build, error_percent, single_threaded
@@ -100,7 +101,7 @@ class Active(Design):
             with single_threaded():
                 run_each_task(report, tasks, lambda task: self._run_task(report, task, learners, strategies, metrics,
                                                                          progress), on_task)
-        report.row_title = "strategy, labels"
+        report.row_title = STRATEGY_ROWS
         summarise(report)
         report.seconds = time.perf_counter() - t0
         return report
