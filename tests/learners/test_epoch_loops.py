@@ -46,7 +46,7 @@ def problem(binary, seed=3, index_dtype=np.int64):
 # The built-in rules as a plugin would write them: the built-ins' own step and variance, built
 # into kernels by the public factory (parameters as floats, by name).
 AS_PLUGIN = diagonal_gaussian_kernels(gaussian_diag.rule_steps, gaussian_diag.rule_variance,
-                                      params=("rule", "phi", "C", "r"))
+                                      params=("rule", "phi", "C", "r"), forms=("diag-kl", "diag-l2"))
 RULES = [c.CW_VAR, c.CW_STDEV, c.AROW_SQUARED_HINGE, c.AROW_HINGE, c.SCW1, c.SCW2]
 
 
@@ -180,7 +180,7 @@ def update(state, c, x, g, params):
     state[0][c] += g * x
 
 
-GAUSSIAN = diagonal_gaussian_kernels(step, variance, params=("r",))
+GAUSSIAN = diagonal_gaussian_kernels(step, variance, params=("r",), forms=("diag-kl", "diag-l2"))
 FEATURES = per_feature_kernels(weight, unit_step, update, state=("w",), params=("rate",))
 '''
 
@@ -239,7 +239,7 @@ def build():
     def variance(s_j, x_j, beta, c, params, covariance, floor):
         return update_variance(s_j, x_j, beta, c, covariance, floor)
 
-    return diagonal_gaussian_kernels(step, variance, params=("r",))
+    return diagonal_gaussian_kernels(step, variance, params=("r",), forms=("diag-kl", "diag-l2"))
 
 
 X = sp.random(50, 20, density=0.2, format="csr", random_state=0)

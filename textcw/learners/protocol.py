@@ -20,7 +20,8 @@ public names:
 
 Mistakes that would otherwise compute something else without a word are caught when the class
 is defined (:func:`prepare_learner_class`: ``constraints`` must cover exactly the constructor's
-parameters) or when it runs (:func:`bind_kernel` warns when a kernel's default stands in for a
+parameters, and a Gaussian variant's ``covariances`` the forms its variance update computes) or
+when it runs (:func:`bind_kernel` warns when a kernel's default stands in for a
 value the learner never passes; :func:`warn_if_no_updates` when a pass makes mistakes and no
 update); both warnings are a :class:`LearnerContractWarning`, which the plugin kit's
 ``learns_from_mistakes`` check turns into a failure.
@@ -244,6 +245,7 @@ def prepare_learner_class(cls) -> None:
         if axis.self_tunes and not constraints[axis.param].contains(autotune.AUTO):
             constraints[axis.param] = autotune.auto_or(constraints[axis.param])
     cls.constraints = constraints
+    _check_variance_forms(cls)
     if cls.__init__ is object.__init__:
         return  # an abstract base: its subclasses declare the parameters
     try:
@@ -262,6 +264,20 @@ def prepare_learner_class(cls) -> None:
             f"{cls.__name__}: constraints names {', '.join(map(repr, extra))}, which __init__ does "
             "not take; remove it from constraints or add the parameter to __init__",
             LearnerContractWarning, stacklevel=3)
+
+
+def _check_variance_forms(cls) -> None:
+    """A Gaussian variant's ``covariances`` must stay within the forms its variance update
+    computes (``step_kernels.forms``): a form outside them would run the update of another."""
+    forms = getattr(getattr(cls, "step_kernels", None), "forms", None)
+    if forms is None:
+        return
+    outside = [f for f in getattr(cls, "covariances", ()) if f not in forms]
+    if outside:
+        raise TypeError(
+            f"{cls.__name__}.covariances names {', '.join(map(repr, outside))}, which its variance update "
+            f"does not compute (step_kernels declares forms={tuple(forms)!r}); remove it from covariances or "
+            "handle it in the variance function and add it to forms=")
 
 
 def warn_if_no_updates(learner, X) -> None:

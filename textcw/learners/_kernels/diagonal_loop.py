@@ -9,7 +9,9 @@ loop that takes the loss object. A variant is two numba functions, defined at mo
   and the two numbers the variance update reads, from the margin ``m`` and the margin variance
   ``v = x' Sigma x`` (both before the update); ``alpha <= 0`` means no update;
 - ``variance(s_j, x_j, beta, c, params, covariance, floor) -> s_j'``: one variance after the
-  update (e.g. :func:`.gaussian_diag.update_variance` for ``diag-kl``/``diag-l2``).
+  update; optional: without one, textcw's own update of the forms ``diag-kl`` and ``diag-l2``
+  (:func:`.diagonal_variance.diagonal_variance`) is used, and a variant with its own declares the
+  forms it handles (``forms=``), which its class's ``covariances`` must stay within.
 
 ``params`` is the tuple of the variant's step parameters. A variant with a weighted update adds
 ``example(params, weight, lag) -> params``, the parameters for an example of weight ``s > 0``
@@ -53,6 +55,7 @@ from textcw.learners._kernels.common import (
     top_competitor,
 )
 from textcw.learners._kernels.constants import COUNT_FLOORED, SMALLEST_NORMAL
+from textcw.learners._kernels.diagonal_variance import FORMS as TEXTCW_FORMS, diagonal_variance
 from textcw.learners._kernels.prefetch import prefetch_ahead
 
 
@@ -175,6 +178,7 @@ class DiagonalKernels(NamedTuple):
     binary: Callable
     top1: Callable
     params: tuple[str, ...]  # the step parameters, in the order of ``params``
+    forms: tuple[str, ...] = TEXTCW_FORMS  # the covariance forms the variance update handles
 
 
 def _checked(mu, s, ndim: int, what: str) -> None:
@@ -184,10 +188,17 @@ def _checked(mu, s, ndim: int, what: str) -> None:
         raise ValueError(f"mu and s must both have the shape {what}; got {mu.shape} and {s.shape}")
 
 
-def diagonal_gaussian_kernels(step, variance, params: tuple[str, ...]) -> DiagonalKernels:
+def diagonal_gaussian_kernels(step, variance=None, params: tuple[str, ...] = (), *,
+                              forms: tuple[str, ...] | None = None) -> DiagonalKernels:
     """The binary and top-1 multi-class epoch kernels of a diagonal Gaussian variant whose
     update is ``step`` and ``variance`` (numba functions, see the module docstring) with the
     step parameters named ``params``.
+
+    Without ``variance``, textcw's own variance update of ``diag-kl`` and ``diag-l2`` is used.
+    A ``variance`` of the variant's own must say which covariance forms (the names its class's
+    ``covariances`` uses) it computes, ``forms=("diag-kl", "diag-l2")`` say: a function that
+    ignores ``covariance`` would otherwise compute one form when the user asks for another.
+    The learner class is refused when its ``covariances`` names a form outside ``forms``.
 
     The kernels are plain Python functions that call the loops: the loops' code for this
     variant is compiled on first use and cached on disk when both functions are defined at
@@ -196,6 +207,19 @@ def diagonal_gaussian_kernels(step, variance, params: tuple[str, ...]) -> Diagon
     params = tuple(params)
     if not params or not all(isinstance(p, str) and p.isidentifier() for p in params):
         raise TypeError(f"params must name the step parameters (identifiers); got {params!r}")
+    if variance is None:
+        if forms is not None and tuple(forms) != TEXTCW_FORMS:
+            raise TypeError(f"forms={forms!r}: without a variance function of its own a variant gets "
+                            f"textcw's, which computes the forms {TEXTCW_FORMS}; declare forms only "
+                            "with your own variance function")
+        variance, forms = diagonal_variance, TEXTCW_FORMS
+    elif forms is None:
+        raise TypeError("a variant with its own variance function must declare the covariance forms it "
+                        "computes, e.g. forms=('diag-kl', 'diag-l2'); or leave variance out to get textcw's "
+                        "update of those two forms")
+    forms = tuple(forms)
+    if not forms or not all(isinstance(f, str) and f for f in forms):
+        raise TypeError(f"forms must name one or more covariance forms (e.g. 'diag-kl'); got {forms!r}")
     refs = KernelRef(step), KernelRef(variance)
     cacheable = all(ref.cacheable for ref in refs)
     binary = binary_loop if cacheable else uncached(binary_loop)
@@ -215,4 +239,4 @@ def diagonal_gaussian_kernels(step, variance, params: tuple[str, ...]) -> Diagon
     name = getattr(step, "__name__", "step")
     binary_epoch.__name__ = binary_epoch.__qualname__ = f"{name}_binary_epoch"
     top1_epoch.__name__ = top1_epoch.__qualname__ = f"{name}_top1_epoch"
-    return DiagonalKernels(binary_epoch, top1_epoch, params)
+    return DiagonalKernels(binary_epoch, top1_epoch, params, forms)

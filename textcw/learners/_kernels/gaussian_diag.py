@@ -8,7 +8,7 @@ SCW-I/II) and both diagonalisations of docs/algorithms.md "Covariance forms":
 
 The mean moves with the variances from before the update: ``mu_j += alpha y s_j x_j``. The rules
 are a step of the diagonal loop (:mod:`.diagonal_loop`), which runs their binary and top-1 epochs
-as it runs a plugin's variant: :func:`rule_steps` and :func:`rule_variance` with the parameters
+as it runs a plugin's variant: :func:`rule_steps` and :func:`rule_variance` (:func:`.diagonal_variance.diagonal_variance`) with the parameters
 ``(rule, phi, C, r)``, and :func:`example_params` for weighted examples.
 
 Numerical guard (with its counterparts in :mod:`.gaussian_full` and :mod:`.gaussian_exact`, the
@@ -51,6 +51,7 @@ from __future__ import annotations
 from textcw._jit import KernelRef, kernel
 from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2
 from textcw.learners._kernels.diagonal_loop import binary_loop, top1_loop
+from textcw.learners._kernels.diagonal_variance import diagonal_variance as rule_variance
 from textcw.learners._kernels.gaussian_rules import _rule_steps
 
 UNKNOWN_FORM = "unknown diagonal covariance code (DIAG_KL or DIAG_L2)"
@@ -79,17 +80,6 @@ def rule_steps(m, v, params):
     guards (a normal ``v``, finite steps), which the loop applies itself."""
     rule, phi, C, r = params
     return _rule_steps(rule, m, v, phi, C, r)
-
-
-@kernel
-def rule_variance(s_j, x_j, beta, c, params, covariance, floor):
-    """:func:`update_variance`'s two forms as the loop calls a variant's variance, for a
-    ``covariance`` the entry kernels checked: no error path and no floor (the loop applies it),
-    so the compiler inlines it into the loop and moves the test of the form out of it."""
-    if covariance == DIAG_KL:
-        return s_j / (1.0 + c * (s_j * x_j * x_j))
-    sx = s_j * x_j
-    return s_j - beta * sx * sx
 
 
 @kernel

@@ -39,7 +39,8 @@ class BoundedAROW(GaussianLinearClassifier):
     """
 
     rule = None
-    step_kernels = diagonal_gaussian_kernels(arow_step, bounded_variance, params=("r", "b"))
+    step_kernels = diagonal_gaussian_kernels(arow_step, bounded_variance, params=("r", "b"),
+                                              forms=("diag-kl", "diag-l2"))
     covariances = ("diag-kl", "diag-l2")
     tuning = (Axis("r", "margin-variance", (0.01, 0.1, 1.0, 10.0, 100.0), grid=decades(-2, 4)),)
     constraints = {**OnlineLinearClassifier.constraints, "r": SCALE, "b": Interval(0.0, 1e100, "left"),

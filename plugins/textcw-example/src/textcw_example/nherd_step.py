@@ -42,4 +42,4 @@ def nherd_variance(s_j, x_j, beta, c, params, covariance, floor):
     raise ValueError(UNKNOWN_FORM)
 
 
-KERNELS = diagonal_gaussian_kernels(nherd_step, nherd_variance, params=("C",))
+KERNELS = diagonal_gaussian_kernels(nherd_step, nherd_variance, params=("C",), forms=("diag-kl", "diag-l2", "exact"))
