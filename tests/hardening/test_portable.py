@@ -31,6 +31,7 @@ FEATURIZER_INPUTS = {
     "bigram-counts": (DOCS, LABELS, PROBE_DOCS),
     "tfidf": (DOCS, LABELS, PROBE_DOCS),
     "hashing": (DOCS, LABELS, PROBE_DOCS),
+    "hashed-tfidf": (DOCS, LABELS, PROBE_DOCS),
     "char-ngrams": (DOCS, LABELS, PROBE_DOCS),
     "precomputed": (X_MULTI, Y_MULTI, X_MULTI[:7]),
     "pixels": (IMAGES, np.arange(40) % 2, IMAGES[:5]),

@@ -11,5 +11,8 @@ def register_featurizers(register):
     register("bigram-counts", "textcw.features.text:bigram_counts", summary="Unigram and bigram counts")
     register("hashing", "textcw.features.hashing:hashing",
              summary="Binary bag of words hashed into 2**20 columns, no vocabulary (for streams)")
+    register("hashed-tfidf", "textcw.features.hashed_tfidf:hashed_tfidf",
+             summary="Sublinear TF-IDF of words hashed into 2**20 columns; new words get columns "
+                     "(for served models that learn)")
     register("precomputed", "textcw.features.precomputed:precomputed",
              summary="Feature vectors shipped with a corpus (dicts or a matrix), passed through as CSR")
