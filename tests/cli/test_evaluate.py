@@ -99,7 +99,7 @@ def test_ctrl_c_keeps_what_finished(capsys, tmp_path, monkeypatch, data_home):
     code, out, err = run(capsys, "evaluate", "--corpus", "newsgroups:comp,newsgroups:sci", "--learner",
                          "perceptron,pa", "--folds", "2", "--sample", "300", "--json-out", str(out_json))
     assert code == 130
-    assert "interrupted" in err and "Traceback" not in err
+    assert "interrupted: the table shows the runs that finished" in err and "Traceback" not in err
     assert "newsgroups:comp" in out
     from textcw.evaluation.suite import SuiteReport
 

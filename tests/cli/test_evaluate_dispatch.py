@@ -97,7 +97,7 @@ def test_metrics_and_comparisons_from_the_registries(capsys, tmp_path):
         (["--design", "cv:folds=3", "--folds", "4"], "folds is given twice"),
         (["--design", "cv:folds=1"], "at least 2 folds"),
         (["--design", "cv:folds=true"], "folds=True is invalid; give an integer"),
-        (["--design", "crossval"], "unknown design 'crossval'; valid design names: combination, curve, cv, holdout, noise, online"),
+        (["--design", "crossval"], "unknown design 'crossval'; valid design names: active, combination, curve, cv, holdout, noise, online"),
         (["--split", "--design", "cv"], "--split is --design holdout"),
         (["--metric", "eror"], "did you mean 'error'?"),
         (["--metric", "error,error"], "metric 'error' is listed twice"),

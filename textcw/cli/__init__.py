@@ -24,9 +24,13 @@ import typer
 from textcw import _compile_notice
 from textcw._deferred import defer
 from textcw.cli.metavars import HELP_OPTIONS, fix_metavars
+from textcw.cli.plugin_commands import PluginCommand, PluginGroup
 from textcw.cli.root import configure_logging
+from textcw.cli.root import root as root_options  # not `root`: that name is the submodule's
 from textcw.cli.signals import exit_interrupted, handle_signals, interrupted
 from textcw.errors import TextcwError, UsageError
+from textcw.plugins import default_plugin_manager, register_commands
+from textcw.plugins.lazy import pending_commands
 
 USAGE_ERRORS = (UsageError,)
 DEBUG_VAR = "TEXTCW_DEBUG"
@@ -42,11 +46,6 @@ def build_app(pm=None) -> typer.Typer:
     :mod:`textcw.plugins.lazy`) are kept in ``app.textcw_plugin_commands``; :func:`build_command`
     lists them, and imports a plugin when one of its commands runs.
     """
-    from textcw.cli.plugin_commands import PluginGroup
-    from textcw.cli.root import root
-    from textcw.plugins import default_plugin_manager, register_commands
-    from textcw.plugins.lazy import pending_commands
-
     app = typer.Typer(
         name="textcw",
         cls=PluginGroup,
@@ -55,7 +54,7 @@ def build_app(pm=None) -> typer.Typer:
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": HELP_OPTIONS},
     )
-    app.callback()(root)
+    app.callback()(root_options)
     pm = pm or default_plugin_manager()
     register_commands(pm, app)  # a broken plugin is reported and skipped
     app.textcw_plugin_commands = [(pm, plugin, spec) for plugin, spec in pending_commands(pm, app)]
@@ -70,8 +69,6 @@ def build_command(app: typer.Typer):
     without an explicit metavar get the conventional one here: nothing after a flag, the
     option's name in capitals otherwise (``--epochs EPOCHS``, as argparse shows it).
     """
-    from textcw.cli.plugin_commands import PluginCommand
-
     command = typer.main.get_command(app)
     fix_metavars(command)
     for pm, plugin, spec in getattr(app, "textcw_plugin_commands", ()) if hasattr(command, "add_command") else ():

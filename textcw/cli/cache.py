@@ -18,6 +18,7 @@ def cache(
     as_json: JsonFlag = False,
 ) -> None:
     """Show or clear the cache of parsed corpora and featurized matrices."""
+    # deferred (start-up): loads NumPy
     from textcw.corpus import cache as corpus_cache
 
     if action not in ACTIONS:

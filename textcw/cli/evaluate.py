@@ -8,8 +8,11 @@ from typing import Annotated
 
 import typer
 
-from textcw.cli.output import JsonFlag, JsonOut, log, print_table, progress_bar
+from textcw.cli.output import JsonFlag, JsonOut, log, print_json, print_table, progress_bar, write_json
+from textcw.cli.signals import exit_interrupted
+from textcw.cli.signals import interrupted as signal_received  # not `interrupted`: finish_run's parameter
 from textcw.errors import ParameterError, TextcwError
+from textcw.plugins import current_registries
 
 
 def parse_floats(text: str | None, option: str) -> list[float]:
@@ -28,8 +31,8 @@ def split_corpora(text: str) -> list[str]:
 
     An item that names no registered corpus and follows such a task is the rest of its path.
     """
+    # deferred (start-up): loads NumPy
     from textcw.evaluation.specs import split_list
-    from textcw.plugins import current_registries
 
     corpora = current_registries().corpora
     items: list[str] = []
@@ -61,6 +64,7 @@ def print_report(report, *, spread: bool = False, caption: str | None = None) ->
     ranks when compared), the legend, the tables of the other metrics, the comparisons'
     verdicts and the tuned settings. ``caption`` follows the metric's name in the titles
     (default: ``", K-fold CV"`` when a task was cross-validated)."""
+    # deferred (start-up): loads SciPy
     from textcw.evaluation.table import error_table, legend, noise_table, per_class_table, tuning_table
 
     if caption is None:
@@ -95,6 +99,7 @@ def parse_plot_formats(values: list[str] | None) -> list[str]:
     figure can be written in; ``[]`` when the option is not given."""
     if not values:
         return []
+    # deferred (start-up): loads NumPy
     from textcw.evaluation.plot import FORMATS
 
     chosen: list[str] = []
@@ -126,8 +131,8 @@ def online_curves(report) -> list:
     """Per finished task, the cumulative online mistakes of one pass of every online learner of
     ``report`` with its tuned settings (:func:`textcw.evaluation.online.online`: a few seeded
     runs of one pass each, far less work than the folds' training)."""
+    # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.evaluation.online import online
-    from textcw.plugins import current_registries
 
     learners = current_registries().learners
     online_learners = [s for s in report.learners if learners.get(s.name).online]
@@ -142,6 +147,7 @@ def online_curves(report) -> list:
 def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
     """The suite's figures plus one cumulative-mistakes plot per task (tuned settings), in every
     format of ``formats``."""
+    # deferred (start-up): loads NumPy
     from textcw.evaluation.plot import suite_figures
 
     online_reports = report.online or online_curves(report)
@@ -151,11 +157,13 @@ def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
 def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
     """Refuse, before the run, a ``--json-out`` file or ``--plot`` folder that cannot be written
     (and a ``--plot`` without matplotlib): a long run is not lost to a typo."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.atomic import check_output_folder, check_output_path
 
     if json_out is not None:
         check_output_path(json_out, "--json-out", example="report.json")
     if plot is not None:
+        # deferred (start-up): loads NumPy
         from textcw.evaluation.plot import require_matplotlib
 
         require_matplotlib()
@@ -166,9 +174,7 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
     """After a suite or an experiment: print it (text or ``--json``), write the JSON file, list
     failed tasks, exit 130 if interrupted, draw the figures, and exit 1 if a task failed or (an
     experiment) one of its checks failed; whatever finished was printed first."""
-    from textcw.cli.signals import exit_interrupted, interrupted
-
-    if interrupted():  # a signal whose exception was lost on the way: the run is cut short
+    if signal_received():  # a signal whose exception was lost on the way: the run is cut short
         report.interrupted = True
     if as_json:
         typer.echo(report.to_json())
@@ -188,6 +194,23 @@ def finish_run(report, *, as_json: bool, json_out, plot, figures, interrupted: s
                   "; ".join(failed_checks))
     if report.failures or failed_checks:
         raise SystemExit(1)
+
+
+def evaluation_plan(design: str, options: dict, *, metric: str, compare: str | None, baseline: str | None):
+    """``(design name, design, metrics, comparisons)`` built from their specifications; without
+    ``--compare``, the papers' table: the mean ranks (of one number per cell), and McNemar's test
+    with a ``--baseline``."""
+    # deferred (start-up): loads NumPy
+    from textcw.evaluation.dispatch import build, build_all
+
+    design_name, chosen = build("evaluators", design, options)
+    metrics = build_all("metrics", metric)
+    if compare is None:
+        default = ["mcnemar"] * (baseline is not None) + ["rank"] * (not next(iter(metrics.values())).per_class)
+        comparisons = build_all("comparisons", ",".join(default)) if default else {}
+    else:
+        comparisons = build_all("comparisons", compare)
+    return design_name, chosen, metrics, comparisons
 
 
 def evaluate(
@@ -217,7 +240,8 @@ def evaluate(
 ) -> None:
     """Evaluate learners on tasks with a registered design, metrics and comparisons; by default
     10-fold cross-validation: error (%) per task and learner, McNemar marks, mean ranks."""
-    from textcw.evaluation.dispatch import build, build_all, resolve_baseline, run_evaluation
+    # deferred (start-up): loads NumPy
+    from textcw.evaluation.dispatch import resolve_baseline, run_evaluation
     from textcw.cli.usage import DEFAULT_LEARNER, default_learner_note, resolve_typed_corpus
     from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
 
@@ -225,17 +249,13 @@ def evaluate(
         raise ParameterError(f"--split is --design holdout; give one of --split and --design {design}")
     named = {"folds": folds, "tune": tune or None, "quick": quick or None, "sample": sample, "seed": seed,
              "noise": None if noise is None else parse_floats(noise, "--noise")}
-    design_name, chosen = build("evaluators", design or ("holdout" if split else "cv"),
-                                {k: v for k, v in named.items() if v is not None})
-    metrics = build_all("metrics", metric)
-    if compare is None:  # the papers' table: the ranks (of one number per cell), McNemar with --baseline
-        default = ["mcnemar"] * (baseline is not None) + ["rank"] * (not next(iter(metrics.values())).per_class)
-        comparisons = build_all("comparisons", ",".join(default)) if default else {}
-    else:
-        comparisons = build_all("comparisons", compare)
+    design_name, chosen, metrics, comparisons = evaluation_plan(
+        design or ("holdout" if split else "cv"), {k: v for k, v in named.items() if v is not None},
+        metric=metric, compare=compare, baseline=baseline)
     names = split_corpora(corpus)
     for name in names:  # a misspelt task is said now, as a usage error, not as a failed row
         resolve_typed_corpus(name)
+    # deferred (start-up): loads NumPy
     from textcw.corpus.multilabel import multilabel_task
 
     if any(multilabel_task(name) for name in names):
@@ -285,7 +305,7 @@ def evaluate_multilabel(names: list[str], learner: str | None, *, design: str, m
     the holdout design (the default here) with the multi-label metrics (micro-F1, macro-F1,
     Hamming loss and subset accuracy unless --metric names others); what does not apply is
     refused in one line."""
-    from textcw.cli.output import print_json, write_json
+    # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.cli.usage import DEFAULT_LEARNER
     from textcw.corpus.multilabel import multilabel_task
     from textcw.evaluation.dispatch import build_all

@@ -8,6 +8,7 @@ import typer
 
 from textcw.cli.output import JsonFlag, print_json, print_table
 from textcw.errors import ParameterError, UnknownNameError
+from textcw.plugins import current_registries
 from textcw.registry import KINDS
 
 
@@ -28,8 +29,6 @@ def list_(
              "local archives; never downloads)")] = True,
 ) -> None:
     """List registered learners, featurizers, corpora (with tasks and sizes), evaluators (designs), metrics or comparisons."""
-    from textcw.plugins import current_registries
-
     if kind not in KINDS:
         raise UnknownNameError("kind", kind, KINDS)
     registry = current_registries()[kind]
@@ -58,6 +57,7 @@ def register(app: typer.Typer) -> None:
 
 def show_learner(entry, *, as_json: bool) -> None:
     """One learner: its summary, then every parameter with default, allowed values and meaning."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.cli.parameters import parameters
 
     rows = parameters(entry.factory)
@@ -74,6 +74,7 @@ def show_corpora(entries, *, as_json: bool, sizes: bool) -> None:
     """Every corpus and its tasks, with sizes, and what its documents are: ``text`` (any text
     featurizer applies, and a model trained on it labels text) or ``vectors`` (precomputed
     feature vectors: a model trained on them labels vectors from Python, not text)."""
+    # deferred (start-up): loads NumPy
     from textcw.corpus.catalogue import input_kind, task_rows
 
     corpora = [(e, task_rows(e, sizes=sizes)) for e in entries]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from textcw.errors import UsageError
+from textcw.learners.multilabel import MultiLabel
 from textcw.untrusted import safe_text
 
 __all__ = ["DEFAULT_SEPARATOR", "MultiLabelRowWriter", "check_options", "is_multilabel_model", "tag_lines", "tags"]
@@ -22,8 +23,6 @@ DEFAULT_SEPARATOR = "|"
 
 def is_multilabel_model(pipeline) -> bool:
     """Whether ``pipeline``'s learner predicts label sets (:class:`textcw.learners.multilabel.MultiLabel`)."""
-    from textcw.learners.multilabel import MultiLabel
-
     return isinstance(pipeline.steps[-1][1], MultiLabel)
 
 

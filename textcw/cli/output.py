@@ -38,6 +38,7 @@ def print_json(obj) -> None:
 
 def write_json(obj, path: Path) -> None:
     """``obj`` as JSON in ``path``, atomically, and a status line saying so."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.atomic import atomic_write_text
 
     atomic_write_text(path, json_text(obj) + "\n")

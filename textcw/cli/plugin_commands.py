@@ -17,6 +17,8 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from textcw.cli.metavars import fix_metavars
+from textcw.errors import PluginError
+from textcw.plugins.lazy import load_commands
 
 
 class PluginCommand(TyperCommand):
@@ -41,9 +43,6 @@ class PluginGroup(TyperGroup):
 
     def import_command(self, stub: PluginCommand) -> None:
         """Import ``stub``'s plugin and put its real commands in place of its stubs."""
-        from textcw.errors import PluginError
-        from textcw.plugins.lazy import load_commands
-
         for name, command in list(self.commands.items()):
             if isinstance(command, PluginCommand) and command.plugin == stub.plugin:
                 del self.commands[name]

@@ -7,13 +7,12 @@ from typing import Annotated
 import typer
 
 from textcw.cli.output import print_json, print_table
+from textcw.plugins import default_plugin_manager, default_registries, installed_plugins
 
 
 def plugins(as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False) -> None:
     """List installed plugins (built-ins and entry-point plugins) with versions; a broken
     plugin is listed with the reason it was skipped."""
-    from textcw.plugins import default_plugin_manager, default_registries, installed_plugins
-
     default_registries()  # runs the registration hooks, so a plugin whose hook fails shows as broken
     rows = installed_plugins(default_plugin_manager())
     if as_json:

@@ -20,6 +20,7 @@ def read_documents(files: list[Path] | None) -> list[str]:
     gets the same words, and so the same features, here as it did in training; left to the
     featurizer, bytes that are not UTF-8 would become U+FFFD and split or lose words.
     """
+    # deferred (start-up): loads SciPy
     from textcw.corpus.folder import decode
 
     if files:
@@ -46,6 +47,7 @@ def check_model(pipeline, path: Path) -> None:
     """Refuse, before reading any document, a model that cannot label text."""
     from sklearn.pipeline import Pipeline
 
+    # deferred (start-up): loads scikit-learn
     from textcw.features.precomputed import Precomputed
 
     if not isinstance(pipeline, Pipeline):
@@ -90,8 +92,6 @@ def predict(
     """Print the predicted label of each document: `PATH<TAB>label` per file given, or one
     label per stdin line; `--proba` adds `<TAB>probability`. With `--input`, label the rows of a
     CSV, TSV, JSON-lines or Parquet file, streaming."""
-    from textcw.persist import load
-
     if explain and (table is not None or url is not None):
         raise UsageError("--explain explains documents given as files or stdin lines with a MODEL file, not "
                          "--input or --url; from Python, textcw.explain.explain(model, text) explains any text")
@@ -107,14 +107,26 @@ def predict(
         return predict_with_service(url, files, proba)
     if model is None:
         raise UsageError("give a MODEL file, or --url of a running `textcw serve`")
+    # deferred (start-up): loads scikit-learn, once the options are known to be right
+    from textcw.persist import load
+
     pipeline = load(model)
     check_model(pipeline, model)
+    print_labels(pipeline, files, proba=proba, top=top, explain=explain)
+
+
+def print_labels(pipeline, files, *, proba: bool, top: int | None, explain: bool) -> None:
+    """Print the label of each document of ``files`` (stdin lines without them) as ``predict``
+    does: a set of tags for a multi-label model, the ``top`` best labels, the probability with
+    ``proba``, an explanation after each line with ``explain``."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.cli.multilabel_output import check_options, is_multilabel_model, tag_lines
 
     multilabel = is_multilabel_model(pipeline)
     if multilabel:
         check_options(top=top, explain=explain)
     if top is not None:
+        # deferred (start-up): loads SciPy
         from textcw.explain import check_k
 
         check_k(top, len(pipeline.classes_), "--top")
@@ -140,6 +152,7 @@ def predict(
 def top_lines(pipeline, docs, k: int, files) -> list[str]:
     """``[PATH<TAB>]label<TAB>p`` for each of the ``k`` best labels of each document
     (:func:`textcw.explain.top_k`; the labels alone for a model without probabilities)."""
+    # deferred (start-up): loads SciPy
     from textcw.explain import format_top, top_k
 
     ranked = top_k(pipeline, docs, k)
@@ -149,6 +162,7 @@ def top_lines(pipeline, docs, k: int, files) -> list[str]:
 
 def with_explanations(pipeline, docs, lines) -> list[str]:
     """Each document's line followed by its explanation (:func:`textcw.explain.explain`)."""
+    # deferred (start-up): loads SciPy
     from textcw.explain import explain, format_explanation
 
     out = []
@@ -165,11 +179,37 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
     """``textcw predict MODEL --input FORMAT:PATH``: every row of the table with the predicted
     label and its probability appended, written as the rows are read, ``chunk_size`` at a time
     (so memory is one chunk whatever the length of the table)."""
-    from textcw.atomic import atomic_output, check_output_path
-    from textcw.corpus.base import split_task_name
-    from textcw.cli.usage import typed
-    from textcw.corpus.tabular import FORMATS, parse_spec, read_rows
+    # deferred (start-up): textcw --help does not load it
+    from textcw.atomic import atomic_output
+
+    fmt, spec = _table_input(model, spec_text, files=files, out=out, url=url, chunk_size=chunk_size)
+    # deferred (start-up): loads scikit-learn, once the options are known to be right
     from textcw.persist import load
+
+    pipeline = load(model)
+    check_model(pipeline, model)
+    rows, writer, label = _table_output(pipeline, fmt, spec, top)
+    options = dict(writer=writer, label=label, pipeline=pipeline, top=top, chunk_size=chunk_size, fmt=fmt, spec=spec)
+    if out is None:
+        skipped, first = _write_rows(sys.stdout.buffer, rows, **options)
+        sys.stdout.buffer.flush()
+    else:
+        with atomic_output(out) as fh:
+            skipped, first = _write_rows(fh, rows, **options)
+        log.info("wrote %s", out)
+    if skipped:
+        log.warning("skipped %d bad row%s of %s (first: %s)", skipped, "s" if skipped != 1 else "",
+                    safe_text(spec.train, limit=None), first)
+
+
+def _table_input(model: Path | None, spec_text: str, *, files, out: Path | None, url, chunk_size: int):
+    """``(format, TableSpec)`` of ``--input``, once the options that go with it are checked (and
+    ``--out`` can be written), before the model is loaded."""
+    # deferred (start-up): loads NumPy
+    from textcw.atomic import check_output_path
+    from textcw.cli.usage import typed
+    from textcw.corpus.base import split_task_name
+    from textcw.corpus.tabular import FORMATS, parse_spec
 
     if url is not None or files:
         raise UsageError("--input labels a table with a MODEL file: give no document files and no --url")
@@ -188,62 +228,62 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
     if out is not None:
         check_output_path(out, "--out", not_same_as=spec.train if spec.train != "-" else None,
                           example="predictions.csv")
-    pipeline = load(model)
-    check_model(pipeline, model)
+    return fmt, spec
+
+
+def _table_output(pipeline, fmt: str, spec, top: int | None):
+    """``(rows, writer, label)``: the rows of the table, the writer of its labelled rows, and the
+    function that labels a chunk of rows; the options the model refuses are refused first."""
+    # deferred (start-up): loads NumPy
     from textcw.cli.multilabel_output import MultiLabelRowWriter, check_options, is_multilabel_model
+    from textcw.corpus.tabular import read_rows
 
     multilabel = is_multilabel_model(pipeline)
     if multilabel:
         check_options(top=top, explain=False)
     if top is not None:
+        # deferred (start-up): loads SciPy
         from textcw.explain import check_k
 
         check_k(top, len(pipeline.classes_), "--top")
     names, rows = read_rows(spec, spec.train)
-    probabilities = hasattr(pipeline, "predict_proba")
-    writer = _RowWriter(fmt, spec, names, probabilities, top)
+    writer = _RowWriter(fmt, spec, names, hasattr(pipeline, "predict_proba"), top)
     if multilabel:  # a set of tags per row
         writer = MultiLabelRowWriter(writer, (LABEL_COLUMN, PROBABILITY_COLUMN))
-    label = writer.label if multilabel else _label
     taken = [n for n in (LABEL_COLUMN, PROBABILITY_COLUMN, *writer.top_names()) if n in names]
     if taken:
         raise InputError(f"the input already has a column {taken[0]!r}, where the prediction goes; rename "
                          "that column")
+    return rows, writer, writer.label if multilabel else _label
+
+
+def _write_rows(fh, rows, *, writer, label, pipeline, top: int | None, chunk_size: int, fmt: str,
+                spec) -> tuple[int, str | None]:
+    """Write every good row of ``rows`` to ``fh``, labelled ``chunk_size`` rows at a time;
+    ``(bad rows skipped, where the first was)``. A bad row is an error unless the table skips them."""
+    probabilities = hasattr(pipeline, "predict_proba")
     skipped, first = 0, None
-
-    def write_all(fh) -> None:
-        nonlocal skipped, first
-        writer.start(fh)
-        try:
-            chunk = []
-            for row in rows:
-                if row.problem is not None:
-                    where = f"row {row.line}" if fmt == "parquet" else f"line {row.line}"
-                    if not spec.skip_bad:
-                        raise InputError(f"{safe_text(spec.train, limit=None)} {where}: {row.problem}; fix the "
-                                         f"row, or skip bad rows with {fmt}:{spec.train}?bad_rows=skip")
-                    skipped += 1
-                    first = first or f"{where}: {row.problem}"
-                    continue
-                chunk.append(row)
-                if len(chunk) == chunk_size:
-                    writer.write(fh, chunk, *label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
-                    chunk = []
-            if chunk:
+    writer.start(fh)
+    try:
+        chunk = []
+        for row in rows:
+            if row.problem is not None:
+                where = f"row {row.line}" if fmt == "parquet" else f"line {row.line}"
+                if not spec.skip_bad:
+                    raise InputError(f"{safe_text(spec.train, limit=None)} {where}: {row.problem}; fix the "
+                                     f"row, or skip bad rows with {fmt}:{spec.train}?bad_rows=skip")
+                skipped += 1
+                first = first or f"{where}: {row.problem}"
+                continue
+            chunk.append(row)
+            if len(chunk) == chunk_size:
                 writer.write(fh, chunk, *label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
-        finally:  # also on an error: the stream stays open for its owner
-            writer.finish()
-
-    if out is None:
-        write_all(sys.stdout.buffer)
-        sys.stdout.buffer.flush()
-    else:
-        with atomic_output(out) as fh:
-            write_all(fh)
-        log.info("wrote %s", out)
-    if skipped:
-        log.warning("skipped %d bad row%s of %s (first: %s)", skipped, "s" if skipped != 1 else "",
-                    safe_text(spec.train, limit=None), first)
+                chunk = []
+        if chunk:
+            writer.write(fh, chunk, *label(pipeline, chunk, probabilities), _top(pipeline, chunk, top))
+    finally:  # also on an error: the stream stays open for its owner
+        writer.finish()
+    return skipped, first
 
 
 def _label(pipeline, rows, probabilities: bool):
@@ -258,6 +298,7 @@ def _label(pipeline, rows, probabilities: bool):
 
 
 def _top(pipeline, rows, k: int | None):
+    # deferred (start-up): loads SciPy
     from textcw.explain import top_k
 
     return None if k is None else top_k(pipeline, [row.text for row in rows], k)
@@ -297,6 +338,7 @@ class _RowWriter:
 
         if self.tabular:
             if ranked is not None:
+                # deferred (start-up): loads SciPy
                 from textcw.explain import format_top
             self.csv.writerows([*row.raw, str(label), *([f"{q:.6f}"] if best is not None else []),
                                 *(format_top(ranked, k) if ranked is not None else [])]
@@ -324,6 +366,7 @@ class _RowWriter:
 
 def predict_with_service(url: str, files: list[Path] | None, proba: bool) -> None:
     """``textcw predict --url``: the same lines, from a running ``textcw serve``."""
+    # deferred (start-up): loads the HTTP client
     from textcw.client import Client
 
     docs = read_documents(files)

@@ -27,6 +27,7 @@ import numpy as np
 
 from textcw.cli.output import log
 from textcw.errors import InputError, ParameterError
+from textcw.plugins import resolve_corpus
 from textcw.untrusted import safe_text
 
 __all__ = ["ContinuedResult", "continue_training", "reading_plan", "refuse_options"]
@@ -56,6 +57,7 @@ def check_resumable(model, path: Path, corpus_entry, learner: str | None) -> str
     clear error saying why not)."""
     from sklearn.pipeline import Pipeline
 
+    # deferred: loads scikit-learn, after refuse_options has answered a wrong option
     from textcw.corpus.catalogue import input_kind
     from textcw.features.precomputed import Precomputed
 
@@ -93,6 +95,7 @@ def reading_plan(corpus: str, entry, task: str | None) -> tuple[str, tuple[str, 
     ``test=0``; a ``vw:`` or ``svmlight:`` file, or a folder without ``train``/``test``
     sub-folders, has a test split carved out of it by default, which is learned after its
     training split (for ``vw:``, the file's own order)."""
+    # deferred: loads NumPy, after refuse_options has answered a wrong option
     from textcw.corpus import folder, svmlight, vw
     from textcw.corpus.base import split_task_name
     from textcw.corpus.tabular import TableCorpus
@@ -126,8 +129,8 @@ def continue_training(model, path: Path, corpus: str, *, learner: str | None, ep
                       chunk_size: int, progress=None) -> ContinuedResult:
     """Continue ``model`` (loaded from ``path``) on every new document of ``corpus``, or on its
     training split when it names a test split, and score it there (module docstring)."""
+    # deferred: loads scikit-learn and the numba kernels, after refuse_options has answered a wrong option
     from textcw.metrics import untested_metrics
-    from textcw.plugins import resolve_corpus
     from textcw.scale.source import CorpusSource
     from textcw.scale.training import score
 
@@ -139,13 +142,35 @@ def continue_training(model, path: Path, corpus: str, *, learner: str | None, ep
     report = progress or (lambda stage, done, total: None)
     read, splits, untested = reading_plan(corpus, entry, task)
     source = CorpusSource.resolve(read)
-    featurizer, est = model[:-1], model[-1]
-    known = [str(c) for c in est.classes_]
     n_train = sum(source.n_documents(split) for split in splits)
     report("documents", 0, n_train * passes)
-    seen, featurize_seconds, t0 = 0, 0.0, time.perf_counter()
+    t0 = time.perf_counter()
     chunks = (chunk for _ in range(passes) for split in splits
               for chunk in source.chunks(split, chunk_size=chunk_size))
+    seen, featurize_seconds = _learn(model, path, corpus, chunks,
+                                     lambda done: report("documents", done, n_train * passes))
+    train_seconds = time.perf_counter() - t0
+    if untested is None:
+        n_test, accuracy, metrics = score(model, source, chunk_size, progress)
+    else:  # said, since an earlier textcw held back a fifth of the rows and scored them
+        n_test, accuracy, metrics = 0, None, untested_metrics()
+        log.info("%s names no test split: all %s new documents were learned and none scored; to measure "
+                 "accuracy, %s", corpus, f"{n_train:,}", untested)
+    result = ContinuedResult(corpus=corpus, learner=learned, init_model=str(path), epochs=passes,
+                             n_train=n_train, n_test=n_test, accuracy=accuracy, metrics=metrics,
+                             train_seconds=round(train_seconds, 3), featurize_seconds=round(featurize_seconds, 3),
+                             documents_per_second=round(seen / max(train_seconds, 1e-9), 1))
+    result.model = model
+    return result
+
+
+def _learn(model, path: Path, corpus: str, chunks, on_chunk) -> tuple[int, float]:
+    """``partial_fit`` of ``model``'s learner on each of ``chunks`` (featurized by the model's own
+    featurizer); ``(documents learned, seconds spent featurizing)``. New labels (checked on the
+    first chunk) and documents of another width are refused before they are learned."""
+    featurizer, est = model[:-1], model[-1]
+    known = [str(c) for c in est.classes_]
+    seen, featurize_seconds = 0, 0.0
     for chunk in chunks:
         if seen == 0:
             new = sorted(set(map(str, chunk.target_names)) - set(known))
@@ -167,17 +192,5 @@ def continue_training(model, path: Path, corpus: str, *, learner: str | None, ep
         featurize_seconds += time.perf_counter() - f0
         est.partial_fit(X, np.asarray(chunk.labels))
         seen += len(chunk)
-        report("documents", seen, n_train * passes)
-    train_seconds = time.perf_counter() - t0
-    if untested is None:
-        n_test, accuracy, metrics = score(model, source, chunk_size, progress)
-    else:  # said, since an earlier textcw held back a fifth of the rows and scored them
-        n_test, accuracy, metrics = 0, None, untested_metrics()
-        log.info("%s names no test split: all %s new documents were learned and none scored; to measure "
-                 "accuracy, %s", corpus, f"{n_train:,}", untested)
-    result = ContinuedResult(corpus=corpus, learner=learned, init_model=str(path), epochs=passes,
-                             n_train=n_train, n_test=n_test, accuracy=accuracy, metrics=metrics,
-                             train_seconds=round(train_seconds, 3), featurize_seconds=round(featurize_seconds, 3),
-                             documents_per_second=round(seen / max(train_seconds, 1e-9), 1))
-    result.model = model
-    return result
+        on_chunk(seen)
+    return seen, featurize_seconds

@@ -15,6 +15,7 @@ import typer
 
 from textcw.cli.output import JsonFlag, log, print_json
 from textcw.errors import ModelFileError
+from textcw.untrusted import safe_text
 
 
 def export_command(
@@ -22,6 +23,7 @@ def export_command(
     out: Annotated[Path, typer.Argument(help="The file to write: arrays + JSON, safe to send to anyone")],
 ) -> None:
     """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
+    # deferred (start-up): loads scikit-learn
     from textcw.atomic import check_output_path
     from textcw.persist import load
     from textcw.portable import export_model
@@ -37,9 +39,9 @@ def import_command(
     max_mb: Annotated[int, typer.Option("--max-mb", min=1, help="Refuse files that unpack to more than this")] = 4096,
 ) -> None:
     """Check an exported model (no pickle, no code from the file) and save it as a model file."""
+    # deferred (start-up): loads scikit-learn
     from textcw.atomic import check_output_path
     from textcw.persist import save
-    from textcw.untrusted import safe_text
     from textcw.portable import import_model
 
     check_output_path(out, "import destination", not_same_as=shared, example="model.textcw-model")
@@ -65,9 +67,9 @@ def inspect_command(
     figures, versions, creation time, digest and signature. Nothing in the file is run or
     unpickled, and every value is printed escaped. With ``--top-words N``, the words the model
     weighs most for each label instead (the model is loaded, with the checks ``predict`` makes)."""
+    # deferred (start-up): loads scikit-learn
     from textcw.model_card import model_card, render_card
     from textcw.persist import read_manifest
-    from textcw.untrusted import safe_text
     from textcw.portable import is_export, read_document
 
     if path.exists() and not path.is_file():  # a FIFO or a device: refused before it is opened
@@ -98,14 +100,16 @@ def inspect_command(
 
 def _print_top_words(path: Path, n: int, *, exported: bool, as_json: bool, max_bytes: int) -> None:
     """``inspect --top-words``: :func:`textcw.model_words.top_words` of the model at ``path``."""
+    # deferred (start-up): loads SciPy
     from textcw.model_words import top_words
-    from textcw.untrusted import safe_text
 
     if exported:
+        # deferred (start-up): loads scikit-learn
         from textcw.portable import import_model
 
         model = import_model(path, max_bytes=max_bytes)
     else:
+        # deferred (start-up): loads scikit-learn
         from textcw.persist import load
 
         model = load(path)
@@ -132,6 +136,7 @@ def register(app: typer.Typer) -> None:
 
 def _is_model_file(path: Path) -> bool:
     """True when ``path`` is a ZIP archive whose first member is a model file's manifest."""
+    # deferred (start-up): loads scikit-learn
     from textcw.persist import MANIFEST_MEMBER
 
     try:

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from textcw.cli.output import JsonFlag, log, print_json
-from textcw.errors import ParameterError, SpecError, UsageError
+from textcw.cli.predict import check_model, read_documents
+from textcw.errors import InputError, ParameterError, SpecError, UnknownNameError, UsageError
 from textcw.untrusted import one_line, safe_text
 
 EXCERPT_CHARS = 80  # of a document's text, in the text output
@@ -29,18 +30,17 @@ def suggest(
     N: `ROW<TAB>SCORE<TAB>TEXT` per document (ROW: the table's row of data counted from 1, the
     file, or the stdin line), most informative first. SCORE is the strategy's number: the
     probability of a mistake (higher first), the probability gap (lower first) or the draw."""
+    # deferred (start-up): loads SciPy
     from textcw.suggest import STRATEGIES, Ranker
 
     if strategy not in STRATEGIES:
-        from textcw.errors import UnknownNameError
-
         raise UnknownNameError("strategy", strategy, STRATEGIES)
     if top < 1:
         raise ParameterError(f"--top {top} is invalid; give how many documents to suggest (1 or more)")
     if chunk_size < 1:
         raise ParameterError(f"--chunk-size {chunk_size} is invalid; give at least 1 document")
     spec = _table_spec(table, files) if table is not None else None
-    from textcw.cli.predict import check_model
+    # deferred (start-up): loads scikit-learn
     from textcw.persist import load
 
     pipeline = load(model)
@@ -62,6 +62,7 @@ def suggest(
 
 
 def _table_spec(table: str, files):
+    # deferred (start-up): loads NumPy
     from textcw.cli.usage import typed
     from textcw.corpus.base import split_task_name
     from textcw.corpus.tabular import FORMATS, parse_spec
@@ -80,8 +81,6 @@ def _table_spec(table: str, files):
 
 
 def _rank_documents(ranker, files, chunk_size: int) -> int:
-    from textcw.cli.predict import read_documents
-
     docs = read_documents(files)
     rows = [str(f) for f in files] if files else list(range(1, len(docs) + 1))
     for start in range(0, len(docs), chunk_size):
@@ -92,8 +91,8 @@ def _rank_documents(ranker, files, chunk_size: int) -> int:
 
 def _rank_table(ranker, table, chunk_size: int) -> int:
     """Score the table's rows chunk by chunk (memory: one chunk and the N best)."""
+    # deferred (start-up): loads NumPy
     from textcw.corpus.tabular import read_rows
-    from textcw.errors import InputError
 
     fmt, spec = table
     _, rows = read_rows(spec, spec.train)

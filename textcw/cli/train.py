@@ -17,6 +17,7 @@ import typer
 from textcw.cli.output import JsonFlag, JsonOut, log, print_json, progress_bar, write_json
 from textcw.cli.signals import raise_if_interrupted
 from textcw.errors import ParameterError
+from textcw.plugins import current_registries
 
 
 def parse_params(items: list[str] | None, option: str = "--param") -> dict:
@@ -66,13 +67,14 @@ def train(
     json_out: JsonOut = None,
 ) -> None:
     """Train a learner on a corpus's training split and report test accuracy."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.atomic import check_output_path
     from textcw.cli.usage import DEFAULT_LEARNER, resolve_typed_corpus
-    from textcw.plugins import current_registries
 
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
     corpus_entry, _ = resolve_typed_corpus(corpus)
     registries = current_registries()
+    # deferred (start-up): loads NumPy
     from textcw.corpus.multilabel import multilabel_task
 
     if multilabel_task(corpus):
@@ -110,34 +112,10 @@ def train(
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
                   epochs=epochs, seed=seed)
     log.debug("training %s on %s", learner, corpus)
-    from textcw.corpus.cache import disabled as cache_disabled
-
-    streaming = stream and shards is None
-    with (stream_progress() if streaming else _plain_progress()) as (report, monitor), cache_disabled(no_cache):
-        if shards is not None:
-            from textcw.scale import train_sharded
-
-            result = train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
-                                   precision=precision or "sum",
-                                   backend=backend or "local", scheduler=scheduler,
-                                   workers=workers, stream=stream, chunk_size=chunk_size,
-                                   progress=report, **common)
-        elif stream:
-            from textcw.scale import train_stream
-
-            result = train_stream(corpus, learner, chunk_size=chunk_size, progress=report, workers=workers,
-                                  monitor=monitor, probability=probability or "calibrated", **common)
-        else:
-            from textcw.pipeline import train as run_train
-
-            # The text output prints the ECE of the model's probabilities beside its accuracy, so
-            # every run computes them (calibrated: a softmax of the scores, cheap). With
-            # --probability raw, the Gaussian learners' exact multi-class probabilities can cost
-            # more than training: then only the JSON report, where they are read, computes them.
-            # The online mistake curve replays the first pass: also only for the JSON report.
-            result = run_train(corpus, learner, progress=report, probability=probability,
-                               probability_metrics=as_json or json_out is not None or probability != "raw",
-                               mistake_curve=as_json or json_out is not None, **common)
+    result = run_training(corpus, learner, shards=shards, stream=stream, combine=combine, precision=precision,
+                          backend=backend, scheduler=scheduler, workers=workers, chunk_size=chunk_size,
+                          probability=probability, no_cache=no_cache, full_report=as_json or json_out is not None,
+                          common=common)
     raise_if_interrupted()  # nothing is written for a run that was told to stop
     summary = result.to_dict()
     if report_result(result.model, summary, {k: summary[k] for k in ("corpus", "accuracy", "n_train", "n_test")},
@@ -153,10 +131,49 @@ def train(
         typer.echo(scale_line(result))
 
 
+def run_training(corpus: str, learner: str, *, shards, stream: bool, combine, precision, backend, scheduler,
+                 workers, chunk_size: int, probability, no_cache: bool, full_report: bool, common: dict):
+    """The training run of ``textcw train`` (options already checked), with its progress shown:
+    on shards (:func:`textcw.scale.train_sharded`), from a stream (:func:`textcw.scale.train_stream`)
+    or whole (:func:`textcw.pipeline.train`); ``full_report`` when the JSON report is asked for."""
+    # deferred (start-up): loads NumPy
+    from textcw.corpus.cache import disabled as cache_disabled
+
+    streaming = stream and shards is None
+    with (stream_progress() if streaming else _plain_progress()) as (report, monitor), cache_disabled(no_cache):
+        if shards is not None:
+            # deferred (start-up): loads scikit-learn and the numba kernels
+            from textcw.scale import train_sharded
+
+            return train_sharded(corpus, learner, shards=shards, combine=combine or "kl",
+                                 precision=precision or "sum",
+                                 backend=backend or "local", scheduler=scheduler,
+                                 workers=workers, stream=stream, chunk_size=chunk_size,
+                                 progress=report, **common)
+        if stream:
+            # deferred (start-up): loads scikit-learn and the numba kernels
+            from textcw.scale import train_stream
+
+            return train_stream(corpus, learner, chunk_size=chunk_size, progress=report, workers=workers,
+                                monitor=monitor, probability=probability or "calibrated", **common)
+        # deferred (start-up): loads scikit-learn and the numba kernels
+        from textcw.pipeline import train as run_train
+
+        # The text output prints the ECE of the model's probabilities beside its accuracy, so
+        # every run computes them (calibrated: a softmax of the scores, cheap). With
+        # --probability raw, the Gaussian learners' exact multi-class probabilities can cost
+        # more than training: then only the JSON report, where they are read, computes them.
+        # The online mistake curve replays the first pass: also only for the JSON report.
+        return run_train(corpus, learner, progress=report, probability=probability,
+                         probability_metrics=full_report or probability != "raw",
+                         mistake_curve=full_report, **common)
+
+
 def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param, featurizer_param, epochs, seed,
                           out, as_json, json_out, no_cache: bool, refused: dict) -> None:
     """``textcw train`` on a multi-label task (:func:`textcw.multilabel_run.train_multilabel`):
     one model per label, tag sets predicted; the scale-out and probability options are refused."""
+    # deferred (start-up): textcw --help does not load it
     from textcw.atomic import check_output_path
     from textcw.cli.usage import DEFAULT_LEARNER
 
@@ -168,6 +185,7 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
         check_output_path(out, "--out", example="model.textcw-model")
     if json_out is not None:
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
+    # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.corpus.cache import disabled as cache_disabled
     from textcw.multilabel_run import train_multilabel
 
@@ -196,6 +214,7 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
                    no_cache: bool, refused: dict) -> None:
     """``textcw train --init-model M``: :func:`textcw.cli.resume.continue_training`, reported and
     saved as ``train`` does."""
+    # deferred (start-up): loads NumPy
     from textcw.atomic import check_output_path
     from textcw.cli.resume import continue_training, refuse_options
 
@@ -206,6 +225,7 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
         check_output_path(out, "--out", example="model.textcw-model")
     if json_out is not None:
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
+    # deferred (start-up): loads scikit-learn
     from textcw.corpus.cache import disabled as cache_disabled
     from textcw.persist import load
 
@@ -229,6 +249,7 @@ def report_result(model, summary: dict, info: dict, *, out: Path | None, json_ou
                   as_json: bool) -> bool:
     """Save ``model`` to ``out`` (its manifest's ``info``) and write or print the JSON ``summary``
     as asked; True when the JSON went to stdout (the text line is then not printed)."""
+    # deferred (start-up): loads scikit-learn
     from textcw.persist import save
 
     if out is not None:
@@ -258,6 +279,7 @@ def score_text(accuracy: float | None, metrics: dict) -> str:
 def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
     """Say before training, not when the model is first used, that a model of feature vectors
     will not label text (``textcw predict`` and ``textcw serve`` refuse it)."""
+    # deferred (start-up): loads NumPy
     from textcw.corpus.catalogue import is_vector_featurizer
 
     if is_vector_featurizer(featurizer):
@@ -270,6 +292,7 @@ def warn_if_vectors(corpus: str, featurizer: str, out: Path) -> None:
 def check_probability_option(probability: str | None, *, sharded: bool) -> None:
     """``--probability`` is calibrated or raw; shard training keeps the learner's own
     probabilities (calibrating the combined model would need another pass over the data)."""
+    # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.pipeline import PROBABILITIES
 
     if probability is not None and probability not in PROBABILITIES:
@@ -302,6 +325,7 @@ def check_scale_options(*, shards, combine, precision=None, backend, scheduler, 
         if workers is not None and not stream:
             raise ParameterError("--workers applies to shard training or streaming; add --shards N or --stream")
     else:
+        # deferred (start-up): loads scikit-learn
         from textcw.scale.shards import MAX_SHARDS
 
         if not 1 <= shards <= MAX_SHARDS:

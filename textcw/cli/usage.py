@@ -13,6 +13,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from textcw.errors import InputError, SpecError, UsageError
+from textcw.plugins import resolve_corpus
 
 # The learner `textcw train` and `textcw evaluate` use when none is named (docs/learners.md:
 # "the safe default", self-tuned and calibrated by `textcw train`).
@@ -40,8 +41,6 @@ def resolve_typed_corpus(spec: str):
     task, a corpus that takes a path given none (``--corpus csv``), or a specification its
     corpus refuses (``csv:data.csv?txt=body``) is a usage error. Nothing is read yet: the
     files are checked when the corpus is loaded."""
-    from textcw.plugins import resolve_corpus
-
     with typed():
         entry, task = resolve_corpus(spec)
         if task is None and entry.takes_path and entry.task_check is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textcw.errors import InputError, UnknownNameError
+from textcw.errors import DataError, InputError, UnknownNameError
 
 __all__ = ["SPLITS", "Dataset", "check_split", "check_task", "split_task_name"]
 
@@ -47,8 +47,8 @@ class Dataset:
         label, sorted by default) may list labels no document has yet. A missing text is an
         error, as is an empty or unprintable label.
         """
+        # deferred: import cycle (textcw.corpus.tabular's package imports TableCorpus, which builds Datasets)
         from textcw.corpus.tabular.labels import LabelCheck, check_label
-        from textcw.errors import DataError
 
         if len(getattr(labels, "shape", ())) > 1:  # a 2-d array or a DataFrame: list() gives rows or column names
             raise InputError(f"labels of shape {tuple(labels.shape)}: give one label per text (a 1-d sequence, "

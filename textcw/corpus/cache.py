@@ -42,14 +42,15 @@ The key's sha256 names the file; the key itself is stored in it and compared on 
 
 Checked on reading
 ------------------
-A file is a NumPy ``.npz`` archive (uncompressed) of plain arrays. Each member's declared shape
-must match its size before anything is allocated, it is loaded with ``allow_pickle=False``, and
-the sha256 of all members is compared with the digest written beside them. A file that fails
-any check (cut short, damaged, edited, of another key) is deleted, logged, and rebuilt from the
-source. The digest only detects damage: whoever writes an entry can recompute it, so what an
-entry restores is validated as an import is (:mod:`textcw.corpus.feature_cache`). Files are
-written atomically (:func:`textcw.atomic.atomic_output`): a reader sees a whole file or none, and
-two processes writing the same entry leave one whole file.
+A file is a NumPy ``.npz`` archive of plain arrays, read in bounded memory without unpickling
+anything, its members' sha256 compared with the digest written beside them
+(:mod:`textcw.corpus.cache_format`). A file that fails any check (cut short, damaged, edited, of
+another key) is deleted, logged, and rebuilt from the source. The digest only detects damage:
+whoever writes an entry can recompute it, so what an entry restores is validated as an import is
+(:mod:`textcw.corpus.feature_cache`). Files are written atomically
+(:func:`textcw.atomic.atomic_output`): a reader sees a whole file or none, and two processes
+writing the same entry leave one whole file. Listing and clearing the entries:
+:mod:`textcw.corpus.cache_contents`.
 """
 
 from __future__ import annotations
@@ -67,10 +68,24 @@ from pathlib import Path
 import numpy as np
 
 from textcw._version import __version__
-from textcw.cache_location import PLUGIN_INDEX_FOLDER, CACHE_VAR, NO_CACHE_VAR, location, off_by_environment, user_cache_dir
+from textcw.atomic import _may_create_in, atomic_output, atomic_write_text
+from textcw.cache_location import CACHE_VAR, NO_CACHE_VAR, location, off_by_environment, user_cache_dir
 from textcw.corpus import cache_limit
+from textcw.corpus.cache_contents import clear_folder, list_entries
+from textcw.corpus.cache_format import (
+    MAX_FILE_BYTES,
+    from_text,
+    members_digest,
+    pack_texts,
+    read_npz,
+    text_array,
+    to_json as _to_json,
+    unpack_texts,
+)
 from textcw.corpus.datahome import RemoteFile, fetch, sha256_of
+from textcw.errors import ModelFileError
 from textcw.trust import UntrustedLocationError, check_trusted_dir, check_trusted_file, ensure_private_dir
+from textcw.untrusted import parse_json
 
 __all__ = [
     "CACHE_VAR", "FORMAT", "KINDS", "MAX_FILE_BYTES", "MAX_META_BYTES", "NO_CACHE_VAR", "CacheMiss", "cache_dir",
@@ -82,8 +97,6 @@ __all__ = [
 
 #: Bumped whenever the layout of a cache file changes; part of every key.
 FORMAT = 1
-#: The most bytes one cache file may hold (the largest built-in corpus needs about 100 MB).
-MAX_FILE_BYTES = 4 << 30
 #: The most bytes of JSON (the key, the parsed corpus's facts, a fitted featurizer) one entry may
 #: hold: the vocabulary of the largest built-in corpus takes about 5 MB.
 MAX_META_BYTES = 256 << 20
@@ -91,7 +104,6 @@ KINDS = ("corpus", "features")
 _DIGESTS = "digests.json"
 _DIGEST_MEMBER = "__sha256__"
 _KEY_MEMBER = "__key__"
-_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 log = logging.getLogger("textcw")
 _parsed: dict[str, object] = {}
@@ -189,8 +201,6 @@ def kind_dir(folder: Path, kind: str, *, create: bool = False) -> Path | None:
 
 def _writable(folder: Path) -> bool:
     """Whether files can be made in ``folder``."""
-    from textcw.atomic import _may_create_in
-
     # A folder nobody may write to (mode a-w) is read-only by intent, even to root, whom the
     # permission check lets through.
     return folder.is_dir() and _may_create_in(folder) and bool(folder.stat().st_mode & 0o222)
@@ -243,8 +253,6 @@ def _read_digests(folder: Path) -> dict:
 
 
 def _write_digests(folder: Path, table: dict) -> None:
-    from textcw.atomic import atomic_write_text
-
     if _no_writes.get():
         return
     with contextlib.suppress(Exception):  # a digest not remembered is computed again next time
@@ -276,8 +284,6 @@ def entry_name(key: dict) -> str:
 def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:
     """Write one entry atomically and owner-only; returns its path, or None when nothing could
     be written (the cache is off, read-only, not the user's own, or full)."""
-    from textcw.atomic import atomic_output
-
     if not enabled() or _no_writes.get():
         return None
     folder = cache_dir(create=True)
@@ -287,8 +293,8 @@ def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | N
     path = sub / entry_name(key)
     members = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
     # not sort_keys: the order of a fitted dict (a vocabulary) is part of what is restored
-    members[_KEY_MEMBER] = _text_array(_to_json({"key": key, "meta": meta}))
-    members[_DIGEST_MEMBER] = _text_array(_digest(members))
+    members[_KEY_MEMBER] = text_array(_to_json({"key": key, "meta": meta}))
+    members[_DIGEST_MEMBER] = text_array(members_digest(members))
     if not cache_limit.make_room(folder, KINDS, cache_limit.estimated_size(members), keep=path):
         log.debug("not caching %s: it is larger than the cache limit (%s)", path.name, cache_limit.LIMIT_VAR)
         return None
@@ -320,7 +326,7 @@ def load_entry(key: dict) -> tuple[dict[str, np.ndarray], dict]:
     try:
         members = read_npz(path)
         digest = members.pop(_DIGEST_MEMBER, None)
-        if digest is None or _from_text(digest) != _digest(members):
+        if digest is None or from_text(digest) != members_digest(members):
             raise ValueError("its contents do not match their digest")
         stored = _read_meta(members.pop(_KEY_MEMBER))
         if stored.get("key") != key:
@@ -342,44 +348,9 @@ def discard_entry(key: dict) -> None:
         cache_limit.remove_entry(folder, key["kind"], entry_name(key))
 
 
-def read_npz(path: Path) -> dict[str, np.ndarray]:
-    """The arrays of an uncompressed ``.npz`` file, bounded and without unpickling anything.
-
-    Each member's header is read and its shape checked against the member's actual size
-    before the array is allocated, so a damaged header cannot ask for more memory than the
-    file holds; object arrays (pickles) are refused.
-    """
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise ValueError(f"it is larger than {MAX_FILE_BYTES} bytes")
-    out = {}
-    with zipfile.ZipFile(path) as zf:
-        for info in zf.infolist():
-            if not info.filename.endswith(".npy") or info.compress_type != zipfile.ZIP_STORED:
-                raise ValueError(f"unexpected member {info.filename!r}")
-            with zf.open(info) as fh:
-                version = np.lib.format.read_magic(fh)
-                if version not in _HEADERS:
-                    raise ValueError(f"member {info.filename!r} has npy format {version}")
-                shape, fortran, dtype = _HEADERS[version](fh)
-                if dtype.hasobject or fortran:
-                    raise ValueError(f"member {info.filename!r} is not a plain array")
-                header = fh.tell()
-                nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-                if nbytes != info.file_size - header:
-                    raise ValueError(f"member {info.filename!r} is cut short or padded")
-                buf = bytearray(nbytes)
-                if fh.readinto(buf) != nbytes:
-                    raise ValueError(f"member {info.filename!r} is cut short")
-            out[info.filename[:-4]] = np.frombuffer(buf, dtype=dtype).reshape(shape)
-    return out
-
-
 def _read_meta(array: np.ndarray) -> dict:
     """An entry's JSON member, within :data:`MAX_META_BYTES` and the depth limit of any file
     textcw reads (:func:`textcw.untrusted.parse_json`); :class:`ValueError` otherwise."""
-    from textcw.errors import ModelFileError
-    from textcw.untrusted import parse_json
-
     if array.dtype != np.uint8 or array.ndim != 1:
         raise ValueError("a text member is not bytes")
     if array.size > MAX_META_BYTES:
@@ -391,54 +362,6 @@ def _read_meta(array: np.ndarray) -> dict:
     if not isinstance(stored, dict):
         raise ValueError("its JSON is not a mapping")
     return stored
-
-
-def _digest(members: dict[str, np.ndarray]) -> str:
-    h = hashlib.sha256()
-    for name in sorted(members):
-        a = members[name]
-        h.update(f"{name}\0{a.dtype.str}\0{a.shape}\0".encode())
-        h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
-    return h.hexdigest()
-
-
-def _to_json(value) -> str:
-    """How cached JSON is written (dicts keep their order)."""
-    return json.dumps(value, allow_nan=False)
-
-
-def _text_array(text: str) -> np.ndarray:
-    return np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
-
-
-def _from_text(array: np.ndarray) -> str:
-    if array.dtype != np.uint8 or array.ndim != 1:
-        raise ValueError("a text member is not bytes")
-    return array.tobytes().decode("utf-8")
-
-
-# -- documents --------------------------------------------------------------------------------
-
-def pack_texts(texts: list[str]) -> dict[str, np.ndarray]:
-    """Documents as two arrays: their UTF-8 concatenation and the character offsets."""
-    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
-    # surrogatepass: a str holding lone surrogates (undecodable file names) still round-trips
-    return {"text": _bytes_array("".join(texts).encode("utf-8", "surrogatepass")),
-            "offsets": np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)}
-
-
-def unpack_texts(arrays: dict[str, np.ndarray], prefix: str = "") -> list[str]:
-    blob = arrays[prefix + "text"].tobytes().decode("utf-8", "surrogatepass")
-    offsets = arrays[prefix + "offsets"]
-    if offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) \
-            or np.any(np.diff(offsets) < 0):
-        raise ValueError("the document offsets do not fit the text")
-    bounds = offsets.tolist()
-    return [blob[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def _bytes_array(data: bytes) -> np.ndarray:
-    return np.frombuffer(data, dtype=np.uint8)
 
 
 def cached_parse(remote: RemoteFile, parser: str, parse: Callable[[str], object],
@@ -477,53 +400,20 @@ def cached_parse(remote: RemoteFile, parser: str, parse: Callable[[str], object]
 
 def entries() -> list[dict]:
     """Every cache file: ``{"kind", "name", "path", "bytes"}``, for ``textcw cache info``
-    (regular files in subfolders that are not links)."""
+    (regular files in subfolders that are not links; :mod:`textcw.corpus.cache_contents`)."""
     folder = cache_dir()
-    if folder is None:
-        return []
-    out = []
-    for kind in KINDS:
-        for _, name, size in sorted(cache_limit.scan_folder(folder, kind, (".npz",)), key=lambda e: e[1]):
-            out.append({"kind": kind, "name": name.rsplit("-", 1)[0], "path": str(folder / kind / name),
-                        "bytes": size})
-    return out
+    return [] if folder is None else list_entries(folder, KINDS)
 
 
 def clear() -> tuple[int, int]:
     """Delete every file the cache made, the plugin index included; ``(files, bytes)`` removed.
 
     Only regular files inside the cache folder are deleted: a ``corpus/`` or ``features/`` that
-    is a link (to anywhere) is skipped, with a warning, and nothing in its target is touched.
+    is a link (to anywhere) is skipped, with a warning, and nothing in its target is touched
+    (:mod:`textcw.corpus.cache_contents`).
     """
     folder = cache_dir()
-    if folder is None:
-        return 0, 0
-    removed = size = 0
-    digests = folder / _DIGESTS
-    with contextlib.suppress(OSError):
-        st = os.lstat(digests)
-        if os.path.isfile(digests) and not os.path.islink(digests):
-            digests.unlink()
-            removed, size = 1, st.st_size
-    # the plugin index (textcw.plugins.index) lives here too; it is rebuilt at the next start
-    for _, name, nbytes in cache_limit.scan_folder(folder, PLUGIN_INDEX_FOLDER, (".json", ".tmp")):
-        if cache_limit.remove_entry(folder, PLUGIN_INDEX_FOLDER, name):
-            removed, size = removed + 1, size + nbytes
-    with contextlib.suppress(OSError):
-        (folder / PLUGIN_INDEX_FOLDER).rmdir()  # only when empty; a link is not a folder to rmdir
-    for kind in KINDS:
-        sub = folder / kind
-        if os.path.islink(sub):
-            log.warning("not clearing %s: it is a symbolic link (to %s), and textcw deletes only inside "
-                        "its cache folder; remove the link yourself", sub, os.readlink(sub))
-            continue
-        for _, name, nbytes in cache_limit.scan_folder(folder, kind, (".npz", ".tmp")):
-            if cache_limit.remove_entry(folder, kind, name):
-                removed, size = removed + 1, size + nbytes
-        with contextlib.suppress(OSError):
-            sub.rmdir()  # not a link (checked above); only when empty
-    return removed, size
-
+    return (0, 0) if folder is None else clear_folder(folder, KINDS, files=(_DIGESTS,))
 
 
 # -- featurized matrices ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from textcw.corpus.cache import read_only
 from textcw.errors import TextcwError
 from textcw.registry import CorpusEntry
 
@@ -55,8 +56,6 @@ def task_rows(entry: CorpusEntry, *, sizes: bool = True) -> list[TaskRow]:
 
     Sizes are read only from corpora that declare ``takes_download``: the others could download.
     """
-    from textcw.corpus.cache import read_only
-
     with read_only():
         return _rows(entry, sizes)
 

@@ -40,6 +40,7 @@ from textcw.corpus.cache import (
     source_digest,
 )
 from textcw.errors import TextcwError
+from textcw.features.params import check_text_params
 from textcw.untrusted import FITTED_NAME, check_idf, check_vocabulary, safe_text
 
 __all__ = [
@@ -158,8 +159,6 @@ def _check_like_an_import(featurizer, name: str) -> None:
     from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 
     if isinstance(featurizer, (CountVectorizer, HashingVectorizer)):
-        from textcw.features.params import check_text_params
-
         try:
             check_text_params(featurizer, name)
         except TextcwError as exc:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textcw.corpus.base import Dataset, check_split
+from textcw.corpus.base import Dataset, check_split, split_task_name
 from textcw.errors import InputError
 
 __all__ = ["MULTILABEL_TASKS", "MultiLabelDataset", "is_multilabel", "make_multilabel_dataset", "multilabel_task"]
@@ -60,7 +60,7 @@ def multilabel_task(corpus: str) -> bool:
     """Whether the task ``corpus`` (``name[:task]``) gives each document a set of labels, from its
     name alone (nothing is read): ``reuters:modapte``, or a table with ``label_sep=`` or
     ``multilabel=yes`` (:mod:`textcw.corpus.tabular.multilabel`)."""
-    from textcw.corpus.base import split_task_name
+    # deferred: import cycle (textcw.corpus.tabular's package imports TableCorpus, which imports this module)
     from textcw.corpus.tabular.spec import FORMATS, parse_spec
 
     name, task = split_task_name(corpus)

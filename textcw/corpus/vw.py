@@ -106,7 +106,7 @@ def _scan_file(path: str) -> _Scan:
 
 @functools.lru_cache(maxsize=8)
 def _scan_cached(path: str, size: int, mtime_ns: int) -> _Scan:
-    from textcw.corpus._vw_kernels import _scan
+    from textcw.corpus._vw_kernels import _scan  # deferred: loads numba; a full start imports this module
 
     buf = _map(path)
     slots = np.full(_TABLE, -1, dtype=np.int64)
@@ -160,6 +160,7 @@ def size(task: str | None = None, split: str = "train", **options) -> int:
 def stream(task: str | None = None, split: str = "train", *, start: int = 0, stop: int | None = None,
            chunk_size: int = CHUNK, download: bool = False) -> Iterator[Dataset]:
     """Documents ``[start, stop)`` of ``split`` as consecutive chunks of ``TextBlock`` documents."""
+    # deferred: both load numba; a full start (building the plugin index) imports this module
     from textcw.corpus._vw_kernels import _read
     from textcw.features.native import TextBlock
 
@@ -195,7 +196,7 @@ def load(task: str | None = None, split: str = "train", *, download: bool = Fals
     n = size(task, split)
     parts = list(stream(task, split, chunk_size=max(1, n)))
     if not parts:
-        from textcw.features.native import TextBlock
+        from textcw.features.native import TextBlock  # deferred: loads numba, as in stream()
 
         _, _, _, names = _layout(task, split)
         return Dataset(data=TextBlock(np.zeros(0, np.uint8), np.zeros(1, np.int64)),

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from textcw.errors import ClusterError, InputError
-from textcw.scale.forked import BrokenProcessPool, fork_available
+from textcw.scale.forked import BrokenProcessPool, close_forked, fork_available, forked_executor, forking, run_installed
 from textcw.scale.source import CorpusSource, class_labels
 
 def _worker_died() -> tuple:
@@ -207,8 +207,6 @@ class FeaturizingPool:
 
     def __init__(self, source: CorpusSource, featurizer, split: str, first: tuple, size: int):
         if fork_available():
-            from textcw.scale.forked import forked_executor, forking, run_installed
-
             self.forked = True
             self.executor = forked_executor(_featurize_task, (source, featurizer, split), size)
             self._run = run_installed
@@ -244,8 +242,6 @@ class FeaturizingPool:
         every chunk was taken, so a worker still starting (a fresh interpreter importing its
         modules) is stopped rather than waited for."""
         if self.forked:
-            from textcw.scale.forked import close_forked
-
             close_forked(self.executor, finished)
         else:
             self.executor.shutdown(wait=True, kill_workers=True)

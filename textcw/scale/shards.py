@@ -138,28 +138,10 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
     start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
     model = clone(template)
     model.set_params(random_state=task.seed)
-    featurize = 0.0
     if stream:
-        passes: list[int] = [0] * int(model.n_epochs)
-        done = mistakes = 0
-        for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size,
-                                       epochs=int(model.n_epochs), workers=workers):
-            featurize += chunk.featurize_seconds
-            calls = len(getattr(model, "mistakes_", []))
-            if honest is not None and chunk.epoch == 0:
-                honest.add(model, chunk.X, chunk.labels, stop=done + len(chunk),
-                           tuning=tune_documents is not None and done < tune_documents)
-            model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
-            made = int(sum(model.mistakes_[calls:]))
-            passes[chunk.epoch] += made
-            mistakes += made
-            done += len(chunk)
-            if tune_documents is not None and done >= tune_documents:
-                settle(model)
-            if progress is not None:
-                progress(done)
-            if on_chunk is not None:
-                on_chunk(done, mistakes)
+        passes, featurize = _learn_stream(model, source, featurizer, start, stop, chunk_size=chunk_size,
+                                          workers=workers, progress=progress, on_chunk=on_chunk,
+                                          tune_documents=tune_documents, honest=honest)
     else:
         parts, labels, classes, featurize = featurize_rows(source, featurizer, start, stop, chunk_size)
         fit_epochs(model, parts, labels, classes)
@@ -167,6 +149,35 @@ def train_shard(source: CorpusSource, featurizer, template, task: ShardTask, *, 
     return ShardResult(index=task.index, model=model, start=start, stop=stop,
                        seconds=time.perf_counter() - t0, featurize_seconds=featurize,
                        mistakes_per_pass=passes, cpu_seconds=time.process_time() - cpu0)
+
+
+def _learn_stream(model, source: CorpusSource, featurizer, start: int, stop: int, *, chunk_size: int,
+                  workers: int, progress, on_chunk, tune_documents: int | None, honest) -> tuple[list[int], float]:
+    """``partial_fit`` of ``model`` on training documents ``[start, stop)``, chunk by chunk,
+    ``n_epochs`` passes (:func:`train_shard` with ``stream=True``); ``(mistakes per pass,
+    seconds spent featurizing)``."""
+    passes: list[int] = [0] * int(model.n_epochs)
+    done = mistakes = 0
+    featurize = 0.0
+    for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size,
+                                   epochs=int(model.n_epochs), workers=workers):
+        featurize += chunk.featurize_seconds
+        calls = len(getattr(model, "mistakes_", []))
+        if honest is not None and chunk.epoch == 0:
+            honest.add(model, chunk.X, chunk.labels, stop=done + len(chunk),
+                       tuning=tune_documents is not None and done < tune_documents)
+        model.partial_fit(chunk.X, chunk.labels, classes=chunk.classes)
+        made = int(sum(model.mistakes_[calls:]))
+        passes[chunk.epoch] += made
+        mistakes += made
+        done += len(chunk)
+        if tune_documents is not None and done >= tune_documents:
+            settle(model)
+        if progress is not None:
+            progress(done)
+        if on_chunk is not None:
+            on_chunk(done, mistakes)
+    return passes, featurize
 
 
 def featurize_rows(source: CorpusSource, featurizer, start: int, stop: int, chunk_size: int = CHUNK_SIZE):

@@ -18,6 +18,7 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import ParameterError
+from textcw.metrics import ProbabilityScores, label_metrics, untested_metrics
 from textcw.pipeline import TrainResult, assemble, build_learner, default_featurizer, make_featurizer
 from textcw.plugins import use_registries
 from textcw.registry import Registries
@@ -123,9 +124,6 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         source = CorpusSource.resolve(corpus)
     report = progress or (lambda stage, done, total: None)
 
-    combiner = Combiner(combine, precision=precision)
-    sizes, seconds, cpu = [], [], []
-    featurize = 0.0
     t0 = time.perf_counter()
     tuned, tuned_on = {}, 0
     if auto:
@@ -133,6 +131,54 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         tuned, tuned_on = tune_on_first(source, feat, template, auto, chunk_size)
         template.set_params(**tuned)
         report("tuning", 1, 1)
+    run = _run_shards(source, feat, template, Combiner(combine, precision=precision), shards=shards,
+                      seed=base_seed, backend=backend, scheduler=scheduler, workers=workers, stream=stream,
+                      chunk_size=chunk_size, report=report)
+    fitted, learner_model, sizes = run.featurizer, run.model, run.sizes
+    if shards > 1 and "random_state" in learner_model.get_params(deep=False):
+        learner_model.set_params(random_state=base_seed)  # the run's seed; each shard had its own
+    train_seconds = time.perf_counter() - t0
+
+    training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
+    if auto:  # which parameters were chosen before the shards, on how many documents, and the values
+        training["tuned"] = sorted(auto)
+        training["tuned_on"] = tuned_on
+        training["tuned_params"] = tuned
+    if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
+        training["precision"] = precision
+    with use_registries(registries):
+        model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training)
+    n_test, accuracy, metrics = score(model, source, chunk_size, report)
+    return ScaleTrainResult.of(
+        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
+        n_train=sum(sizes), n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
+        featurize_seconds=run.featurize_seconds, metrics=metrics, mode="shards", shards=shards,
+        combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=run.n_workers,
+        chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
+        shard_documents=sizes, shard_seconds=run.seconds, shard_cpu_seconds=run.cpu_seconds,
+    )
+
+
+@dataclass
+class _ShardRun:
+    """What the shards of one :func:`train_sharded` run gave: the featurizer they used, their
+    models combined, and the facts reported per shard."""
+
+    featurizer: object
+    model: object
+    sizes: list
+    seconds: list
+    cpu_seconds: list
+    featurize_seconds: float
+    n_workers: int
+
+
+def _run_shards(source: CorpusSource, feat, template, combiner: Combiner, *, shards: int, seed, backend: str,
+                scheduler: str | None, workers: int | None, stream: bool, chunk_size: int, report) -> _ShardRun:
+    """Fit the featurizer if it learns (here, or on a worker), train every shard on ``backend`` and
+    fold each shard model into ``combiner`` in shard order (the shards of :func:`train_sharded`)."""
+    sizes, seconds, cpu = [], [], []
+    featurize = 0.0
     rows = None
     if backend == "local" and needs_fit(feat):
         # The driver reads the split to learn the vocabulary anyway: featurizing it in the same
@@ -153,7 +199,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         else:
             handle = Ready(feat)
         report("shards", 0, shards)
-        for result in iter_shards(runner, source, handle, template, shards, seed=base_seed,
+        for result in iter_shards(runner, source, handle, template, shards, seed=seed,
                                   stream=stream, chunk_size=chunk_size, rows=rows,
                                   on_done=lambda done: report("shards", done, shards)):
             combiner.add(result.model)
@@ -163,29 +209,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
             featurize += result.featurize_seconds
         fitted = handle.result()
         n_workers = runner.n_workers
-    learner_model = combiner.result()
-    if shards > 1 and "random_state" in learner_model.get_params(deep=False):
-        learner_model.set_params(random_state=base_seed)  # the run's seed; each shard had its own
-    train_seconds = time.perf_counter() - t0
-
-    training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
-    if auto:  # which parameters were chosen before the shards, on how many documents, and the values
-        training["tuned"] = sorted(auto)
-        training["tuned_on"] = tuned_on
-        training["tuned_params"] = tuned
-    if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
-        training["precision"] = precision
-    with use_registries(registries):
-        model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training)
-    n_test, accuracy, metrics = score(model, source, chunk_size, report)
-    return ScaleTrainResult.of(
-        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
-        n_train=sum(sizes), n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
-        featurize_seconds=featurize, metrics=metrics, mode="shards", shards=shards,
-        combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=n_workers,
-        chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
-        shard_documents=sizes, shard_seconds=seconds, shard_cpu_seconds=cpu,
-    )
+    return _ShardRun(fitted, combiner.result(), sizes, seconds, cpu, featurize, n_workers)
 
 
 def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, params: dict | None = None,
@@ -281,8 +305,6 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
     the labels and a few numbers per document are kept. A corpus without a test split (a
     table's ``test=0``) gives ``(0, None, untested_metrics())``: nothing was measured.
     """
-    from textcw.metrics import ProbabilityScores, label_metrics, untested_metrics
-
     report = progress or (lambda stage, done, total: None)
     total = source.n_documents("test")
     if total == 0:
@@ -338,7 +360,7 @@ def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool
     if stream and needs_fit(feat):
         raise ParameterError(
             f"--stream featurizes each chunk on its own, so the featurizer must learn nothing from "
-            f"the data; {name!r} learns a vocabulary: use --featurizer {STREAM_FEATURIZER} (the "
+            f"the data; {name!r} learns from the data (a vocabulary or idf weights): use --featurizer {STREAM_FEATURIZER} (the "
             "default with --stream)"
         )
     return name, feat

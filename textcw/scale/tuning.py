@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from textcw.learners.autotune import AUTO
 from textcw.learners.selftune import auto_params as self_tuning_params
+from textcw.scale.pipelined import featurized_chunks
 
 __all__ = ["TUNE_DOCUMENTS", "auto_params", "settle", "tune_on_first"]
 
@@ -58,8 +59,6 @@ def tune_on_first(source, featurizer, template, auto: dict, chunk_size: int) -> 
     the shards start, so every shard trains with the same values and the shard models combine.
     """
     from sklearn.base import clone
-
-    from textcw.scale.pipelined import featurized_chunks
 
     model = clone(template).set_params(**auto)
     stop = min(source.n_documents("train"), -(-TUNE_DOCUMENTS // chunk_size) * chunk_size)

@@ -129,7 +129,8 @@ def _index_cached(spec: TableSpec, stamps: tuple) -> _Index:
         counts.start_file(k, path, rows.start)
         # the compiled scanner checks a label field as one label: a multi-label read goes row by row
         if isinstance(rows.reader, _CsvReader) and not spec.multilabel and _size(path) >= limits.SCAN_MIN_BYTES:
-            from textcw.corpus.tabular import scan  # (and numba, whose start costs what it saves below)
+            # deferred: loads numba, whose start costs what the compiled scan saves on a smaller file
+            from textcw.corpus.tabular import scan
 
             if scan.index_csv(counts, rows):
                 continue

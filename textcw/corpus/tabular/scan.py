@@ -77,6 +77,24 @@ def index_csv(counts, rows) -> bool:
     return True
 
 
+def _value_labels(values: list[bytes], known: dict, encoding: str) -> tuple[dict[int, str], list[int]]:
+    """``(labels, refused)`` of the distinct label cells ``values``: the label of each value that is
+    one, by position, and the positions of those that are not. ``known`` (value -> label) saves
+    checking a value seen before and learns the new ones, up to :data:`limits.MAX_LABELS`."""
+    labels, refused = {}, []
+    for k, value in enumerate(values):
+        label = known.get(value)
+        if label is None:
+            label, problem = _check_label(value.decode(encoding))
+            if problem is not None:
+                refused.append(k)
+                continue
+            if len(known) <= limits.MAX_LABELS:
+                known[value] = label
+        labels[k] = label
+    return labels, refused
+
+
 def _count_batch(counts, rows, batch: _table_scan.Batch, first: int, ncols: int, known: dict) -> int:
     """Count the records of ``batch``, rows ``first, ...``; the next row's number."""
     spec, data, n = counts.spec, batch.data, len(batch.ends)
@@ -103,17 +121,7 @@ def _count_batch(counts, rows, batch: _table_scan.Batch, first: int, ncols: int,
         slow(0, n)  # two labels of one hash: let the csv module read them
         return first + n
     values = [bytes(data[batch.label_from[k]:batch.label_to[k]]) for k in first_of.tolist()]
-    labels, refused = {}, []  # of each distinct value
-    for k, value in enumerate(values):
-        label = known.get(value)
-        if label is None:
-            label, problem = _check_label(value.decode(spec.encoding))
-            if problem is not None:
-                refused.append(k)
-                continue
-            if len(known) <= limits.MAX_LABELS:
-                known[value] = label
-        labels[k] = label
+    labels, refused = _value_labels(values, known, spec.encoding)
     good = (batch.fields_of == ncols) & (batch.flags == 0)
     if refused:
         good &= ~np.isin(group, refused)

@@ -140,8 +140,34 @@ def parse_spec(fmt: str, task: str | None) -> TableSpec:
     return spec
 
 
+def _reading_option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> TableSpec | None:
+    """``spec`` with an option of how the file is read set (``header=``, ``delimiter=``,
+    ``encoding=``, where ``fmt`` has it), or None when ``key`` is not one of them."""
+    if key == "header" and fmt in ("csv", "tsv"):
+        return replace(spec, header=_choice(fmt, key, value))
+    if key == "delimiter" and fmt == "csv":
+        delimiter = "\t" if value.lower() == "tab" else value
+        if len(delimiter) != 1 or delimiter in "\r\n\"":
+            raise InputError(f"{fmt}:{task}: delimiter={value!r} is invalid; give one character "
+                             "(e.g. delimiter=; or delimiter=|) or delimiter=tab")
+        return replace(spec, delimiter=delimiter)
+    if key == "encoding" and fmt != "parquet":
+        name = value.lower().replace("_", "-")
+        name = {"utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1"}.get(name, name)
+        if name not in ENCODINGS:
+            raise InputError(f"{fmt}:{task}: encoding={value!r} is not supported; give encoding=utf-8 "
+                             "or encoding=latin-1")
+        return replace(spec, encoding=name)
+    return None
+
+
 def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> TableSpec:
+    """``spec`` with the option ``key=value`` of ``fmt:task`` set; :class:`InputError` for an
+    unknown option or a value it refuses."""
     tabular = fmt in ("csv", "tsv")
+    read = _reading_option(spec, fmt, task, key, value)
+    if read is not None:
+        return read
     if key == "text":
         columns = tuple(c.strip() for c in value.split(","))
         if not all(columns):
@@ -152,14 +178,6 @@ def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> Table
         if not value.strip():
             raise InputError(f"{fmt}:{task}: label= needs a column name")
         return replace(spec, label=value.strip())
-    if key == "header" and tabular:
-        return replace(spec, header=_choice(fmt, key, value))
-    if key == "delimiter" and fmt == "csv":
-        delimiter = "\t" if value.lower() == "tab" else value
-        if len(delimiter) != 1 or delimiter in "\r\n\"":
-            raise InputError(f"{fmt}:{task}: delimiter={value!r} is invalid; give one character "
-                             "(e.g. delimiter=; or delimiter=|) or delimiter=tab")
-        return replace(spec, delimiter=delimiter)
     if key == "test":
         try:
             share = float(value)
@@ -179,13 +197,6 @@ def _option(spec: TableSpec, fmt: str, task: str, key: str, value: str) -> Table
             raise InputError(f"{fmt}:{task}: bad_rows={value!r} is invalid; give bad_rows=error (stop at "
                              "the first bad row, the default) or bad_rows=skip (skip and count them)")
         return replace(spec, skip_bad=value == "skip")
-    if key == "encoding" and fmt != "parquet":
-        name = value.lower().replace("_", "-")
-        name = {"utf8": "utf-8", "latin1": "latin-1", "iso-8859-1": "latin-1"}.get(name, name)
-        if name not in ENCODINGS:
-            raise InputError(f"{fmt}:{task}: encoding={value!r} is not supported; give encoding=utf-8 "
-                             "or encoding=latin-1")
-        return replace(spec, encoding=name)
     if key == "label_sep":
         separator = "\t" if value.lower() == "tab" else value
         if len(separator) != 1 or separator in "\r\n\"":
