@@ -360,8 +360,8 @@ def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool
     if stream and needs_fit(feat):
         raise ParameterError(
             f"--stream featurizes each chunk on its own, so the featurizer must learn nothing from "
-            f"the data; {name!r} learns from the data (a vocabulary or idf weights): use --featurizer {STREAM_FEATURIZER} (the "
-            "default with --stream)"
+            f"the data; {name!r} learns from the data (a vocabulary or idf weights): use --featurizer "
+            f"{STREAM_FEATURIZER} (the default with --stream)"
         )
     return name, feat
 
