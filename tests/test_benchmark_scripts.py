@@ -70,6 +70,11 @@ SCRIPTS = {
     "bench_epoch.py": Smoke(
         ("--rows", "2000", "--features", "10000", "--repeat", "1", "--json", "{tmp}/out.json"),
         ("data: 2,000 rows x 10,000 features", "sklearn SGD pa1", "textcw arow", VW_EPOCH)),
+    "bench_hashed_tfidf.py": Smoke(
+        ("--tasks", "newsgroups:sci", "--learners", "pa1", "--featurizers", "tfidf,hashed-tfidf", "--repeat", "1",
+         "--json", "{tmp}/out.json"),
+        ("| task | featurizer | learner | accuracy | pickle (bytes) | featurize best / median (s) |",
+         "| newsgroups:sci | tfidf | pa1 | ", "| newsgroups:sci | hashed-tfidf | pa1 | ", "| newsgroups:sci | pa1 | ")),
     "bench_main_job.py": Smoke(
         ("--corpus", "folder:{corpus}", "--learner", "pa1", "--repeat", "1", "--json", "{tmp}/out.json"),
         ("condition | import | read | featurize | train | predict | stages total | textcw train (wall) | accuracy",
