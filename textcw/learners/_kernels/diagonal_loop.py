@@ -33,7 +33,8 @@ A 32-bit state (``mu`` and ``s`` float32, the learners' ``dtype="float32"``) run
 compiled once more for those array types: numba specialises a loop per argument type, so a
 64-bit user compiles and loads nothing of it. Only the stored values are 32-bit: the margin and
 the margin variance are summed in doubles (``score``, ``v``, ``scores``), and the steps, the new
-mean and variance are computed in doubles and rounded once, when stored.
+mean and variance are computed in doubles and rounded once, when stored; a variant's ``step``
+and ``variance`` are handed doubles only, so the same functions serve both states.
 
 The loops take the variant's functions as :class:`textcw._jit.KernelRef` arguments, so numba
 caches their compiled code for each variant on disk: a plugin's variant is compiled once, not
@@ -120,7 +121,7 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
             for p in range(start, stop):
                 j = column(indices[p])
                 xj = data[p]
-                sj = s[j]
+                sj = np.float64(s[j])  # the variant's functions see doubles, whatever the state
                 move_mean(mu, u, j, ay * (sj * xj), seen + t)  # Sigma from before the update
                 s[j], floored = floored_variance(variance, sj, xj, beta, c, at, covariance, floor)
                 hit = hit or floored
@@ -165,8 +166,8 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
             for p in range(start, stop):
                 j = column(indices[p])
                 xj = data[p]
-                sy = s[j, yi]
-                sr = s[j, rc]
+                sy = np.float64(s[j, yi])
+                sr = np.float64(s[j, rc])
                 move_mean(mu, u, (j, yi), alpha * (sy * xj), seen + t)
                 move_mean(mu, u, (j, rc), -(alpha * (sr * xj)), seen + t)
                 s[j, yi], floored_y = floored_variance(variance, sy, xj, beta, c, at, covariance, floor)
