@@ -20,8 +20,9 @@ numba kernels are compiled (or loaded from cache) before timing. It prints non-z
 and the ratio of each textcw learner to scikit-learn's PA-I and Perceptron.
 
 Run by hand (not a test): ``python benchmarks/bench_epoch.py [--rows N] [--features D]
-[--nnz K] [--repeat R] [--dtype float64|float32|both] [--plugins] [--json out.json]``. Needs ``pip install vowpalwabbit`` for the VW row
-(skipped with a note if it is not installed). Results: docs/benchmarks.md.
+[--nnz K] [--repeat R] [--dtype float64|float32|both] [--plugins] [--json out.json]``. Needs
+``pip install vowpalwabbit`` for the VW row (skipped with a note if it is not installed). Results:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations

@@ -215,3 +215,16 @@ def test_32_bits_is_a_second_specialisation_and_64_bits_compiles_as_before():
     states = {sig[5:7] for sig in gaussian_diag.binary_epoch.signatures}
     kinds = {tuple(str(t.dtype) for t in state) for state in states}
     assert ("float64", "float64") in kinds and ("float32", "float32") in kinds
+
+
+@pytest.mark.parametrize("method", ["kl", "uniform"])
+def test_combined_32_bit_models_are_32_bit_and_combine_as_the_64_bit_ones(method):
+    """textcw.combine sums the shards' states in doubles and stores the result in the learners'
+    own type; the combined means agree with the 64-bit combination to float32 rounding (1e-6
+    of the largest weight, ten times the largest difference measured)."""
+    halves = [(X2[:100], Y2[:100]), (X2[100:], Y2[100:])]
+    narrow = textcw.combine([AROW(dtype="float32").fit(X, y) for X, y in halves], method=method)
+    wide = textcw.combine([AROW().fit(X, y) for X, y in halves], method=method)
+    assert narrow.get_params()["dtype"] == "float32"
+    assert narrow._state["mu"].dtype == narrow._state["s"].dtype == np.float32
+    np.testing.assert_allclose(narrow.coef_, wide.coef_, rtol=0, atol=1e-6 * np.abs(wide.coef_).max())

@@ -352,7 +352,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         n_labels = None if self._binary else len(self.classes_)
         # Refuse before allocating: np.zeros of a huge width fails with a bare MemoryError (or,
         # with overcommit, later and anywhere). Full covariances check their own, larger size.
-        need = n_columns * (n_labels or 1) * sum(self.state_dtype(name).itemsize for name in self.state_names)
+        per_row = sum(self.state_dtype(name).itemsize for name in self.state_names)  # bytes
+        need = n_columns * (n_labels or 1) * per_row
         if need > memory_budget():
             raise InputError(
                 f"X has {n_columns - int(self.fit_intercept):,} features: {type(self).__name__}'s state "

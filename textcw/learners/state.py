@@ -1,12 +1,12 @@
 """A learner's fitted state: its consistency checks and its round trip as plain data.
 
 The state is a dict of float arrays (``state_names``) whose shapes follow from the number of
-rows (features, plus the intercept), the labels and the parameters in ``state_params``; each
-array's dtype is :meth:`LearnerState.state_dtype`'s (float64 unless a learner's ``dtype``
-parameter says otherwise). The
-kernels index it without bounds checks, so it is checked before every epoch and whenever it is
-read; :meth:`LearnerState.load_state_dict` checks a state that may come from someone else's
-file before it replaces the learner's own.
+rows (features, plus the intercept), the labels and the parameters in ``state_params``, and
+whose dtypes are :meth:`LearnerState.state_dtype`'s (float64 unless a learner's ``dtype``
+parameter says otherwise). The kernels index it without bounds checks, so it is checked before
+every epoch (:meth:`LearnerState._kernel_state`) and whenever it is read;
+:meth:`LearnerState.load_state_dict` checks a state that may come from someone else's file
+before it replaces the learner's own.
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ class LearnerState:
                 )
 
     def _check_state_arrays(self, n_rows: int) -> None:
-        """Every state array exists, has its dtype (:meth:`state_dtype`) and the shape the kernels assume for
-        ``n_rows`` rows (features, plus the intercept) and the labels."""
+        """Every state array exists, has its dtype (:meth:`state_dtype`) and the shape the kernels
+        assume for ``n_rows`` rows (features, plus the intercept) and the labels."""
         classes = self.classes_
         if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2
                 and np.all(classes[1:] > classes[:-1])):
