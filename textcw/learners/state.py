@@ -4,7 +4,7 @@ The state is a dict of float arrays (``state_names``) whose shapes follow from t
 rows (features, plus the intercept), the labels and the parameters in ``state_params``, and
 whose dtypes are :meth:`LearnerState.state_dtype`'s (float64 unless a learner's ``dtype``
 parameter says otherwise). The kernels index it without bounds checks, so it is checked before
-every epoch (:meth:`LearnerState._kernel_state`) and whenever it is read;
+every epoch (``_kernel_state``) and whenever it is read;
 :meth:`LearnerState.load_state_dict` checks a state that may come from someone else's file
 before it replaces the learner's own.
 """
