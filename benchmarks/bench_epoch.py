@@ -6,7 +6,9 @@ labels from a hidden sparse linear model with 5% flipped), then times a single s
 
 - textcw ``perceptron``, ``pa1``, ``cw-var``, ``cw-stdev``, ``arow`` (diagonal covariance), and
   with ``--plugins`` the example plugin's variants on the same loops (``bounded-arow``, ``nherd``,
-  ``balanced-winnow``; needs ``plugins/textcw-example`` installed);
+  ``balanced-winnow``; needs ``plugins/textcw-example`` installed); with ``--dtype float32`` the
+  Gaussian learners keep a 32-bit state (``dtype="float32"``, half the memory and traffic of
+  their means and variances), and with ``--dtype both`` each has a 64-bit and a 32-bit row;
 - scikit-learn ``Perceptron`` and ``SGDClassifier(loss="hinge", penalty=None,
   learning_rate="pa1", eta0=1.0)`` (the replacement for its deprecated PA classes);
 - vowpalwabbit (its default SGD, hinge loss), reading the same rows from its binary cache
@@ -18,8 +20,9 @@ numba kernels are compiled (or loaded from cache) before timing. It prints non-z
 and the ratio of each textcw learner to scikit-learn's PA-I and Perceptron.
 
 Run by hand (not a test): ``python benchmarks/bench_epoch.py [--rows N] [--features D]
-[--nnz K] [--repeat R] [--plugins] [--json out.json]``. Needs ``pip install vowpalwabbit`` for the VW row
-(skipped with a note if it is not installed). Results: docs/benchmarks.md.
+[--nnz K] [--repeat R] [--dtype float64|float32|both] [--plugins] [--json out.json]``. Needs
+``pip install vowpalwabbit`` for the VW row (skipped with a note if it is not installed). Results:
+docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -84,14 +87,18 @@ def make_data(n_rows: int, n_features: int, nnz_per_row: int, seed: int = SEED):
     return X, y
 
 
-def textcw_fits(X, y, plugins=False):
+GAUSSIAN = ("cw-var", "cw-stdev", "arow")  # the learners with a dtype parameter timed here
+
+
+def textcw_fits(X, y, plugins=False, dtypes=("float64",)):
     runs = {
         "textcw perceptron": ("perceptron", {}),
         "textcw pa1": ("pa1", {"C": 1.0}),
-        "textcw cw-var (diag-kl)": ("cw-var", {}),
-        "textcw cw-stdev (diag-kl)": ("cw-stdev", {}),
-        "textcw arow (diag-kl)": ("arow", {}),
     }
+    for name in GAUSSIAN:
+        for dtype in dtypes:  # the 64-bit row keeps its name: earlier tables compare with it
+            label = f"textcw {name} (diag-kl{'' if dtype == 'float64' else ', ' + dtype})"
+            runs[label] = (name, {} if dtype == "float64" else {"dtype": dtype})
     if plugins:  # variants that run on the same loops, from the example plugin
         runs.update({
             "plugin bounded-arow (diag-kl)": ("bounded-arow", {}),
@@ -174,6 +181,8 @@ def main() -> None:
     parser.add_argument("--nnz", type=int, default=85)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--vw-bits", type=int, default=20)
+    parser.add_argument("--dtype", choices=("float64", "float32", "both"), default="float64",
+                        help="the state of the Gaussian learners: 64-bit (default), 32-bit, or a row of each")
     parser.add_argument("--plugins", action="store_true",
                         help="also time the example plugin's variants (textcw-example)")
     parser.add_argument("--json", help="also write the results here")
@@ -187,7 +196,8 @@ def main() -> None:
           f"textcw {textcw.__version__}, {os.cpu_count()} cpus, {platform.machine()}")
 
     with tempfile.TemporaryDirectory() as tmp:
-        fits = {**sklearn_fits(X, y), **textcw_fits(X, y, args.plugins)}
+        dtypes = ("float64", "float32") if args.dtype == "both" else (args.dtype,)
+        fits = {**sklearn_fits(X, y), **textcw_fits(X, y, args.plugins, dtypes)}
         vw, note = vw_fits(X, y, args.vw_bits, tmp)
         fits.update(vw)
         seconds, cpu_seconds = time_interleaved(fits, args.repeat)
@@ -199,7 +209,7 @@ def main() -> None:
         """Throughput of ``label`` relative to ``reference`` (same rows, so a time ratio)."""
         return times[reference] / times[label]
 
-    print(f"\n{'learner':30s} {'wall s':>7s} {'nnz/s':>10s} {'/skl pa1':>9s} {'/skl perc':>9s}"
+    print(f"\n{'learner':37s} {'wall s':>7s} {'nnz/s':>10s} {'/skl pa1':>9s} {'/skl perc':>9s}"
           f" {'cpu s':>7s} {'/skl pa1':>9s} {'/skl perc':>9s}")
     rows = []
     for label in seconds:
@@ -214,7 +224,7 @@ def main() -> None:
             "cpu_vs_sklearn_perceptron": ratio(cpu_seconds, label, "sklearn Perceptron"),
         }
         rows.append(row)
-        print(f"{label:30s} {row['seconds']:7.3f} {row['nnz_per_second']:10.3e} {row['vs_sklearn_pa1']:9.2f}"
+        print(f"{label:37s} {row['seconds']:7.3f} {row['nnz_per_second']:10.3e} {row['vs_sklearn_pa1']:9.2f}"
               f" {row['vs_sklearn_perceptron']:9.2f} {row['cpu_seconds']:7.3f} {row['cpu_vs_sklearn_pa1']:9.2f}"
               f" {row['cpu_vs_sklearn_perceptron']:9.2f}")
     if args.json:

@@ -68,8 +68,9 @@ SCRIPTS = {
         ("| task | learner | accuracy | ECE: halves re-tuned / final values |", "| digits | cw-stdev | ",
          "| synthetic-text | cw-stdev | ")),
     "bench_epoch.py": Smoke(
-        ("--rows", "2000", "--features", "10000", "--repeat", "1", "--json", "{tmp}/out.json"),
-        ("data: 2,000 rows x 10,000 features", "sklearn SGD pa1", "textcw arow", VW_EPOCH)),
+        ("--rows", "2000", "--features", "10000", "--repeat", "1", "--dtype", "both", "--json", "{tmp}/out.json"),
+        ("data: 2,000 rows x 10,000 features", "sklearn SGD pa1", "textcw arow (diag-kl) ",
+         "textcw arow (diag-kl, float32) ", VW_EPOCH)),
     "bench_hashed_tfidf.py": Smoke(
         ("--tasks", "newsgroups:sci", "--learners", "pa1", "--featurizers", "tfidf,hashed-tfidf", "--repeat", "1",
          "--json", "{tmp}/out.json"),

@@ -244,7 +244,7 @@ def test_invalid_parameters_are_refused_with_the_range(name, params, fragment):
 
 
 def test_unknown_parameter_lists_valid_ones():
-    with pytest.raises(ParameterError, match="unknown parameter 'C' for learner 'cw-var'; valid parameters: a, average, covariance, eta"):
+    with pytest.raises(ParameterError, match="unknown parameter 'C' for learner 'cw-var'; valid parameters: a, average, covariance, dtype, eta"):
         textcw.make_learner("cw-var", C=1.0)
 
 

@@ -29,7 +29,7 @@ from textcw.learners._kernels.constants import AROW_HINGE, AROW_SQUARED_HINGE
 from textcw.learners.selftune import Axis, decades
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
+from textcw.learners.gaussian import DTYPE, PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Options
 
 LOSS_CODES = {"squared_hinge": AROW_SQUARED_HINGE, "hinge": AROW_HINGE}
@@ -72,6 +72,10 @@ class AROW(GaussianLinearClassifier):
     average : bool, default False
         Predict with the average of the means after every example seen (docs/algorithms.md
         "Averaging"); training and the variances are unchanged. Binary and ``top1`` only.
+    dtype : {"float64", "float32"}, default "float64"
+        The floating-point type of the state; ``"float32"`` halves its memory (diagonal
+        covariances, without ``average``): as for
+        :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
@@ -88,11 +92,14 @@ class AROW(GaussianLinearClassifier):
         "proba": PROBA,
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
+        "dtype": DTYPE,
     }
 
     def __init__(self, *, r=1.0, loss="squared_hinge", a=1.0, covariance="diag-kl",
                  multiclass="top1", k=None, proba="quadrature", n_epochs=5, shuffle=True,
-                 random_state=0, fit_intercept=False, class_weight=None, average=False):
+                 random_state=0, fit_intercept=False, class_weight=None, average=False,
+                 dtype="float64"):
+        self.dtype = dtype
         self.average = average
         self.class_weight = class_weight
         self.r = r

@@ -352,7 +352,8 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
         n_labels = None if self._binary else len(self.classes_)
         # Refuse before allocating: np.zeros of a huge width fails with a bare MemoryError (or,
         # with overcommit, later and anywhere). Full covariances check their own, larger size.
-        need = 8 * n_columns * (n_labels or 1) * len(self.state_names)
+        per_row = sum(self.state_dtype(name).itemsize for name in self.state_names)  # bytes
+        need = n_columns * (n_labels or 1) * per_row
         if need > memory_budget():
             raise InputError(
                 f"X has {n_columns - int(self.fit_intercept):,} features: {type(self).__name__}'s state "
@@ -409,33 +410,6 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
                 on_chunk(min(start + step, order.shape[0]))
         self.mistakes_.append(int(mistakes))
         self.n_updates_.append(int(updates))
-
-    def _kernel_state(self, X, y, order) -> list[np.ndarray]:
-        """The state arrays in kernel order, once everything the kernel indexes without bounds
-        checks is known to agree: the state with the parameters, ``X``'s width (the kernels
-        index the state with its column indices), ``y`` with the labels (multi-class kernels
-        index label blocks with it) and ``order`` with the rows. Cheap: shapes, plus a min/max
-        over ``y`` and ``order``, against an epoch that reads every non-zero."""
-        self._check_state_params("continued by partial_fit")
-        self._check_state_arrays(X.shape[1])
-        n = X.shape[0]
-        y_ok = (y.ndim == 1 and y.shape[0] == n and y.flags.c_contiguous and
-                (y.dtype == np.float64 if self._binary else y.dtype == np.int64))
-        if y_ok and n and not self._binary:
-            y_ok = 0 <= int(y.min()) and int(y.max()) < len(self.classes_)
-        order_ok = order.ndim == 1 and (order.size == 0 or (0 <= int(order.min()) and int(order.max()) < n))
-        if not (y_ok and order_ok):
-            raise InputError(
-                f"{type(self).__name__}: the encoded labels or the visiting order do not match X "
-                f"({n} rows) and the {len(self.classes_)} classes; the model's classes_ was "
-                "modified after fitting: call fit() to start over"
-            )
-        for name in self.state_names:
-            array = self._state[name]
-            if not (array.flags.c_contiguous and array.flags.writeable):
-                # e.g. a model loaded read-only (memory-mapped): the kernels write in place
-                self._state[name] = np.array(array, order="C", copy=True)
-        return [self._state[name] for name in self.kernel_state_names]
 
     def _get_fitted_attr_html(self, doc_link=""):
         """scikit-learn's notebook view evaluates every public attribute ending in ``_`` to show

@@ -75,13 +75,15 @@ class CovarianceForm:
             return {"mu": shape, "s": shape}
         return {"mu": shape, "R": (n_rows, n_rows) if n_labels is None else (n_labels, n_rows, n_rows)}
 
-    def new_state(self, learner, n_rows: int, n_labels: int | None, a: float) -> dict[str, np.ndarray]:
+    def new_state(self, learner, n_rows: int, n_labels: int | None, a: float,
+                  dtype=np.float64) -> dict[str, np.ndarray]:
         """``mu = 0`` and ``Sigma = a I`` (for ``R``: the factor ``a^{-1/2} I`` of the precision
-        ``a^{-1} I``); a full form that would not fit in memory is refused first."""
+        ``a^{-1} I``); a full form that would not fit in memory is refused first. ``dtype``: of
+        ``mu`` and ``s`` (the learners allow float32 for the diagonal forms only)."""
         shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
-        mu = np.zeros(shape)
+        mu = np.zeros(shape, dtype=dtype)
         if self.diagonal:
-            return {"mu": mu, "s": np.full(shape, float(a))}
+            return {"mu": mu, "s": np.full(shape, float(a), dtype=dtype)}
         check_full_fits(learner, n_rows, 1 if n_labels is None else n_labels,
                         learner.diagonal_suggestion)
         factor = np.eye(n_rows) / np.sqrt(float(a))

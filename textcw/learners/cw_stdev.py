@@ -22,7 +22,7 @@ class CWStdev(ConfidenceWeighted):
         The confidence: after an update the example is classified correctly with probability at
         least ``eta`` under ``w ~ N(mu, Sigma)``: ``y mu'x >= phi sqrt(x' Sigma x)`` with
         ``phi = Phi^{-1}(eta)`` (JMLR 2012 equation 19).
-    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average
+    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`; mistakes do not depend on
         ``a`` (NIPS 2008, Lemma 3).
     """
@@ -33,7 +33,8 @@ class CWStdev(ConfidenceWeighted):
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False, average=False):
+                 fit_intercept=False, average=False, dtype="float64"):
         super().__init__(eta=eta, a=a, covariance=covariance, multiclass=multiclass, k=k,
                          proba=proba, n_epochs=n_epochs, shuffle=shuffle,
-                         random_state=random_state, fit_intercept=fit_intercept, average=average)
+                         random_state=random_state, fit_intercept=fit_intercept, average=average,
+                         dtype=dtype)

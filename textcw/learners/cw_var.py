@@ -21,7 +21,7 @@ class CWVar(ConfidenceWeighted):
         The confidence: after an update the margin is at least ``phi = Phi^{-1}(eta)`` times
         its variance (the linearised form of "correct with probability ``eta``", JMLR 2012
         equation 10: ``y mu'x >= phi x' Sigma x``).
-    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average
+    a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
     """
 
@@ -31,7 +31,8 @@ class CWVar(ConfidenceWeighted):
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False, average=False):
+                 fit_intercept=False, average=False, dtype="float64"):
         super().__init__(eta=eta, a=a, covariance=covariance, multiclass=multiclass, k=k,
                          proba=proba, n_epochs=n_epochs, shuffle=shuffle,
-                         random_state=random_state, fit_intercept=fit_intercept, average=average)
+                         random_state=random_state, fit_intercept=fit_intercept, average=average,
+                         dtype=dtype)

@@ -20,7 +20,7 @@ Covariance forms (``covariance=``):
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import ndtr, ndtri
+from scipy.special import ndtri
 
 from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
@@ -41,31 +41,28 @@ from textcw.learners._kernels.constants import (
 from textcw.learners._kernels.diagonal_loop import DiagonalKernels
 from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, AveragedMean
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.protocol import bind_kernel
 from textcw.learners.covariance import FORMS
-from textcw.learners import linalg
-from textcw.learners.linalg import (  # noqa: F401  (covariance_from_factor: the old import path)
-    covariance_from_factor,
-    quadratic_forms,
-    variances_from_factor,
-    with_intercept_column,
-)
+from textcw.learners.gaussian_views import GaussianViews
+from textcw.learners.linalg import covariance_from_factor  # noqa: F401  (the old import path)
 from textcw.learners.params import SCALE, Interval, Options
+from textcw.learners.protocol import bind_kernel
 from textcw.learners.run_warnings import warn_about_counts
-from textcw.learners.probability import (
-    binary_probability_sampling,
-    label_probabilities_quadrature,
-    label_probabilities_sampling,
-)
 
 PROBA = Options(("quadrature", "sampling"))
+# The state's floating-point type (``dtype=``): 64-bit by default; 32-bit halves the memory of the
+# means and variances, and what an epoch reads and writes, for hashing spaces of 2^24 and more.
+DTYPE = Options(("float64", "float32"))
+# With a 32-bit state, the initial variance ``a`` is kept where ``a`` and its variance floor
+# ``a * VARIANCE_FLOOR`` are normal float32 numbers (about 1.2e-38 to 3.4e38) with room to spare
+# for the updates, as SCALE does for doubles (textcw.learners.params).
+FLOAT32_SCALE = (1e-20, 1e20)
 
 
 # The rules whose objective has a loss term a weight can scale (docs/algorithms.md "Weighted
 # examples"): AROW and SCW; CW's hard constraint has none.
 WEIGHTED_RULES = (AROW_SQUARED_HINGE, AROW_HINGE, SCW1, SCW2)
 
-class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
+class GaussianLinearClassifier(GaussianViews, AveragedMean, OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
 
     Subclasses set ``rule`` (or override :meth:`rule_code`), ``covariances`` (the forms of
@@ -113,7 +110,8 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
     rule: int  # the update rule's code (textcw.learners._kernels.constants)
     covariances: tuple[str, ...] = ("diag-kl", "diag-l2", "full")  # the forms in FORMS it accepts
     diagonal_suggestion = "diag-kl"  # named when a full covariance does not fit in memory
-    state_params = ("fit_intercept", "covariance", "average")
+    state_params = ("fit_intercept", "covariance", "average", "dtype")
+    dtype = "float64"  # for variants without the parameter (a built-in learner's __init__ sets it)
     positive_states = ("s",)  # checked when a state is loaded
     factor_states = ("R",)
     state_names = AveragedMean.state_names
@@ -173,6 +171,34 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
             return (f"with multiclass={self.multiclass!r} (the k-competitor updates); it is "
                     "supported for binary problems and multiclass='top1', with every covariance")
         return None
+
+    def state_dtype(self, name: str) -> np.dtype:
+        """float32 for ``mu`` and ``s`` with ``dtype="float32"``, else float64. Only the state is
+        32-bit: the epoch loops sum margins and margin variances in 64-bit doubles."""
+        if self.dtype == "float32" and name in ("mu", "s"):
+            return np.dtype(np.float32)
+        return np.dtype(np.float64)
+
+    def check_dtype_support(self) -> None:
+        """Refuse ``dtype="float32"`` where no 32-bit kernels exist, or where ``a`` would not
+        fit a 32-bit variance (:data:`FLOAT32_SCALE`)."""
+        if self.dtype != "float32":
+            return
+        name = type(self).__name__
+        if self.covariance not in ("diag-kl", "diag-l2"):
+            raise ParameterError(
+                f"{name}: dtype='float32' is supported with covariance='diag-kl' or 'diag-l2', "
+                f"not covariance={self.covariance!r}; use dtype='float64'")
+        if self.averaged:
+            raise ParameterError(
+                f"{name}: dtype='float32' is not supported with average=True (the running sum "
+                "behind the average needs 64 bits); use dtype='float64' to average")
+        low, high = FLOAT32_SCALE
+        if not low <= float(self.a) <= high:
+            raise ParameterError(
+                f"{name}: with dtype='float32' the initial variance a must be between {low:g} and "
+                f"{high:g} (32-bit numbers end near 1e-38 and 3e38, and the variance floor is "
+                f"a * {VARIANCE_FLOOR:g}); got a={self.a!r}: use dtype='float64' for that scale")
 
     @property
     def floor(self) -> float:
@@ -302,9 +328,15 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
         if hasattr(self, "multiclass"):
             mc.competitors(self, n_classes)
         self.check_average_support(n_classes)
+        if self.dtype == "float32" and self.strategy(n_classes == 2) != MC_TOP1:
+            raise ParameterError(
+                f"{type(self).__name__}: dtype='float32' is supported for binary problems and "
+                f"multiclass='top1', not multiclass={self.multiclass!r} with {n_classes} classes; "
+                "use multiclass='top1' or dtype='float64'")
 
     def validate_params(self) -> None:
         super().validate_params()
+        self.check_dtype_support()
         if not hasattr(self, "multiclass"):
             return
         mc.check_strategy(self)
@@ -324,98 +356,8 @@ class GaussianLinearClassifier(AveragedMean, OnlineLinearClassifier):
                 **self.average_shapes(self.weight_shape(n_rows, n_labels))}
 
     def new_state(self, n_rows, n_labels):
-        return {**self.form.new_state(self, n_rows, n_labels, self.a),
+        return {**self.form.new_state(self, n_rows, n_labels, self.a, self.state_dtype("mu")),
                 **self.average_state(self.weight_shape(n_rows, n_labels))}
-
-    # ----------------------------------------------------------------- model views
-    def _blocks(self):
-        """The Cholesky factor of each label block's precision (full covariance only)."""
-        R = self.fitted_state()["R"]
-        return [R] if R.ndim == 2 else list(R)
-
-    @property
-    def sigma_(self) -> np.ndarray:
-        state = self.fitted_state()
-        if self.form.diagonal:
-            s = state["s"][: self.n_features_in_]
-            return s.reshape(1, -1) if self._binary else s.T
-        diag = np.stack([variances_from_factor(R) for R in self._blocks()])
-        return diag[:, : self.n_features_in_]
-
-    @property
-    def covariance_(self) -> np.ndarray:
-        self.fitted_state()  # checks the state before anything is formed from it
-        if self.__dict__.get("_previewing"):
-            raise AttributeError("covariance_ is formed on demand only")  # see _get_fitted_attr_html
-        if self.form.diagonal:
-            raise AttributeError(
-                f"covariance_ exists only for covariance='full' (this model has "
-                f"covariance={self.covariance!r}); the diagonal is sigma_"
-            )
-        blocks = self._blocks()
-        d = blocks[0].shape[0]
-        # the result, plus covariance_from_factor's three d x d temporaries for one block (and
-        # for several blocks, the list np.stack copies from)
-        need = 8 * d * d * (len(blocks) * (1 if self._binary else 2) + 3)
-        budget = linalg.full_matrix_budget()
-        if need > budget:
-            raise ParameterError(
-                f"{type(self).__name__}: forming covariance_ ({len(blocks)} matrix(es) of {d} x {d}) "
-                f"needs {need / 1e9:.1f} GB, more than the {budget / 1e9:.1f} GB a learner may use "
-                "(half of this machine's memory); read the variances from sigma_, or x' Sigma x "
-                "from margin_variance(X), which need far less"
-            )
-        mats = [covariance_from_factor(R) for R in blocks]
-        return mats[0] if self._binary else np.stack(mats)
-
-    def margin_variance(self, X) -> np.ndarray:
-        """``x' Sigma x`` for every row (binary: shape (n,); multi-class: (n, K) per label block)."""
-        X = self._check_predict_input(X)
-        state = self.fitted_state()
-        if self.form.diagonal:
-            s = state["s"]
-            var = np.asarray(X.multiply(X) @ s[: self.n_features_in_])
-            if self.fit_intercept:
-                var = var + s[self.n_features_in_]
-            return var
-        Xa = with_intercept_column(X, self.fit_intercept)
-        var = np.column_stack([quadratic_forms(Xa, R) for R in self._blocks()])
-        return var[:, 0] if self._binary else var
-
-    def predict_proba(self, X):
-        """Probability of each label under ``w ~ N(mu, Sigma)``.
-
-        ``proba="quadrature"`` (exact to about 1e-10): binary,
-        ``P(classes_[1] | x) = Phi(mu.x / sqrt(x' Sigma x))`` (docs/algorithms.md
-        "Label probabilities"); multi-class, the label
-        scores are independent Gaussians ``N(mu_k.x, x' Sigma_k x)`` and ``P(k wins)`` is a
-        one-dimensional integral computed by composite Gauss-Legendre quadrature, with knots
-        at every label's mean and at 2.5, 5 and 8.5 standard deviations either side of it
-        (:func:`textcw.learners.probability.label_probabilities_quadrature`).
-        ``proba="sampling"``: the papers' Monte Carlo estimate (EMNLP 2009 section 7), the
-        fraction of 2,000 seeded draws of the scores that each label wins, seeded with
-        ``random_state`` (0 when ``None``; 0 by default) so that it is a deterministic function of
-        the model.
-        Rows sum to 1.
-        """
-        scores = self.decision_function(X)
-        var = self.margin_variance(X)
-        if getattr(self, "proba", "quadrature") == "sampling":
-            if self._binary:
-                p = binary_probability_sampling(scores, var, self.random_state)
-                return np.column_stack([1.0 - p, p])
-            return label_probabilities_sampling(scores, var, self.random_state)
-        if self._binary:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                z = scores / np.sqrt(var)
-                z = np.where(var > 0, z, np.sign(scores) * np.inf)  # no uncertainty left: a step
-            p = np.where(scores == 0, 0.5, ndtr(z))
-            return np.column_stack([1.0 - p, p])
-        return label_probabilities_quadrature(scores, var)
-
-    def predict_log_proba(self, X):
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
 
 
 class ConfidenceWeighted(GaussianLinearClassifier):
@@ -455,6 +397,11 @@ class ConfidenceWeighted(GaussianLinearClassifier):
     average : bool, default False
         Predict with the average of the means after every example seen (docs/algorithms.md
         "Averaging"); training and the variances are unchanged. Binary and ``top1`` only.
+    dtype : {"float64", "float32"}, default "float64"
+        The floating-point type of the state (``coef_``, ``sigma_``, the intercept's mean and
+        variance). ``"float32"`` halves the state's memory; margins and margin variances are
+        still summed in 64 bits. Diagonal covariances, binary problems and ``top1``, without
+        ``average``; ``a`` in [1e-20, 1e20] (docs/learners.md "A 32-bit state").
 
     Notes
     -----
@@ -472,11 +419,13 @@ class ConfidenceWeighted(GaussianLinearClassifier):
         **mc.CONSTRAINTS,
         "proba": PROBA,
         **AVERAGE_CONSTRAINTS,
+        "dtype": DTYPE,
     }
 
     def __init__(self, *, eta, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,
-                 fit_intercept=False, average=False):
+                 fit_intercept=False, average=False, dtype="float64"):
+        self.dtype = dtype
         self.average = average
         self.eta = eta
         self.a = a

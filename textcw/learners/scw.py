@@ -23,7 +23,7 @@ from textcw.learners import weighting
 from textcw.learners._kernels import constants
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.learners.gaussian import PROBA, GaussianLinearClassifier
+from textcw.learners.gaussian import DTYPE, PROBA, GaussianLinearClassifier
 from textcw.learners.params import SCALE, Interval, Options
 from textcw.learners.selftune import SCW_ETA, Axis
 
@@ -56,6 +56,10 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     average : bool, default False
         Predict with the average of the means after every example seen (docs/algorithms.md
         "Averaging"); training and the variances are unchanged.
+    dtype : {"float64", "float32"}, default "float64"
+        The floating-point type of the state; ``"float32"`` halves its memory (diagonal
+        covariances, without ``average``): as for
+        :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
 
     Notes
     -----
@@ -72,11 +76,13 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "proba": PROBA,
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
+        "dtype": DTYPE,
     }
 
     def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None,
-                 average=False):
+                 average=False, dtype="float64"):
+        self.dtype = dtype
         self.average = average
         self.class_weight = class_weight
         self.eta = eta
@@ -105,7 +111,7 @@ class SCW1(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: the mean step ``alpha`` is capped at ``C``.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`SoftConfidenceWeighted`.
     """
 
@@ -122,7 +128,7 @@ class SCW2(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: ``1/(2C)`` is added to the margin variance in the step size.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average
+    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`SoftConfidenceWeighted`.
     """
 

@@ -1,10 +1,12 @@
 """A learner's fitted state: its consistency checks and its round trip as plain data.
 
-The state is a dict of float64 arrays (``state_names``) whose shapes follow from the number of
-rows (features, plus the intercept), the labels and the parameters in ``state_params``. The
-kernels index it without bounds checks, so it is checked before every epoch and whenever it is
-read; :meth:`LearnerState.load_state_dict` checks a state that may come from someone else's
-file before it replaces the learner's own.
+The state is a dict of float arrays (``state_names``) whose shapes follow from the number of
+rows (features, plus the intercept), the labels and the parameters in ``state_params``, and
+whose dtypes are :meth:`LearnerState.state_dtype`'s (float64 unless a learner's ``dtype``
+parameter says otherwise). The kernels index it without bounds checks, so it is checked before
+every epoch (``_kernel_state``) and whenever it is read;
+:meth:`LearnerState.load_state_dict` checks a state that may come from someone else's file
+before it replaces the learner's own.
 """
 
 from __future__ import annotations
@@ -35,6 +37,11 @@ class LearnerState:
     # underscore) that state_dict carries, so that exported and combined models keep them.
     run_counters: tuple[str, ...] = ()
 
+    def state_dtype(self, name: str) -> np.dtype:
+        """The dtype of state array ``name``: float64, unless a learner keeps some arrays in
+        32 bits (the Gaussian learners' ``dtype="float32"``)."""
+        return np.dtype(np.float64)
+
     @property
     def kernel_state_names(self) -> tuple[str, ...]:
         """The state arrays the epoch kernel takes by position, in that order: all of
@@ -62,8 +69,8 @@ class LearnerState:
                 )
 
     def _check_state_arrays(self, n_rows: int) -> None:
-        """Every state array exists, is a float64 array and has the shape the kernels assume for
-        ``n_rows`` rows (features, plus the intercept) and the labels."""
+        """Every state array exists, has its dtype (:meth:`state_dtype`) and the shape the kernels
+        assume for ``n_rows`` rows (features, plus the intercept) and the labels."""
         classes = self.classes_
         if not (isinstance(classes, np.ndarray) and classes.ndim == 1 and classes.size >= 2
                 and np.all(classes[1:] > classes[:-1])):
@@ -83,8 +90,9 @@ class LearnerState:
                     "current parameters; call fit() to start over"
                 )
             problem = None
-            if not isinstance(array, np.ndarray) or array.dtype != np.float64:
-                problem = f"is {getattr(array, 'dtype', type(array).__name__)}, not a float64 array"
+            dtype = self.state_dtype(name)
+            if not isinstance(array, np.ndarray) or array.dtype != dtype:
+                problem = f"is {getattr(array, 'dtype', type(array).__name__)}, not a {dtype} array"
             elif array.shape != expected[name]:
                 problem = f"has shape {array.shape}, not {expected[name]}"
             if problem is not None:
@@ -95,6 +103,33 @@ class LearnerState:
                     "fitting (its arrays, n_features_in_ or classes_): call fit() to start over, "
                     "or load a state with load_state_dict()"
                 )
+
+    def _kernel_state(self, X, y, order) -> list[np.ndarray]:
+        """The state arrays in kernel order, once everything the kernel indexes without bounds
+        checks is known to agree: the state with the parameters, ``X``'s width (the kernels
+        index the state with its column indices), ``y`` with the labels (multi-class kernels
+        index label blocks with it) and ``order`` with the rows. Cheap: shapes, plus a min/max
+        over ``y`` and ``order``, against an epoch that reads every non-zero."""
+        self._check_state_params("continued by partial_fit")
+        self._check_state_arrays(X.shape[1])
+        n = X.shape[0]
+        y_ok = (y.ndim == 1 and y.shape[0] == n and y.flags.c_contiguous and
+                (y.dtype == np.float64 if self._binary else y.dtype == np.int64))
+        if y_ok and n and not self._binary:
+            y_ok = 0 <= int(y.min()) and int(y.max()) < len(self.classes_)
+        order_ok = order.ndim == 1 and (order.size == 0 or (0 <= int(order.min()) and int(order.max()) < n))
+        if not (y_ok and order_ok):
+            raise InputError(
+                f"{type(self).__name__}: the encoded labels or the visiting order do not match X "
+                f"({n} rows) and the {len(self.classes_)} classes; the model's classes_ was "
+                "modified after fitting: call fit() to start over"
+            )
+        for name in self.state_names:
+            array = self._state[name]
+            if not (array.flags.c_contiguous and array.flags.writeable):
+                # e.g. a model loaded read-only (memory-mapped): the kernels write in place
+                self._state[name] = np.array(array, order="C", copy=True)
+        return [self._state[name] for name in self.kernel_state_names]
 
     def _remember_fitted_params(self) -> None:
         self._fitted_params = self._shaping_values()
@@ -177,9 +212,12 @@ class LearnerState:
         checked = {}
         for name in names:
             value = arrays[name]
-            if not isinstance(value, np.ndarray) or value.dtype != np.float64:
-                raise InputError(f"state array {name!r} must be a float64 numpy array; got "
-                                 f"{getattr(value, 'dtype', type(value).__name__)}")
+            dtype = self.state_dtype(name)
+            if not isinstance(value, np.ndarray) or value.dtype != dtype:
+                raise InputError(f"state array {name!r} must be a {dtype} numpy array; got "
+                                 f"{getattr(value, 'dtype', type(value).__name__)}"
+                                 + (f" (the learner's dtype is {self.dtype!r}: set it to the "
+                                    "state's)" if hasattr(self, "dtype") else ""))
             if value.shape != template[name]:
                 raise InputError(
                     f"state array {name!r} has shape {value.shape}; with {n_features} features, "

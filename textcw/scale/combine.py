@@ -180,8 +180,11 @@ class Combiner:
         ref = self._learner
         seeds = self._seeds
         combined = clone(ref).set_params(random_state=next(iter(seeds)) if len(seeds) == 1 else None)
+        # combined in doubles, stored in the learners' own type (float32 for dtype="float32")
+        arrays = {name: np.asarray(array, dtype=combined.state_dtype(name))
+                  for name, array in self._combined_state().items()}
         combined.load_state_dict({
-            "classes": ref.classes_, "n_features_in": ref.n_features_in_, "arrays": self._combined_state(),
+            "classes": ref.classes_, "n_features_in": ref.n_features_in_, "arrays": arrays,
             "mistakes": self._mistakes if self._mistakes is not None else [self._total_mistakes],
             "n_updates": self._updates if self._updates is not None else [self._total_updates],
         })

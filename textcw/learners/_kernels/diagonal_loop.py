@@ -31,6 +31,13 @@ variance update). With ``u`` and ``count`` the loops keep the running average of
 (:func:`.common.move_mean`); each step first hints the cache lines of the rows ahead
 (:mod:`.prefetch`).
 
+A 32-bit state (``mu`` and ``s`` float32, the learners' ``dtype="float32"``) runs on the same loops,
+compiled once more for those array types: numba specialises a loop per argument type, so a
+64-bit user compiles and loads nothing of it. Only the stored values are 32-bit: the margin and
+the margin variance are summed in doubles (``score``, ``v``, ``scores``), and the steps, the new
+mean and variance are computed in doubles and rounded once, when stored; a variant's ``step``
+and ``variance`` are handed doubles only, so the same functions serve both states.
+
 The loops take the variant's functions as :class:`textcw._jit.KernelRef` arguments, so numba
 caches their compiled code for each variant on disk: a plugin's variant is compiled once, not
 in every process. :func:`diagonal_gaussian_kernels` builds a variant's epoch kernels, which take
@@ -96,11 +103,13 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
             prefetch_ahead(indptr, indices, data, order, t, u, u)
         i = order[t]
         start, stop = column(indptr[i]), column(indptr[i + 1])
+        # Doubles even for a 32-bit state: a 32-bit sum over a long document rounds at every
+        # term (about 1e-7 of the running total each), and m and v decide the update and its size.
         score = 0.0
         v = 0.0
         for p in range(start, stop):
             j = column(indices[p])
-            xj = data[p]
+            xj = data[p]  # a double: each product below is formed in double precision
             score += mu[j] * xj
             v += s[j] * xj * xj
         m = y[i] * score
@@ -115,7 +124,7 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
             for p in range(start, stop):
                 j = column(indices[p])
                 xj = data[p]
-                sj = s[j]
+                sj = np.float64(s[j])  # the variant's functions see doubles, whatever the state
                 move_mean(mu, u, j, ay * (sj * xj), seen + t)  # Sigma from before the update
                 s[j], floored = floored_variance(variance, sj, xj, beta, c, at, covariance, floor)
                 hit = hit or floored
@@ -133,7 +142,7 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
     seen = examples_seen(count)
     mistakes = 0
     updates = 0
-    scores = np.empty(mu.shape[1])
+    scores = np.empty(mu.shape[1])  # float64 whatever mu's dtype: summed in doubles
     for t in range(order.shape[0]):
         prefetch_ahead(indptr, indices, data, order, t, mu, s)
         if u is not None:
@@ -149,7 +158,9 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
         v = 0.0
         for p in range(start, stop):
             j = column(indices[p])
-            v += (s[j, yi] + s[j, rc]) * data[p] * data[p]
+            # the two variances added as doubles (a no-op for a 64-bit state): with float32
+            # arrays their sum would be rounded to 32 bits first
+            v += (np.float64(s[j, yi]) + s[j, rc]) * data[p] * data[p]
         at = params if weights is None else call(example, params, weights[i], seen + t)
         alpha, beta, c = guarded_steps(step, m, v, at)
         if alpha > 0.0:
@@ -158,8 +169,8 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
             for p in range(start, stop):
                 j = column(indices[p])
                 xj = data[p]
-                sy = s[j, yi]
-                sr = s[j, rc]
+                sy = np.float64(s[j, yi])
+                sr = np.float64(s[j, rc])
                 move_mean(mu, u, (j, yi), alpha * (sy * xj), seen + t)
                 move_mean(mu, u, (j, rc), -(alpha * (sr * xj)), seen + t)
                 s[j, yi], floored_y = floored_variance(variance, sy, xj, beta, c, at, covariance, floor)
