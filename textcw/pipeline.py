@@ -15,10 +15,16 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from textcw._sklearn_compat import has_declared_constraints, validate_declared_params
+from textcw.corpus import cache as corpus_cache
+from textcw.corpus import feature_cache
 from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError, did_you_mean
 from textcw.features.text import NotTextError
-from textcw.learners.calibrated_pipeline import PROBABILITIES
+from textcw.learners.calibrated import Calibrated
+from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit
+from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
+from textcw.learners.online_curve import first_pass_curve
+from textcw.metrics import classification_metrics, untested_metrics
 from textcw.plugins import current_registries, resolve_corpus, use_registries
 from textcw.train_result import TrainResult, jsonable_params
 from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
@@ -136,8 +142,6 @@ def assemble(featurizer, learner_model, *, learner: str, featurizer_name: str,
     with a ``calibration`` (:class:`~textcw.learners.temperature.TemperatureScaling`) a
     :class:`~textcw.learners.calibrated_pipeline.CalibratedPipeline` whose ``predict_proba``
     applies it."""
-    from textcw.learners.calibrated_pipeline import CalibratedPipeline
-
     steps = [("featurizer", featurizer), ("learner", learner_model)]
     model = Pipeline(steps) if calibration is None else CalibratedPipeline(steps)
     if calibration is not None:
@@ -176,8 +180,6 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
         model = textcw.make_pipeline("binary-bow", "cw-stdev", eta=0.9).fit(docs, labels)
         textcw.save(model, "m.joblib"); textcw.export_model(model, "m.textcw")
     """
-    from textcw.learners.calibrated_pipeline import calibrate_on_fit
-
     featurizer_params = dict(featurizer_params or {})
     with use_registries(registries):
         if train_defaults:
@@ -193,9 +195,7 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
 def resolve_probability(probability: str | None, learner: str, est) -> str:
     """``"calibrated"`` or ``"raw"`` (:func:`textcw.learners.calibrated_pipeline.resolve_probability`;
     by default calibrated for the learners the registry declares online)."""
-    from textcw.learners.calibrated_pipeline import resolve_probability as resolve
-
-    return resolve(probability, learner, est, online=current_registries().learners.get(learner).online)
+    return calibrated_probability(probability, learner, est, online=current_registries().learners.get(learner).online)
 
 
 def train(
@@ -234,8 +234,6 @@ def train(
     :mod:`textcw.corpus.cache`, and fills it on a miss. The result, the saved model file
     included, is the same with or without it.
     """
-    from textcw.corpus import cache as corpus_cache
-
     with corpus_cache.disabled(not cache), use_registries(registries):
         return _train(corpus, learner, featurizer=featurizer, params=params,
                       featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress,
@@ -245,8 +243,6 @@ def train(
 
 def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress,
            probability_metrics, probability, mistake_curve) -> TrainResult:
-    from textcw.corpus import feature_cache
-
     featurizer = featurizer or default_featurizer(corpus)
     params = {**current_registries().learners.get(learner).train_defaults, **(params or {})}
     featurizer_params = dict(featurizer_params or {})
@@ -286,8 +282,6 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     configured, calibration = est, None
     try:
         if calibrated:
-            from textcw.learners.calibrated import Calibrated
-
             fitted = Calibrated(est).fit(Xtr, train_labels, progress=fit_kwargs.get("progress"))
             est, calibration = fitted.estimator_, fitted.scaling_
         else:
@@ -302,15 +296,11 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     train_seconds = time.perf_counter() - t0
 
     if mistake_curve:
-        from textcw.learners.online_curve import first_pass_curve
-
         mistake_curve = first_pass_curve(configured, est, Xtr, train_labels)
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
                      featurizer_params=featurizer_params, corpus=corpus, calibration=calibration)
     report("evaluating", 0, 1)
     if len(test_labels) == 0:
-        from textcw.metrics import untested_metrics
-
         accuracy, metrics = None, untested_metrics()
     else:  # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
         predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
@@ -329,8 +319,6 @@ def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray], *, pr
     """:func:`textcw.metrics.classification_metrics` of the test predictions, with the
     probabilities ``proba()`` when ``est`` (learner or pipeline) has ``predict_proba`` (and
     ``probabilities``)."""
-    from textcw.metrics import classification_metrics
-
     if not (probabilities and hasattr(est, "predict_proba")):
         return classification_metrics(labels, predicted)
     return classification_metrics(labels, predicted, proba(), classes=est.classes_)
@@ -339,9 +327,6 @@ def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray], *, pr
 def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat) -> dict | None:
     """The cache key of ``corpus`` featurized so, or None when it is not cached (the cache is
     off, or the corpus is not read from pinned files alone)."""
-    from textcw.corpus import cache as corpus_cache
-    from textcw.corpus import feature_cache
-
     if not corpus_cache.enabled():
         return None
     entry, _ = resolve_corpus(corpus)

@@ -26,7 +26,13 @@ import numpy as np
 
 from textcw.errors import ParameterError
 from textcw.evaluation.report import Report
+from textcw.evaluation.specs import as_learner
+from textcw.pipeline import default_featurizer, make_featurizer, make_learner
 from textcw.plugins import in_registries
+from textcw.scale.backends import Ready, open_backend
+from textcw.scale.combine import METHODS, Combiner, check_combinable
+from textcw.scale.shards import fit_featurizer, iter_shards, needs_fit
+from textcw.scale.source import CorpusSource
 
 SHARD_COUNTS = (10, 50, 100)
 
@@ -87,13 +93,6 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
             raise ParameterError(f"{name}={value!r} is invalid; {name} must be an integer >= 1")
 
     def run(task, learners=("cw-var", "pa"), progress=None, on_model=None) -> CombinationReport:
-        from textcw.evaluation.specs import as_learner
-        from textcw.pipeline import default_featurizer, make_featurizer, make_learner
-        from textcw.scale.backends import Ready, open_backend
-        from textcw.scale.combine import METHODS, Combiner, check_combinable
-        from textcw.scale.shards import fit_featurizer, iter_shards, needs_fit
-        from textcw.scale.source import CorpusSource
-
         specs = [as_learner(s) for s in learners]
         if not specs:
             raise ParameterError("the combination experiment needs at least one learner")
