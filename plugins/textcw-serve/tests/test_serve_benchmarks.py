@@ -1,4 +1,4 @@
-"""The plugin's two benchmark scripts run, small, as a user runs them: a smoke run, so neither rots.
+"""The plugin's benchmark scripts run, small, as a user runs them: a smoke run, so none rots.
 
 ``serve_load.py`` went weeks broken (a ``NameError``) because nothing ran it. Here each script
 runs once as its docstring shows, ``python plugins/textcw-serve/benchmarks/NAME.py ARGS`` from
@@ -39,6 +39,10 @@ HANG_SECONDS = _hang_seconds()
 
 # script -> (arguments, with {model} a two-class model made in the test's folder; lines of its table)
 SCRIPTS = {
+    "checkpoint_cost.py": (
+        ("{model}", "--updates", "2,5"),
+        ("| updates | checkpoint | rows | bytes | seconds | full checkpoint bytes | seconds |", "| 2 | delta | ",
+         "| 5 | delta | ")),
     "serve_load.py": (
         ("{model}", "--seconds", "0.5", "--clients", "2"),
         ("| phase | current: throughput | p50 ms | p99 ms | CPU ms |", "| predict, 1 document, 1 client | ",

@@ -75,6 +75,8 @@ def test_bad_options_and_models_get_one_line_errors(capsys, tmp_path):
     assert code == 1 and "does not exist" in out
     code, out = run(capsys, "serve", model, "--checkpoint-every", "-1")
     assert code == 2 and "--checkpoint-every -1 must be 0 or more" in out
+    code, out = run(capsys, "serve", model, "--full-every", "0")
+    assert code == 2 and "--full-every 0 must be 1 or more" in out
     (tmp_path / "file").write_text("x")
     code, out = run(capsys, "serve", model, "--learn", "--state", tmp_path / "file", "--port", "0")
     assert code == 1 and "is not a folder" in out
@@ -88,4 +90,5 @@ def test_a_served_process_answers_and_stops_cleanly_on_sigterm(tmp_path, serve_p
     assert client.learn(["orbit rocket"], ["space"])["seq"] == 1
     assert server.terminate() == 143  # the conventional status of SIGTERM, after a clean stop
     assert "interrupted" in server.output() and "Traceback" not in server.output()
-    assert [p.name for p in (tmp_path / "model.serve").glob("checkpoint-*")] == ["checkpoint-000000000001.textcw-model"]
+    assert sorted(p.name for p in (tmp_path / "model.serve").glob("[cd]*-0*")) == [
+        "checkpoint-000000000000.textcw-model", "delta-000000000001.npz"]  # the final checkpoint: a delta

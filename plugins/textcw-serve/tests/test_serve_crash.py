@@ -115,8 +115,10 @@ def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path, serve_process)
             assert max(acked) <= new_count, f"round {round_ - 1}: acknowledged updates lost"
             gaps = [seq for seq in range(count + 1, new_count + 1) if seq not in acked]
             assert len(gaps) <= len(unanswered), (gaps, len(unanswered))
-            # the served model, with its per-call counts, from a checkpoint written now
-            served = textcw.load(state / server.client().checkpoint()["file"])
+            # the served model, with its per-call counts, from a checkpoint written now (a delta
+            # after a full one, as a replica reads the folder)
+            server.client().checkpoint()
+            served = open_service(model_path, state=state).model
             matches = []
             for filling in itertools.permutations(range(len(unanswered)), len(gaps)):
                 chosen = dict(zip(gaps, (unanswered[k] for k in filling)))
@@ -128,13 +130,13 @@ def test_kill_9_under_load_loses_no_acknowledged_update(tmp_path, serve_process)
             reference, count = matches[0], new_count
         assert status["update_count"] == count
         if round_ == ROUNDS:
-            info = server.client().checkpoint()
+            server.client().checkpoint()
             server.terminate()
             break
         acked, unanswered = load_round(server, round_, acknowledged=60 + 40 * round_, then=0.05 + 0.1 * round_)
         assert len(acked) >= 60, server.output()
         total_acked += len(acked)
-    assert_same_learner(textcw.load(state / info["file"]), reference)
+    assert_same_learner(open_service(model_path, state=state).model, reference)  # the chain read back
     assert total_acked >= 160
 
 
@@ -148,10 +150,10 @@ def _limit_file_size(limit: int):
 def test_a_full_disk_at_a_checkpoint_keeps_the_old_checkpoint_and_every_update(tmp_path, serve_process):
     model_path = save_model(tmp_path)
     state = tmp_path / "state"
-    args = [str(model_path), "--learn", "--state", str(state), "--checkpoint-every", "0"]
+    args = [str(model_path), "--learn", "--state", str(state), "--checkpoint-every", "0", "--full-every", "1"]
     updates = [([f"orbit rocket {i}", f"doctor nurse {i}"], ["space", "medicine"]) for i in range(8)]
 
-    service = open_service(model_path, learn=True, state=state, checkpoint_every=0)
+    service = open_service(model_path, learn=True, state=state, checkpoint_every=0, full_every=1)
     for docs, labels in updates[:3]:
         service.submit_update(docs, labels).result(30)
     service.stop()  # a checkpoint at exit

@@ -123,9 +123,9 @@ def test_checkpoints_are_signed_when_a_key_is_configured(model_path, tmp_path, m
     signed = save_model(tmp_path, name="signed.textcw-model")
     service = open_service(signed, learn=True, state=tmp_path / "state")
     service.submit_update(["orbit"], ["space"]).result(30)
-    info = service.submit_checkpoint().result(30)
+    assert service.submit_checkpoint().result(30)["file"] == "delta-000000000001.npz"  # signed too (test_serve_deltas)
     service.stop()
-    textcw.load(tmp_path / "state" / info["file"])  # verified with the key
+    textcw.load(tmp_path / "state" / "checkpoint-000000000000.textcw-model")  # verified with the key
     monkeypatch.setenv("TEXTCW_SIGNING_KEY", "other-key-" * 4)
     with pytest.raises(textcw.errors.ModelFileError):
         open_service(signed, learn=True, state=tmp_path / "state")

@@ -45,7 +45,7 @@ def test_a_state_folder_reached_through_another_users_link_is_refused(model_path
 
 
 def test_the_checkpoint_unpickled_is_the_one_whose_digest_was_checked(model_path, tmp_path, monkeypatch):
-    service = open_service(model_path, learn=True, state=tmp_path / "state")
+    service = open_service(model_path, learn=True, state=tmp_path / "state", full_every=1)
     work = batches(2)
     for docs, labels in work:
         service.submit_update(docs, labels).result(30)
@@ -121,7 +121,7 @@ def test_kill_at_the_first_start_before_the_digest_is_recorded_recovers_with_a_w
     # as kill -9 leaves it between renaming the first checkpoint into place and recording its digest
     (tmp_path / "state" / "checkpoints.sha256").unlink()
     with caplog.at_level("WARNING", logger="textcw.serve"):
-        service = open_service(model_path, learn=True, state=tmp_path / "state")
+        service = open_service(model_path, learn=True, state=tmp_path / "state", full_every=1)
     assert "stopped during its first start before recording its digest" in caplog.text
     assert service.submit_update(*batches(1)[0]).result(30)["seq"] == 1
     service.stop()

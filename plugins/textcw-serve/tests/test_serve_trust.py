@@ -52,8 +52,10 @@ def test_the_state_folder_and_its_files_are_owner_only_whatever_the_umask(model_
         os.umask(old)
     folder = tmp_path / "state"
     assert mode(folder) == 0o700
+    assert info["file"] == "delta-000000000001.npz"  # the rows the update changed, beside the full checkpoint
     assert {p.name: mode(p) for p in folder.iterdir()} == {
-        info["file"]: 0o600, "checkpoints.sha256": 0o600, "updates.log": 0o600, "lock": 0o600}
+        "checkpoint-000000000000.textcw-model": 0o600, info["file"]: 0o600, "checkpoints.sha256": 0o600,
+        "updates.log": 0o600, "lock": 0o600}
 
 
 def test_a_state_folder_others_can_write_is_refused_before_anything_is_read(model_path, tmp_path, monkeypatch):
@@ -128,7 +130,7 @@ def test_a_checkpoint_without_a_recorded_digest_is_never_unpickled(model_path, t
 
 
 def test_a_checkpoint_changed_after_it_was_written_is_refused(model_path, tmp_path, monkeypatch):
-    service = open_service(model_path, learn=True, state=tmp_path / "state")
+    service = open_service(model_path, learn=True, state=tmp_path / "state", full_every=1)
     service.submit_update(*batches(1)[0]).result(30)
     info = service.submit_checkpoint().result(30)
     service.stop(checkpoint=False)

@@ -21,6 +21,7 @@ def serve(
     state: Annotated[Path | None, typer.Option("--state", help="Folder of checkpoints and the update log (default with --learn: NAME.serve beside the model); without --learn, serve its newest checkpoint read-only")] = None,
     token_file: Annotated[Path | None, typer.Option("--token-file", help="File holding the token /learn and /checkpoint require (Authorization: Bearer)")] = None,
     checkpoint_every: Annotated[int, typer.Option("--checkpoint-every", help="Write a checkpoint and empty the log after this many updates (0: only on /checkpoint and at exit)")] = 10_000,
+    full_every: Annotated[int, typer.Option("--full-every", help="Write the whole model at every N-th checkpoint; the others hold only the rows changed since the one before (1: every checkpoint whole)")] = 32,  # textcw_serve.deltas.FULL_EVERY
     group_size: Annotated[int, typer.Option("--group-size", help="Most updates made durable by one fsync (group commit); 1: one fsync per update")] = MAX_GROUP_RECORDS,
 ) -> None:
     """Serve MODEL over HTTP: /predict, /learn (with --learn), /status, /checkpoint, /health,
@@ -33,11 +34,13 @@ def serve(
 
     if checkpoint_every < 0:
         raise ParameterError(f"--checkpoint-every {checkpoint_every} must be 0 or more")
+    if full_every < 1:
+        raise ParameterError(f"--full-every {full_every} must be 1 or more (1: every checkpoint holds the whole model)")
     if not 1 <= group_size <= MAX_GROUP_RECORDS:
         raise ParameterError(f"--group-size {group_size} must be between 1 and {MAX_GROUP_RECORDS}")
     token = read_token(token_file) if token_file is not None else None
     check_listen_address(host, token)  # before the model is loaded: a refusal should be instant
     metrics = ServiceMetrics()
     service = open_service(model, learn=learn, state=state, checkpoint_every=checkpoint_every,
-                           max_group_records=group_size, metrics=metrics)
+                           max_group_records=group_size, metrics=metrics, full_every=full_every)
     run(service, host=host, port=port, token=token, announce=LOG.info)

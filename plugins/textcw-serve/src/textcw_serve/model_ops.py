@@ -19,8 +19,11 @@ from sklearn.pipeline import Pipeline
 
 from textcw.errors import InputError
 from textcw.learners.base import OnlineLinearClassifier
+from textcw.learners.gaussian import GaussianLinearClassifier
 from textcw.learners.temperature import TemperatureScaling
 from textcw.untrusted import safe_text
+
+from textcw_serve.scoring import scores_and_variances
 
 
 def check_servable(model, name: str) -> None:
@@ -233,39 +236,62 @@ class Scored:
     proba: np.ndarray | None
 
 
-class _KnownScores:
-    """The learner, except that ``decision_function(X)`` of the ``X`` just scored returns those
-    scores (a copy) instead of computing them again: the label and the calibrated probabilities
-    are both made from the decision scores, which cost a sparse product each (a third of a
-    batch's prediction). Every other attribute is the learner's own."""
+class _Known:
+    """The learner, except that ``decision_function(X)`` (and ``margin_variance(X)``) of the
+    ``X`` just scored return those values (a copy) instead of computing them again: the label
+    and the calibrated probabilities are all made from them, which cost a sparse product each.
+    Every other attribute is the learner's own."""
 
-    def __init__(self, learner, X, scores: np.ndarray):
-        self._learner, self._X, self._scores = learner, X, scores
+    def __init__(self, learner, X, scores: np.ndarray, variances: np.ndarray | None = None):
+        self._learner, self._X, self._scores, self._variances = learner, X, scores, variances
 
     def decision_function(self, X):
         return self._scores.copy() if X is self._X else self._learner.decision_function(X)
+
+    def margin_variance(self, X):
+        if X is self._X and self._variances is not None:
+            return self._variances.copy()
+        return self._learner.margin_variance(X)
 
     def __getattr__(self, name):
         return getattr(self._learner, name)
 
 
+def _needs_variances(learner, scaling) -> bool:
+    """Whether the probabilities are made from the margin variances too: a temperature on the
+    standardized margin, or a Gaussian learner's own probabilities."""
+    if scaling is not None:
+        return isinstance(scaling, TemperatureScaling) and scaling.margin == "standardized"
+    return getattr(type(learner), "predict_proba", None) is GaussianLinearClassifier.predict_proba
+
+
 def score(model: Pipeline, X) -> Scored:
     """Label, decision scores and probabilities of each row of ``X``, all from one model state
     (called under the model lock). Each is what the learner's own ``predict``,
-    ``decision_function`` and (calibrated) ``predict_proba`` give, bit for bit; the decision
-    scores are computed once and reused where those methods are the library's own, which
-    compute them the same way."""
+    ``decision_function`` and (calibrated) ``predict_proba`` give: the decision scores (and the
+    margin variances the probabilities need) are computed once, by one compiled pass over the
+    batch where the learner scores as the library does (:mod:`textcw_serve.scoring`, equal to
+    rounding), else by the learner's own ``decision_function`` (bit for bit), and handed to the
+    library's own ``predict`` and probability functions."""
     learner = learner_of(model)
-    scores = np.asarray(learner.decision_function(X), dtype=float) if hasattr(learner, "decision_function") else None
-    known = learner if scores is None else _KnownScores(learner, X, scores)
+    scaling = getattr(model, "probability_calibration_", None)  # textcw train's calibrated default
+    compiled = scores_and_variances(learner, X, variances=_needs_variances(learner, scaling))
+    if compiled is not None:
+        scores, variances = compiled
+    else:
+        scores, variances = None, None
+        if hasattr(learner, "decision_function"):
+            scores = np.asarray(learner.decision_function(X), dtype=float)
+    known = learner if scores is None else _Known(learner, X, scores, variances)
     if scores is not None and type(learner).predict is OnlineLinearClassifier.predict:
         predicted = OnlineLinearClassifier.predict(known, X)  # the argmax of the decision scores
     else:
         predicted = learner.predict(X)
-    scaling = getattr(model, "probability_calibration_", None)  # textcw train's calibrated default
     if scaling is not None:
         # a temperature scales the decision scores (and, standardized, the margin variance)
         proba = scaling.predict_proba(known if isinstance(scaling, TemperatureScaling) else learner, X)
+    elif variances is not None:  # a Gaussian learner's own probabilities (_needs_variances)
+        proba = GaussianLinearClassifier.predict_proba(known, X)  # Phi / quadrature of the same numbers
     else:
         proba = learner.predict_proba(X) if hasattr(learner, "predict_proba") else None
     return Scored(np.asarray(predicted), scores, None if proba is None else np.asarray(proba, dtype=float))

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from textcw.errors import TextcwError
 
+from textcw_serve.deltas import DeltaTracker, write_checkpoint
 from textcw_serve.journal import (HEADER_BYTES, MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_payload,
                                   frame_record)
 from textcw_serve.model_ops import (LabelMap, Vocabulary, apply_update, calibration_of, featurize, featurize_each,
@@ -87,7 +88,7 @@ class ModelService:
     def __init__(self, model, *, name: str, counters: Counters, state: StateFolder | None = None,
                  writer: LogWriter | None = None, checkpoint: Checkpoint | None = None,
                  checkpoint_every: int = 10_000, max_group_records: int = MAX_GROUP_RECORDS,
-                 metrics=None, description: dict | None = None):
+                 metrics=None, description: dict | None = None, deltas: DeltaTracker | None = None):
         self.model = model
         self.name = name
         self.counters = counters
@@ -98,6 +99,7 @@ class ModelService:
         self.max_group_records = max_group_records
         self.metrics = metrics
         self.description = dict(description or {})
+        self.deltas = deltas  # the rows touched since the last checkpoint (None: full checkpoints only)
         self.labels = LabelMap(model.steps[-1][1].classes_)
         self.vocabulary = Vocabulary(model)
         self.calibration = calibration_of(model)
@@ -358,6 +360,8 @@ class ModelService:
                 with self.lock.exclusive():
                     for update in group:
                         outcome = apply_update(self.model, update.X, update.labels)
+                        if self.deltas is not None:
+                            self.deltas.mark(update.X)
                         self.counters.add(len(update.documents), outcome.mistakes, outcome.changes)
                         results.append(learn_reply(self.counters, len(update.documents), outcome, update.unseen))
         except Exception as exc:
@@ -387,8 +391,8 @@ class ModelService:
         try:
             if self.last_checkpoint is None or self.last_checkpoint.seq != self.counters.seq:
                 with self.state.snapshot(exclusive=True):  # replicas see both changes or neither
-                    with self.lock.shared():
-                        self.last_checkpoint = self.state.write_checkpoint(self.model, self.counters)
+                    self.last_checkpoint = write_checkpoint(self.state, self.model, self.counters, self.lock,
+                                                            self.deltas, self.last_checkpoint)
                     self.writer.reset()
             result = self.checkpoint_info()
         except (TextcwError, OSError) as exc:

@@ -11,10 +11,12 @@ from pathlib import Path
 import textcw
 from textcw.errors import DataError, InputError
 
+from textcw_serve.deltas import FULL_EVERY, DeltaTracker, apply_deltas, delta_files, supports_deltas
 from textcw_serve.journal import LogWriter
 from textcw_serve.model_ops import LabelMap, apply_update, check_learnable, check_servable, featurize
 from textcw_serve.service import ModelService
-from textcw_serve.state import INFO_KEY, CheckpointMoved, Counters, StateFolder, check_state_folder, prepare_folder
+from textcw_serve.state import (INFO_KEY, Checkpoint, CheckpointMoved, Counters, StateFolder, check_state_folder,
+                                prepare_folder)
 
 LOG = logging.getLogger("textcw.serve")
 STATE_SUFFIX = ".serve"
@@ -39,12 +41,14 @@ def versions() -> dict:
 
 def open_service(model_path: str | Path, *, learn: bool = False, state: str | Path | None = None,
                  checkpoint_every: int = 10_000, max_group_records: int | None = None,
-                 metrics=None) -> ModelService:
+                 metrics=None, full_every: int = FULL_EVERY) -> ModelService:
     """The :class:`ModelService` for ``model_path``.
 
     With ``learn``, updates are logged and checkpointed in ``state`` (default: ``NAME.serve``
     beside the model), whose lock this process then holds. Without ``learn`` but with
     ``state`` (a replica), the newest checkpoint there is loaded and the log replayed, read-only.
+    Every ``full_every``-th checkpoint holds the whole model; the others only the rows the updates
+    since the one before changed (:mod:`textcw_serve.deltas`; 1: every checkpoint whole).
     """
     model_path = Path(model_path)
     manifest = textcw.read_manifest(model_path)  # a damaged or foreign file fails here, unpickled
@@ -63,7 +67,7 @@ def open_service(model_path: str | Path, *, learn: bool = False, state: str | Pa
         if learn:
             folder.lock()
     try:
-        return _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics)
+        return _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics, full_every)
     except BaseException:
         if folder is not None:
             folder.unlock()
@@ -80,7 +84,8 @@ def _load_model_file(model_path: Path, manifest: dict):
 
 
 def _read_state(folder: StateFolder, learn: bool):
-    """``(newest checkpoint or None, log contents, pending records, damage)``, read consistently.
+    """``(newest checkpoint or None, the deltas after it, log contents, pending records, damage)``,
+    read consistently.
 
     A replica reads a folder that a learning service may be changing: the learner writes a newer
     checkpoint, removes the older one and empties its log, all under the folder's exclusive lock
@@ -95,12 +100,15 @@ def _read_state(folder: StateFolder, learn: bool):
             with folder.snapshot(exclusive=learn):
                 newest = folder.load_newest()
                 seq = newest[1].seq if newest is not None else 0
+                deltas = folder.read_deltas(seq) if newest is not None else []
+                seq = deltas[-1].seq if deltas else seq
                 log = folder.read_log(seq)
-                newer = any(c.seq > seq for c in folder.checkpoints())
+                newer = any(c.seq > seq for c in folder.checkpoints()) or any(
+                    s > seq for s, _ in delta_files(folder.folder))
             if not learn and newer and folder.held_by_learner():
                 # a newer checkpoint came while the log was read: the log may have been emptied
                 raise CheckpointMoved(f"a checkpoint newer than record {seq} was written meanwhile")
-            return (newest, *log)
+            return (newest, deltas, *log)
         except (DataError, InputError) as exc:
             if learn or not folder.held_by_learner():
                 raise
@@ -115,12 +123,12 @@ def _read_state(folder: StateFolder, learn: bool):
     raise AssertionError("unreachable")
 
 
-def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics):
+def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_records, metrics, full_every):
     if folder is None:
         newest = contents = None
-        pending, damage = [], []
+        deltas, pending, damage = [], [], []
     else:
-        newest, contents, pending, damage = _read_state(folder, learn)
+        newest, deltas, contents, pending, damage = _read_state(folder, learn)
     if newest is None:
         model, counters, checkpoint = _load_model_file(model_path, manifest), Counters(), None
     else:
@@ -130,13 +138,28 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
     check_servable(model, name)
     if learn:
         check_learnable(model, name)
+    # (a learner's own folder: a replica's may lose the file to the learner's next checkpoint)
+    full_bytes = checkpoint.path.stat().st_size if learn and checkpoint is not None else 0
+    if deltas:
+        apply_deltas(model.steps[-1][1], deltas)
+        counters, checkpoint = _counters_of(deltas[-1]), Checkpoint(deltas[-1].seq, deltas[-1].path,
+                                                                    deltas[-1].header.get("created_at"))
+        LOG.info("applied %d delta%s up to record %d (%s)", len(deltas), "s" if len(deltas) > 1 else "",
+                 checkpoint.seq, checkpoint.path.name)
+    # the rows the updates after the last checkpoint touch, for the next delta (deltas.py)
+    tracker = DeltaTracker(model.steps[-1][1], chain=len(deltas), chain_bytes=sum(d.size for d in deltas),
+                           full_bytes=full_bytes, max_chain=full_every - 1) \
+        if learn and full_every > 1 and supports_deltas(model.steps[-1][1]) else None
     writer = None
     if folder is not None:
         # the evidence first: nothing of a damaged log is cut or emptied before a copy is kept
         copy = folder.quarantine_log() if damage and learn else None
         labels = LabelMap(model.steps[-1][1].classes_)
         for record in pending:
-            outcome = apply_update(model, featurize(model, record.documents), labels.resolve(record.labels))
+            X = featurize(model, record.documents)
+            if tracker is not None:
+                tracker.mark(X.tocsr())
+            outcome = apply_update(model, X, labels.resolve(record.labels))
             counters.add(len(record.documents), outcome.mistakes, outcome.changes)
             counters.seq = record.seq  # records lost to damage keep their numbers
         if pending:
@@ -154,6 +177,8 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
                 with folder.snapshot(exclusive=True):
                     checkpoint = folder.write_checkpoint(model, counters)
                     writer.reset()
+                if tracker is not None:
+                    tracker.full_checkpoint_written(checkpoint.path.stat().st_size)
             elif contents.records and not pending:  # a crash after a checkpoint, before emptying the log
                 writer.reset()
     description = dict(manifest.get("model") or {})
@@ -162,10 +187,21 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
     kwargs = {} if max_group_records is None else {"max_group_records": max_group_records}
     service = ModelService(model, name=name, counters=counters, state=folder if learn else None,
                         writer=writer, checkpoint=checkpoint, checkpoint_every=checkpoint_every,
-                        metrics=metrics, description=description, **kwargs)
+                        metrics=metrics, description=description, deltas=tracker, **kwargs)
     if learn:
         announce_learning_limits(service, name)
     return service
+
+
+def _counters_of(delta) -> Counters:
+    """The service's counters a delta recorded (checked: whole numbers, its own record number)."""
+    found = delta.header.get("counters")
+    fields = ("seq", "documents", "mistakes", "changes")
+    if not (isinstance(found, dict) and all(isinstance(found.get(k), int) and found[k] >= 0 for k in fields)
+            and found["seq"] == delta.seq):
+        raise DataError(f"{delta.path} records counters that do not match its name; the state folder was edited "
+                        "by hand")
+    return Counters(**{k: found[k] for k in fields})
 
 
 def announce_learning_limits(service: ModelService, name: str) -> None:

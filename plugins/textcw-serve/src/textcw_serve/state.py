@@ -5,7 +5,8 @@
     STATE/
         checkpoint-000000000000.textcw-model   the served model before any update (record 0)
         checkpoint-000000001234.textcw-model   the model after record 1234 (the newest is kept)
-        checkpoints.sha256                     the sha256 of each checkpoint this service wrote
+        delta-000000001300.npz                 the rows updates 1235-1300 changed (textcw_serve.deltas)
+        checkpoints.sha256                     the sha256 of each checkpoint and delta this service wrote
         updates.log                            the records after the newest checkpoint
         lock                                   held (flock) by the one service learning here
 
@@ -51,6 +52,7 @@ from textcw.errors import DataError, InputError
 from textcw.persist import SUFFIX
 from textcw.trust import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, check_trusted_dir, open_trusted_file
 
+from textcw_serve.deltas import delta_files, read_deltas
 from textcw_serve.journal import LogContents, parse_log
 
 CHECKPOINT_PATTERN = re.compile(r"^checkpoint-(\d{12})" + re.escape(SUFFIX) + "$")
@@ -60,7 +62,7 @@ DIGESTS_NAME = "checkpoints.sha256"
 TMP_NAME = ".tmp"
 INFO_KEY = "textcw_serve"
 _MAX_DIGESTS_BYTES = 64 << 10
-_DIGEST_LINE = re.compile(r"^([0-9a-f]{64})  (checkpoint-\d{12}" + re.escape(SUFFIX) + r")$")
+_DIGEST_LINE = re.compile(r"^([0-9a-f]{64})  (checkpoint-\d{12}" + re.escape(SUFFIX) + r"|delta-\d{12}\.npz)$")
 LOG = logging.getLogger("textcw.serve")
 
 
@@ -196,8 +198,16 @@ class StateFolder:
         for old in self.checkpoints():
             if old.seq < counters.seq:
                 old.path.unlink(missing_ok=True)
+        for seq, old_delta in delta_files(self.folder):  # the full checkpoint holds what they held
+            if seq <= counters.seq:
+                old_delta.unlink(missing_ok=True)
         self._write_digests({name: digest})
         return Checkpoint(counters.seq, path, now.isoformat())
+
+    def record_digest(self, name: str, digest: str) -> None:
+        """Add the sha256 of a file just written (a delta) to ``checkpoints.sha256``."""
+        recorded = self._recorded_digests()
+        self._write_digests({**{k: v for k, v in recorded.items() if (self.folder / k).exists()}, name: digest})
 
     def _write_digests(self, digests: dict[str, str]) -> None:
         path = self.folder / DIGESTS_NAME
@@ -282,6 +292,11 @@ class StateFolder:
         model = textcw.persist.load_vouched(data, newest.path)
         newest.created_at = manifest.get("created_at")
         return model, Counters(**{k: info[k] for k in fields}), newest
+
+    def read_deltas(self, after: int) -> list:
+        """The recorded deltas after the full checkpoint of record ``after``, read, checked
+        against their recorded sha256 and chained (:func:`textcw_serve.deltas.read_deltas`)."""
+        return read_deltas(self.folder, self._recorded_digests(), after, self.base_sha256, LOG)
 
     def read_log(self, after: int) -> tuple[LogContents, list, list[str]]:
         """The log, its intact records after record ``after`` and, if it is damaged, one line per
