@@ -31,7 +31,7 @@ def test_a_fixed_vocabulary_is_announced_at_start_and_in_status(fixed, tmp_path,
         service = open_service(fixed, learn=True, state=tmp_path / "state")
     size = len(textcw.load(fixed).steps[0][1].vocabulary_)
     assert (f"model.textcw-model has a fixed vocabulary ({size} terms, featurizer binary-bow): /learn drops "
-            "words the model never saw") in caplog.text and "--featurizer hashing" in caplog.text
+            "words the model never saw") in caplog.text and "--featurizer hashed-tfidf" in caplog.text
     status = service.status()
     service.stop()
     assert status["vocabulary"]["fixed"] is True and status["vocabulary"]["size"] == size
@@ -49,7 +49,7 @@ def test_each_learn_reply_counts_the_words_a_fixed_vocabulary_drops(fixed, tmp_p
         reply = client.learn([f"{known[0]} {NEW_WORD} {NEW_WORD}", f"{known[1]} zorblax"], ["space", "medicine"])
         assert reply["unseen_tokens"] == 3
         assert reply["warning"] == ("3 terms of these documents are not in the model's fixed vocabulary and were "
-                                    "dropped: the model cannot learn new words; train it with --featurizer hashing "
+                                    "dropped: the model cannot learn new words; train it with --featurizer hashed-tfidf "
                                     "to learn them")
         reply = client.learn([" ".join(known)], ["space"])
         assert reply["unseen_tokens"] == 0 and reply["warning"] is None

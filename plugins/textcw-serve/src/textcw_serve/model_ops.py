@@ -148,8 +148,8 @@ class Vocabulary:
                     "note": "every word gets a column (no vocabulary): corrections with new words are learned"}
         return {"fixed": True, "size": len(self._terms),
                 "note": "the vocabulary was fixed when the model was trained: /learn drops words the model "
-                        "never saw (see unseen_tokens in each reply); train with --featurizer hashing to "
-                        "learn new words"}
+                        "never saw (see unseen_tokens in each reply); train with --featurizer hashed-tfidf "
+                        "(tfidf's weights over hashed words) to learn new words"}
 
 
 def calibration_of(model: Pipeline) -> dict | None:
@@ -336,7 +336,7 @@ def learn_reply(counters, documents: int, outcome: UpdateOutcome, unseen: int | 
         reply["warning"] = (f"{unseen} term{'s' if unseen > 1 else ''} of these documents "
                             f"{'are' if unseen > 1 else 'is'} not in the model's fixed vocabulary and "
                             f"{'were' if unseen > 1 else 'was'} dropped: the model cannot learn new words; "
-                            "train it with --featurizer hashing to learn them")
+                            "train it with --featurizer hashed-tfidf to learn them")
     return reply
 
 

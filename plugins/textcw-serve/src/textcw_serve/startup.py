@@ -208,8 +208,8 @@ def announce_learning_limits(service: ModelService, name: str) -> None:
     """Say at start what /learn cannot change: words outside a fixed vocabulary, the temperature."""
     if service.vocabulary.fixed:
         LOG.warning("%s has a fixed vocabulary (%d terms, featurizer %s): /learn drops words the model never "
-                    "saw, and each reply says how many (unseen_tokens); train with --featurizer hashing to "
-                    "learn new words", name, service.vocabulary.describe()["size"],
+                    "saw, and each reply says how many (unseen_tokens); train with --featurizer hashed-tfidf "
+                    "(tfidf's weights over hashed words) to learn new words", name, service.vocabulary.describe()["size"],
                     service.description.get("featurizer") or type(service.model.steps[0][1]).__name__)
     if service.calibration is not None:
         temperature = service.calibration["temperature"]
