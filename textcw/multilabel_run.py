@@ -20,6 +20,8 @@ import numpy as np
 
 from textcw.corpus.multilabel import is_multilabel, multilabel_task
 from textcw.errors import InputError, ParameterError
+from textcw.evaluation.contract import Fold
+from textcw.evaluation.multilabel_measures import MultiLabelMetric
 from textcw.learners.multilabel import MultiLabel
 from textcw.metrics import multilabel_metrics
 from textcw.pipeline import assemble, build_learner, default_featurizer, load_corpus, make_featurizer
@@ -53,8 +55,6 @@ def check_metrics(names, corpus: str) -> None:
 
 
 def _multilabel_metric(factory) -> bool:
-    from textcw.evaluation.multilabel_measures import MultiLabelMetric
-
     return isinstance(factory, type) and issubclass(factory, MultiLabelMetric)
 
 
@@ -142,8 +142,6 @@ def evaluate_holdout(corpora: list[str], learners: list, metrics: dict, *, featu
     scored on its test split with ``metrics`` (``{name: Metric}``). Returns ``{"tasks": [...],
     "learners": [...], "metrics": [...], "rows": [{task, learner, <metric>: value, ...,
     train_seconds}]}``."""
-    from textcw.evaluation.contract import Fold
-
     rows = []
     for corpus in corpora:
         check_metrics(list(metrics), corpus)

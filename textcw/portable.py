@@ -65,7 +65,12 @@ from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import ModelFileError, ParameterError, TextcwError, UnknownNameError
+from textcw.features.params import check_text_params
+from textcw.learners.calibrated_pipeline import CalibratedPipeline
+from textcw.learners.temperature import BETA_MAX, TemperatureScaling
 from textcw.model_card import export_card
+from textcw.pipeline import make_featurizer, make_learner
+from textcw.plugins import current_registries, use_registries
 from textcw.portable_export import export_model
 from textcw.portable_format import (
     DEFAULT_MAX_BYTES,
@@ -107,8 +112,6 @@ def import_model(path: str | os.PathLike, *, registries=None, max_bytes: int = D
     wrong. ``registries`` overrides the registries in use for this call
     (:func:`textcw.plugins.use_registries`).
     """
-    from textcw.plugins import use_registries
-
     path = Path(path)
     document, arrays = read_export(path, max_bytes)
     try:
@@ -133,8 +136,6 @@ _COUNTER_KEYS = ("mistakes", "n_updates")
 
 
 def _build(document: dict, arrays: dict) -> Pipeline:
-    from textcw.pipeline import make_featurizer, make_learner
-    from textcw.plugins import current_registries
 
     regs = current_registries()
 
@@ -167,8 +168,6 @@ def _build(document: dict, arrays: dict) -> Pipeline:
             )
         obj = make(name, **params)  # parameters validated as `textcw train` does
         if isinstance(obj, (CountVectorizer, HashingVectorizer)):
-            from textcw.features.params import check_text_params
-
             check_text_params(obj, name)  # a plugin's vectorizer: the same limits as textcw's own
         if "multilabel" in step and kind == "learners":
             obj = rebuild_multilabel(obj, step["multilabel"], arrays, name, calibration=_calibration,
@@ -188,7 +187,6 @@ def _build(document: dict, arrays: dict) -> Pipeline:
     if calibration is None:
         model = Pipeline(built)
     else:  # a calibrated model: its temperature travels as plain data in the components
-        from textcw.learners.calibrated_pipeline import CalibratedPipeline
 
         model = CalibratedPipeline(built)
         model.probability_calibration_ = _calibration(calibration)
@@ -275,7 +273,6 @@ def _calibration(calibration):
     ``[0, BETA_MAX]`` and finite, non-negative recorded log-losses."""
     import math
 
-    from textcw.learners.temperature import BETA_MAX, TemperatureScaling
 
     try:
         scaling = TemperatureScaling.from_dict(calibration)

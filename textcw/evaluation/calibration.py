@@ -26,8 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from textcw.errors import InputError, ParameterError
+from textcw.evaluation.plot import legend_beside, require_matplotlib, save_figure
 from textcw.evaluation.report import Report
 from textcw.metrics import BINS, expected_calibration_error, probability_bin_stats
+from textcw.pipeline import load_corpus, make_learner, train
 from textcw.plugins import in_registries
 
 __all__ = ["BINS", "CalibrationReport", "ProbabilityBin", "calibration", "calibration_report",
@@ -163,8 +165,6 @@ def calibration(*, bins: int = BINS, seed: int | None = 0, registries=None):
 
     def run(corpus: str, learner: str, *, params: dict | None = None, epochs: int | None = None,
             featurizer: str | None = None) -> CalibrationReport:
-        from textcw.pipeline import load_corpus, make_learner, train
-
         if not hasattr(make_learner(learner, **(params or {})), "predict_proba"):
             raise ParameterError(
                 f"learner {learner!r} gives no label probabilities (no predict_proba); calibration "
@@ -189,8 +189,6 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     probability panels show the whole axis, 0 to 1; every report is in the legend, beside the
     panels, even one without a filled bin.
     """
-    from textcw.evaluation.plot import legend_beside, require_matplotlib, save_figure
-
     plt = require_matplotlib()
     if not reports:
         raise InputError("no calibration reports to plot")

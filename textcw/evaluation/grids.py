@@ -12,14 +12,12 @@ import itertools
 import math
 
 from textcw.errors import ParameterError
+from textcw.learners.selftune import tune_grid
+from textcw.plugins import current_registries
 
 
 def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     """``{parameter: values}`` to search for learner ``name``, leaving out the ``fixed`` parameters."""
-    from textcw.plugins import current_registries
-
-    from textcw.learners.selftune import tune_grid
-
     entry = current_registries().learners.get(name)
     grid = ((entry.quick_grid if quick else None) or entry.grid
             or tune_grid(entry.factory, quick=quick))

@@ -17,7 +17,9 @@ from textcw.evaluation.designs.options import SEED, check_distinct
 from textcw.evaluation.specs import SPLIT, as_learner, as_task, check_specs
 from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
 from textcw.evaluation.training import error_percent
+from textcw.pipeline import make_learner
 from textcw.plugins import use_registries
+from textcw.scale.combine import METHODS, check_combinable
 
 __all__ = ["Combination"]
 
@@ -43,7 +45,6 @@ class Combination(Design):
 
     def __init__(self, **options):
         super().__init__(**options)
-        from textcw.scale.combine import METHODS
 
         check_distinct("combination", "shards", self.settings["shards"])
         if self.settings["method"] not in METHODS:
@@ -72,8 +73,6 @@ class Combination(Design):
 
     def _check_learners(self, learners) -> None:
         """Refuse, before training, a learner that cannot be trained on shards or combined so."""
-        from textcw.pipeline import make_learner
-        from textcw.scale.combine import check_combinable
 
         for spec in learners:
             est = make_learner(spec.name, **spec.params)
