@@ -21,7 +21,9 @@ callables, and every dispatch on a code ends in an error for an unknown one (the
 below take a variant's compiled functions instead, and call nothing else).
 
 :func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``); the
-functions below are compiled with it and may be called from a plugin's kernels.
+functions below are compiled with it and may be called from a plugin's kernels, as may
+:func:`prefetch` (a cache hint); :func:`as_kernel_csr` puts a matrix in the form the kernels
+take.
 
 A diagonal Gaussian variant need not write a kernel at all: :func:`diagonal_gaussian_kernels`
 builds its binary and top-1 multi-class epoch kernels from its ``step`` and ``variance``
@@ -45,7 +47,8 @@ inside a function work too, compiled once per process).
 
 from __future__ import annotations
 
-from textcw._jit import kernel
+from textcw._csr import as_kernel_csr
+from textcw._jit import kernel, prefetch
 from textcw._limits import MAX_ABS_VALUE
 from textcw.learners._kernels.common import (
     column,
@@ -85,11 +88,13 @@ __all__ = [
     "PerFeatureKernels",
     "SMALLEST_NORMAL",
     "VARIANCE_FLOOR",
+    "as_kernel_csr",
     "bind_kernel",
     "column",
     "diagonal_gaussian_kernels",
     "kernel",
     "per_feature_kernels",
+    "prefetch",
     "row_dot",
     "row_dot_and_variance",
     "row_scores",

@@ -25,6 +25,10 @@ import numpy as np
 
 from textcw.errors import ParameterError, PluginError
 from textcw.evaluation.contract import NEEDS, Design, Fold, Metric, Option, SplitDesign
+from textcw.evaluation.cv import check_splits
+from textcw.evaluation.data import load_task
+from textcw.evaluation.measures import Error
+from textcw.evaluation.specs import PROTOCOLS, TaskSpec
 from textcw.testing.runner import Check, Component, fail
 
 __all__ = ["DESIGN_CHECKS", "METRIC_CHECKS", "check_design", "check_metric", "design_under_test",
@@ -60,8 +64,6 @@ class DesignSubject:
     def report(self):
         """One run of the design (shared by the checks that read it)."""
         if "report" not in self.cache:
-            from textcw.evaluation.measures import Error
-
             self.cache["report"] = self.make().run([self.task], list(self.learners), metrics={"error": Error()})
         return self.cache["report"]
 
@@ -236,8 +238,6 @@ METRIC_CHECKS = tuple(Check(f.__name__.removeprefix("metric_"), f) for f in (
 
 # ============================================================================== design checks
 def design_declares_its_contract(subject: DesignSubject) -> None:
-    from textcw.evaluation.specs import PROTOCOLS
-
     design = subject.make()
     if not isinstance(design, Design):
         fail(f"it built a {type(design).__name__}; subclass textcw.evaluation.contract.Design "
@@ -251,9 +251,6 @@ def design_declares_its_contract(subject: DesignSubject) -> None:
 
 
 def splits_are_disjoint_and_seeded(subject: DesignSubject) -> None:
-    from textcw.evaluation.cv import check_splits
-    from textcw.evaluation.data import load_task
-    from textcw.evaluation.specs import TaskSpec
 
     design = subject.make()
     if not isinstance(design, SplitDesign):
@@ -290,8 +287,6 @@ def runs_a_table_of_folds(subject: DesignSubject) -> None:
 
 
 def is_seeded(subject: DesignSubject) -> None:
-    from textcw.evaluation.measures import Error
-
     first = subject.report()
     again = subject.make().run([subject.task], list(subject.learners), metrics={"error": Error()})
     if [(c.outcomes, c.fold_errors) for c in first.cells] != [(c.outcomes, c.fold_errors) for c in again.cells]:

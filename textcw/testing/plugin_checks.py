@@ -14,8 +14,10 @@ from collections.abc import Iterator, Mapping
 
 import pluggy
 
+from textcw.cli import build_app
 from textcw.errors import DuplicateNameError
 from textcw.hookspecs import PROJECT
+from textcw.learners.base import OnlineLinearClassifier
 from textcw.pipeline import make_featurizer, make_learner
 from textcw.plugins import broken_plugins, build_registries, get_plugin_manager
 from textcw.registry import KINDS
@@ -274,8 +276,6 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                         fail(f"corpus {n!r}: tasks must be a {{task name: one-line summary}} dict "
                              f"with typeable names; got {tasks!r}")
         if commands:
-            from textcw.cli import build_app
-
             builtin = _command_names(build_app(base_pm))
             clash = sorted(builtin & commands)
             if clash:
@@ -293,7 +293,6 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         # A subclass of OnlineLinearClassifier registered without online=True still trains, but
         # textcw train shows it no progress and leaves its probabilities uncalibrated, and
         # evaluate --plot draws no mistake curve: nothing fails, so say it here.
-        from textcw.learners.base import OnlineLinearClassifier
 
         regs = state["regs"]
         for n in state["own"].get("learners", []):

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from textcw._csr import as_kernel_csr
-from textcw._jit import kernel, prefetch
+from textcw.kernels import as_kernel_csr, kernel, prefetch
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier
 
