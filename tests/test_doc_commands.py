@@ -8,6 +8,18 @@ commands read files has a ```python block that makes them; those blocks (``Page.
 first. Then what the page claims its commands print (``Page.claims``) must be on the page and in
 their output (white space aside: pages wrap lines and align columns, commands print tabs).
 
+A plain ``textcw ARGS`` line (no pipe, redirection, ``$``, ``&&``, glob or variable assignment:
+the shell would only split its words) runs in-process instead, through :func:`textcw.cli.main`
+with the page's folder as the working directory, the same environment, empty stdin, and its
+stdout, stderr and exit code checked as a process's are: a process start there would prove
+nothing but the start, and costs a second or more of CPU per line (importing scikit-learn and
+SciPy, loading plugins and kernels). The start itself stays covered by every other line here that
+runs ``textcw`` in a shell (a pipe, a redirection), by the README's lines
+(``plugins/textcw-serve/tests/test_readme_commands.py`` runs each as a process) and by
+:func:`test_a_plain_line_runs_in_process_as_it_runs_in_a_shell`, which runs the same lines both
+ways. A page that installs a package of its own (``Page.plugin``) runs every line after the
+install as a process, since only a new process sees the package.
+
 A few kinds of line are checked instead of run, each where it is cheaper or safer to check:
 
 - ``pip install .``: the installed-package tests (tests/install) run the README's install lines
@@ -33,6 +45,7 @@ import ast
 import importlib
 import importlib.metadata
 import importlib.util
+import io
 import os
 import re
 import shlex
@@ -78,12 +91,16 @@ PAGES = [
                  "    +1.9369  sd 0.3119  z   6.2  power")),
     Page("docs/guide/active-learning.md", files=('open("pool.csv"',),
          claims=("248\t0.499606\tGULF CANADA <GOC> ACQUIRES SUEZ OIL STAKE Gulf Canada Corp said it acquired a...",
-                 "this model's learner is 'pa1': use strategy 'margin' or 'random'")),
+                 "this model's learner is 'pa1': use strategy 'margin' or 'random'",
+                 "newsgroups:sci\tmistake 250\t•3.55")),
     Page("docs/guide/multi-label.md", files=('open("tickets.csv"',),
          claims=("reuters:modapte  arow  micro-F1 0.854  macro-F1 0.361  Hamming loss 0.0038  subset accuracy 0.800",
                  "crude\t1.000000", "2,password reset mail lands in spam,email|login,0.925267|0.998412",
                  "arow 0.9462 0.9418 0.0373 0.8657")),
     Page("docs/guide/online.md", needs="textcw_serve", claims=("sci.med",)),
+    Page("docs/guide/text-features.md", needs="textcw_serve",
+         claims=("newsgroups:sci  scw1  accuracy 0.9480", "new-word.txt\tsci.electronics\t0.500000",
+                 '"updates":1,"changed":true,"update_count":1', '"unseen_tokens":null', "new-word.txt\tsci.med\t0.988383")),
     Page("docs/guide/scaling-out.md", claims=("streamed in chunks of 10000, 1 pass", "4 shards combined by kl")),
     Page("docs/guide/reproducing.md"),
     Page("docs/guide/writing-a-plugin.md", plugin=True, claims=("frequent-bigrams", "textcw-mine")),
@@ -103,6 +120,52 @@ SCALED = {
     "textcw train --corpus synthetic-text:1e6 --learner cw-var --stream --chunk-size 10000":
         ("synthetic-text:1e6", "synthetic-text:2e4"),
 }
+
+
+def plain_textcw(command: str) -> list[str] | None:
+    """The arguments of a line that only runs ``textcw`` (the shell would just split its words
+    and drop its comment), or None when the shell does more: a pipe, redirection, ``;``, ``&&``,
+    ``$``, backquotes, a glob, brace or tilde it would expand, or a variable assignment."""
+    if re.search(r"[$`\\]", command):
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the shell's error, not ours
+        return None
+    if not words or words[0] != "textcw" or any(set(word) <= set("();<>|&") for word in words):
+        return None
+    unquoted = set(command.split("#", 1)[0].split())
+    if any(re.search(r"[*?\[\]{}~]", word) and word in unquoted for word in words):
+        return None  # bash would expand it
+    return words[1:]
+
+
+def run_in_process(argv: list[str], work: Path, env: dict, monkeypatch, capfd) -> tuple[int, str]:
+    """``textcw ARGV`` through :func:`textcw.cli.main` as a process would run it: in ``work``,
+    with ``env`` as the environment and empty stdin; ``(exit code, stdout + stderr)``. The
+    environment, folder and stdin are restored after it."""
+    from textcw.cli import main
+
+    with monkeypatch.context() as patch:
+        patch.chdir(work)
+        for name in set(os.environ) - set(env):
+            patch.delenv(name)
+        for name, value in env.items():
+            if os.environ.get(name) != value:
+                patch.setenv(name, value)
+        patch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        capfd.readouterr()
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as exc:
+            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+        finally:
+            out, err = capfd.readouterr()
+    return code, out + err
 
 
 def shell_commands(markdown: str) -> list[tuple[int, str]]:
@@ -293,8 +356,9 @@ def commands_run_here(page: Page, markdown: str) -> list[tuple[int, str]]:
     return [(line, command) for line, command in commands if not first <= line <= last]
 
 
-def run_page(page: Page, markdown: str, work: Path, env: dict, monkeypatch) -> str:
-    """Run the page's commands in ``work``; their output, stdout and stderr, in order."""
+def run_page(page: Page, markdown: str, work: Path, env: dict, monkeypatch, capfd=None) -> str:
+    """Run the page's commands in ``work``; their output, stdout and stderr, in order. With
+    ``capfd`` (pytest's fixture) plain ``textcw`` lines run in-process (:func:`plain_textcw`)."""
     if page.files:
         blocks = [b for b in python_blocks(markdown) if b.runs and any(f in b.code for f in page.files)]
         assert blocks, f"{page.path}: no python block makes {page.files}"
@@ -305,6 +369,7 @@ def run_page(page: Page, markdown: str, work: Path, env: dict, monkeypatch) -> s
     commands = commands_run_here(page, markdown)
     assert commands, f"{page.path} shows no command"
     output, service = [], None
+    base_env = dict(env)  # a line after a change to it (an install) runs as a process
     try:
         for line, command in commands:
             where = f"{page.path} line {line}: `{command}`"
@@ -328,9 +393,15 @@ def run_page(page: Page, markdown: str, work: Path, env: dict, monkeypatch) -> s
             if service is not None:
                 shell = re.sub(r"(localhost|127\.0\.0\.1):8000", rf"\g<1>:{service.port}", shell)
             expected = _EXITS.search(command)
+            code = int(expected.group(1)) if expected else 0
+            argv = plain_textcw(shell) if capfd is not None and env == base_env else None
+            if argv is not None:
+                returncode, printed = run_in_process(argv, work, env, monkeypatch, capfd)
+                assert returncode == code, f"{where} exited with {returncode}, not {code}:\n{printed[-5000:]}"
+                output.append(printed)
+                continue
             done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", shell], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=COMMAND_SECONDS)
-            code = int(expected.group(1)) if expected else 0
             assert done.returncode == code, f"{where} exited with {done.returncode}, not {code}:\n" \
                                             f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
             output.append(done.stdout + done.stderr)
@@ -386,13 +457,46 @@ def check_claims(page: Page, output: str) -> None:
 
 # The runner itself: a broken command, a refusal that does not happen, a missing claim, a line
 # that names what does not exist, each fails the page.
-def run_markdown(markdown: str, tmp_path: Path, monkeypatch, **options) -> str:
+def run_markdown(markdown: str, tmp_path: Path, monkeypatch, capfd=None, **options) -> str:
     page = Page("synthetic.md", **options)
     work = tmp_path / "work"
     work.mkdir(parents=True)
-    output = run_page(page, markdown, work, environment(tmp_path), monkeypatch)
+    output = run_page(page, markdown, work, environment(tmp_path), monkeypatch, capfd)
     check_claims(page, output)
     return output
+
+
+def test_which_lines_run_in_process():
+    assert plain_textcw("textcw train --corpus newsgroups:sci --learner cw-stdev   # accuracy 0.9594") == \
+        ["train", "--corpus", "newsgroups:sci", "--learner", "cw-stdev"]
+    assert plain_textcw('textcw train --corpus "csv:a.csv?text=body&label=topic"  # exits with 2') == \
+        ["train", "--corpus", "csv:a.csv?text=body&label=topic"]
+    for line in ("textcw predict m < new.csv", "cat a.csv | textcw train", "textcw train > out.txt",
+                 "X=1 textcw train", "textcw train && ls", "textcw train; ls", "textcw predict $MODEL",
+                 "textcw predict *.textcw-model", "textcw predict ~/m", "textcw train 2>&1", "echo textcw",
+                 "textcw train &", "textcw predict `ls`", "textcw train 'unclosed"):
+        assert plain_textcw(line) is None, line
+
+
+def test_a_plain_line_runs_in_process_as_it_runs_in_a_shell(tmp_path, monkeypatch, capfd):
+    page = ("```sh\ntextcw train --help\ntextcw train --corpus toy:x --learner nope  # exits with 2\n"
+            "textcw train --help | tail -2\n```\n")
+    started = []
+    real = subprocess.run
+
+    class Counting:
+        @staticmethod
+        def run(cmd, **kwargs):
+            started.append(cmd[-1])
+            return real(cmd, **kwargs)
+
+    monkeypatch.setitem(run_page.__globals__, "subprocess", Counting)
+    in_process = run_markdown(page, tmp_path / "a", monkeypatch, capfd)
+    assert started == ["textcw train --help | tail -2"]  # the pipe is the shell's: a process
+    in_shell = run_markdown(page, tmp_path / "b", monkeypatch)
+    assert len(started) == 4
+    assert in_process == in_shell
+    assert "--corpus" in in_process and "error: " in in_process and Path.cwd() != tmp_path / "a" / "work"
 
 
 def test_a_command_that_fails_fails_the_page(tmp_path, monkeypatch):
@@ -450,11 +554,11 @@ def test_a_full_reproduction_is_checked_up_to_its_run(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.path)
-def test_every_command_of_the_page_runs(page, tmp_path, monkeypatch):
+def test_every_command_of_the_page_runs(page, tmp_path, monkeypatch, capfd):
     if page.needs is not None:
         pytest.importorskip(page.needs, reason=f"{page.path} needs {page.needs}, which is not installed")
     work = tmp_path / "work"
     work.mkdir()
     env = environment(tmp_path)
-    output = run_page(page, (ROOT / page.path).read_text(encoding="utf-8"), work, env, monkeypatch)
+    output = run_page(page, (ROOT / page.path).read_text(encoding="utf-8"), work, env, monkeypatch, capfd)
     check_claims(page, output)

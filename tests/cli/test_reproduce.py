@@ -137,14 +137,71 @@ QUICK_FIGURES = {
 }
 
 
+# The reproductions that share tuning runs and cells (JMLR 2012 Tables 2-5: the same learners on the
+# same tasks; :data:`textcw.evaluation.experiments.cells.CELLS`, one cache per process). Their tests
+# are next to each other and first among the slow tests (conftest.py), so pytest-xdist starts them in
+# order on one worker and later ones find what earlier ones computed; a test moved to another worker
+# still runs its experiment in full, and finds nothing (the hits below are counted either way).
+SHARING = ("jmlr-table2", "jmlr-table3", "jmlr-table4", "jmlr-table5")
+
+# Cache hits of each quick run of SHARING after the ones before it, in this order, from an empty
+# cache. Table 2 (run with --plot, so its cells record curves and probabilities) computes
+# everything. Table 3 reuses the tuning of its 4 diagonal CW columns on Table 2's 3 tasks (12); its
+# cells record no curves, so none is Table 2's. Table 4 reuses the tuning and the cells of the same
+# 4 CW columns on Table 3's 4 tasks (16 + 16). Table 5 tunes 6 learners on 3 tasks, each tuned
+# before by Tables 2-4 (18); its timed fits are always new.
+SHARED_HITS = {"jmlr-table2": 0, "jmlr-table3": 12, "jmlr-table4": 32, "jmlr-table5": 18}
+
+
+def planned(name: str) -> set:
+    """What a quick run of ``name`` (one of SHARING) looks up in the cache: a tuning run per
+    (paper row, learner spec), and a cell per (paper row, learner spec, whether it records figures)."""
+    from textcw.evaluation.experiments import jmlr_table5
+
+    if name == "jmlr-table5":
+        return {("tuning", row, repr(spec)) for row in jmlr_table5.QUICK_ROWS for _, spec in jmlr_table5.COLUMNS}
+    table = experiments.get(name)
+    figures = QUICK_FIGURES[name] is not None
+    return {entry for row in table.quick_rows for _, spec in table.columns
+            for entry in (("tuning", row, repr(spec)), ("cells", row, repr(spec), figures))}
+
+
+# What the SHARING tests have run in this process, and the cache's state after the last of them
+# (anything else that used the cache since makes the next one start from an empty cache).
+_SHARED_RUNS: dict = {"planned": set(), "state": None}
+
+
 def test_every_reproduction_has_its_expected_checks():
     assert sorted(QUICK_CHECKS) == sorted(experiments.names()) == sorted(QUICK_ROWS) == sorted(QUICK_FIGURES)
+    assert list(SHARED_HITS) == list(SHARING) == experiments.names()[:len(SHARING)]
+    seen, hits = set(), {}
+    for name in SHARING:
+        hits[name] = len(planned(name) & seen)
+        seen |= planned(name)
+    assert hits == SHARED_HITS
 
 
 @pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.parametrize("name", experiments.names())
 def test_quick_reproduction(capsys, tmp_path, name, data_home):
+    from textcw.evaluation.experiments.cells import CELLS
+
+    if name not in SHARING:
+        check_quick_run(capsys, tmp_path, name)
+        return
+    if _SHARED_RUNS["state"] != (CELLS.hits, CELLS.misses, len(CELLS)):
+        CELLS.clear()
+        _SHARED_RUNS["planned"] = set()
+    expected = len(planned(name) & _SHARED_RUNS["planned"])
+    before = CELLS.hits
+    check_quick_run(capsys, tmp_path, name)
+    assert CELLS.hits - before == expected, f"{name} found {CELLS.hits - before} results in the cache, not {expected}"
+    _SHARED_RUNS["planned"] |= planned(name)
+    _SHARED_RUNS["state"] = (CELLS.hits, CELLS.misses, len(CELLS))
+
+
+def check_quick_run(capsys, tmp_path, name):
     figures = tmp_path / "figures"
     plot = ["--plot", str(figures)] if QUICK_FIGURES[name] is not None else []
     code, out, err = run(capsys, "reproduce", name, "--quick", "--json-out", str(tmp_path / "r.json"), *plot)

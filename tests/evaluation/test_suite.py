@@ -121,7 +121,8 @@ def test_evaluators_are_library_functions_and_the_designs_are_registered(regs):
 
     builtin = {kind: sorted(e.name for e in regs[kind] if e.provider == "textcw")
                for kind in ("evaluators", "metrics", "comparisons")}
-    assert builtin == {"evaluators": ["combination", "curve", "cv", "holdout", "noise", "online", "timing", "tune"],
+    assert builtin == {"evaluators": ["active", "combination", "curve", "cv", "holdout", "noise", "online", "timing",
+                                      "tune"],
                        # what `textcw evaluate --design` runs
                        "metrics": ["brier", "ece", "error", "hamming-loss", "log-loss", "macro-f1", "micro-f1",
                                    "precision@k", "subset-accuracy"],

@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from textcw.errors import ParameterError, TextcwError
-from textcw.evaluation.cv import CellResult, cross_validate
+from textcw.evaluation.cv import CellResult, CVReport, cross_validate
 from textcw.evaluation.data import TaskData, dev_split, featurize, load_task
 from textcw.evaluation.folds import check_splits
+from textcw.evaluation.grids import grid_for
 from textcw.evaluation.mcnemar import Comparison, against_baseline
 from textcw.evaluation.noise import check_noise, corrupt_labels
 from textcw.evaluation.online import OnlineReport
@@ -157,12 +158,51 @@ class SuiteReport(Report):
 
 def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise: float = 0.0, quick: bool = False,
                max_passes: int = MAX_PASSES, dev_size: float = DEV_SIZE, seed: int = 0, grids: dict | None = None,
-               progress: Callable[[], None] | None = None) -> list[TuneResult]:
+               progress: Callable[[], None] | None = None, cache=None) -> list[TuneResult]:
     """The papers' single randomised tuning run of every learner on one task.
 
     ``grids`` maps a learner label to its grid, overriding :func:`textcw.evaluation.grids.grid_for`.
+    ``cache`` (a :class:`textcw.evaluation.experiments.cells.CellCache`) returns the learners
+    already tuned in the same way on the same task; the task is loaded only if one is not.
     """
     data = task if isinstance(task, TaskData) else load_task(task, seed=seed)
+    keys = [None] * len(learners)
+    if cache is not None:
+        keys = [cache.key("tuning", task=task_identity(data, seed), learner=spec, noise=noise, quick=quick,
+                          max_passes=max_passes, dev_size=dev_size, grid=_grid(spec, grids, quick))
+                for spec in learners]
+    results = [cache.get(key) if key is not None else None for key in keys]
+    split = None
+    for k, spec in enumerate(learners):
+        if results[k] is None:
+            if split is None:  # every learner found in the cache: no split, no featurizing
+                split = _tuning_split(data, noise, dev_size, seed)
+            X_train, y_train, X_dev, y_dev = split
+            results[k] = tune_learner(spec, X_train, y_train, X_dev, y_dev, task=data.spec.label, noise=noise,
+                                      grid=(grids or {}).get(spec.label), quick=quick, max_passes=max_passes,
+                                      seed=seed)
+            if keys[k] is not None:
+                cache.put(keys[k], results[k])
+        if progress is not None:
+            progress()
+    return results
+
+
+def task_identity(data: TaskData, seed: int) -> dict:
+    """What a cached result of ``data`` is keyed by: its spec, the seed it was loaded and split
+    with, its featurizer, and its labels in pool order (a fingerprint of the documents drawn)."""
+    return {"spec": data.spec, "seed": seed, "featurizer": data.featurizer, "target": data.target,
+            "target_names": list(data.target_names)}
+
+
+def _grid(spec: LearnerSpec, grids: dict | None, quick: bool) -> dict:
+    """The grid :func:`tune_learner` searches for ``spec`` (the given one, else the default)."""
+    grid = (grids or {}).get(spec.label)
+    return grid if grid is not None else grid_for(spec.name, spec.params, quick=quick)
+
+
+def _tuning_split(data: TaskData, noise: float, dev_size: float, seed: int):
+    """``(X_train, y_train, X_dev, y_dev)`` of the tuning run (noisy labels with ``noise``)."""
     train, dev = dev_split(data, dev_size, seed)
     X_train, X_dev = featurize(data, train, dev)
     labels = data.labels
@@ -171,14 +211,7 @@ def tuning_run(task: TaskSpec | TaskData, learners: list[LearnerSpec], *, noise:
         rng = np.random.RandomState([seed, 999_983, int(noise * 1e6)])
         y_train, _ = corrupt_labels(y_train, noise, data.classes, rng)
         y_dev, _ = corrupt_labels(y_dev, noise, data.classes, rng)
-    results = []
-    for spec in learners:
-        results.append(tune_learner(spec, X_train, y_train, X_dev, y_dev, task=data.spec.label, noise=noise,
-                                    grid=(grids or {}).get(spec.label), quick=quick, max_passes=max_passes,
-                                    seed=seed))
-        if progress is not None:
-            progress()
-    return results
+    return X_train, y_train, X_dev, y_dev
 
 
 def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = False, quick: bool = False,
@@ -186,7 +219,7 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
               max_passes: int = MAX_PASSES, grids: dict | None = None, registries=None,
               progress: Progress | None = None, on_task: Callable[[TaskInfo], None] | None = None,
               specialise: Callable | None = None, splitter: Callable | None = None,
-              metrics: Mapping[str, Any] | None = None) -> SuiteReport:
+              metrics: Mapping[str, Any] | None = None, cache=None) -> SuiteReport:
     """Evaluate every learner on every task; see the module docstring.
 
     ``progress(task label, done, total)`` is called after each fitted model (tuning runs count
@@ -197,7 +230,10 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     ``registries`` overrides the registries in use for this call
     (:func:`textcw.plugins.use_registries`). ``splitter(task data, seed)`` replaces the
     stratified folds (a :class:`~textcw.evaluation.contract.SplitDesign`'s ``splits``);
-    ``metrics`` (``{name: Metric}``) are computed on every fold.
+    ``metrics`` (``{name: Metric}``) are computed on every fold. ``cache`` (a
+    :class:`textcw.evaluation.experiments.cells.CellCache`, what the reproductions pass) returns
+    the tuning runs and cells computed before in the same way, and keeps the new ones (not with
+    ``splitter`` or ``metrics``, which are code the key cannot describe).
     """
     t0 = time.perf_counter()
     tasks = [as_task(t) for t in tasks]
@@ -213,7 +249,7 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
             _run_tasks(report, tasks, learners, levels, folds=folds, seed=seed, tune=tune, quick=quick, curves=curves,
                        probabilities=probabilities, max_passes=max_passes, grids=grids,
                        progress=progress, on_task=on_task, specialise=specialise, splitter=splitter,
-                       metrics=metrics)
+                       metrics=metrics, cache=cache)
     summarise(report)
     report.seconds = time.perf_counter() - t0
     return report
@@ -252,7 +288,7 @@ def describe_metric(name: str, metric: Any) -> dict:
 
 
 def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curves, probabilities, max_passes,
-              grids, progress, on_task, specialise, splitter, metrics) -> TaskInfo:
+              grids, progress, on_task, specialise, splitter, metrics, cache) -> TaskInfo:
     t_task = time.perf_counter()
     data = load_task(task, seed=seed)
     specs = specialise(data, learners) if specialise is not None else learners
@@ -269,13 +305,17 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
     settings, tuning = {}, []
     if tune:
         for p in levels:
-            results = tuning_run(data, specs, noise=p, quick=quick, max_passes=max_passes, seed=seed, grids=grids, progress=tick)
+            results = tuning_run(data, specs, noise=p, quick=quick, max_passes=max_passes, seed=seed, grids=grids,
+                                 progress=tick, cache=cache)
             tuning.extend(results)
             for spec, r in zip(specs, results):
                 settings[spec.label, p] = (r.params, r.passes)
-    cv = cross_validate(data, specs, folds=folds, seed=seed, settings=settings, noise=levels, curves=curves,
-                        curve_passes=max_passes, probabilities=probabilities, progress=tick, splits=splits,
-                        metrics=metrics)
+    options = dict(folds=folds, seed=seed, settings=settings, noise=levels, curves=curves, curve_passes=max_passes,
+                   probabilities=probabilities, progress=tick)
+    if cache is not None and splits is None and not metrics:
+        cv = cached_cross_validate(cache, data, specs, n_splits, **options)
+    else:
+        cv = cross_validate(data, specs, splits=splits, metrics=metrics, **options)
     report.tuning.extend(tuning)
     report.cells.extend(cv.cells)
     fixed = {s.label: s.params for s, g in zip(specs, learners) if s.params != g.params}
@@ -284,6 +324,37 @@ def _run_task(report, task, learners, levels, *, folds, seed, tune, quick, curve
     report.task_info.append(info)
     report.interrupted = cv.interrupted
     return info
+
+
+def cached_cross_validate(cache, data: TaskData, specs: list[LearnerSpec], n_splits: int, *, folds, seed, settings,
+                          noise, curves, curve_passes, probabilities, progress) -> CVReport:
+    """:func:`cross_validate` of the learners whose cells ``cache`` does not hold; the others'
+    cells (each learner's at every rate in ``noise``) from the cache, each counted in
+    ``progress`` as the models it stands for. An interrupted run's cells are not kept."""
+    keys = {spec.label: cache.key("cells", task=task_identity(data, seed), learner=spec, noise=list(noise),
+                                  settings=[settings.get((spec.label, p)) for p in noise], folds=folds,
+                                  curves=curves, curve_passes=curve_passes, probabilities=probabilities)
+            for spec in specs}
+    found = {label: cache.get(key) for label, key in keys.items()}
+    missing = [spec for spec in specs if found[spec.label] is None]
+    for _ in range((len(specs) - len(missing)) * n_splits * len(noise)):
+        progress()  # the models the cached cells stand for
+    cv = None
+    if missing:
+        cv = cross_validate(data, missing, folds=folds, seed=seed, settings=settings, noise=noise, curves=curves,
+                            curve_passes=curve_passes, probabilities=probabilities, progress=progress)
+        if not cv.interrupted:
+            for spec in missing:
+                found[spec.label] = ([c for c in cv.cells if c.learner == spec.label], list(cv.n_features))
+                cache.put(keys[spec.label], found[spec.label])
+    computed = {(c.learner, c.noise): c for c in cv.cells} if cv is not None else {}
+    # in cross_validate's order: each noise rate, then each learner
+    cells = [computed[spec.label, p] if (spec.label, p) in computed
+             else next(c for c in found[spec.label][0] if c.noise == p)
+             for p in noise for spec in specs]
+    n_features = cv.n_features if cv is not None else next(iter(found.values()))[1]
+    return CVReport(data.spec.label, data.spec.protocol, len(data), len(data.target_names), cells[0].n_folds,
+                    seed, list(n_features), cells, cv is not None and cv.interrupted)
 
 
 def summarise(report: SuiteReport) -> None:

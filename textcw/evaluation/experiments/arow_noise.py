@@ -23,6 +23,7 @@ import itertools
 from textcw.evaluation.experiments.base import (
     PAPERS_TEXT, Check, SideBySide, Timer, check_learners, check_tasks, new_result, published,
 )
+from textcw.evaluation.experiments.cells import CELLS
 from textcw.evaluation.specs import SPLIT, LearnerSpec, TaskSpec
 from textcw.evaluation.suite import run_suite
 
@@ -61,7 +62,7 @@ class NoiseExperiment:
         result.skipped.append("MNIST (50 of the paper's OCR tasks): not in textcw")
         levels = QUICK_NOISE if quick else list(paper["noise_levels"])
         suite = run_suite([t for _, t in rows], learners, folds=3 if quick else 10, tune=True, quick=quick,
-                          noise=levels, curves=False, progress=progress, on_task=on_task)
+                          noise=levels, curves=False, progress=progress, on_task=on_task, cache=CELLS)
         result.suite = suite
         result.interrupted = suite.interrupted
         result.failures = list(suite.failures)

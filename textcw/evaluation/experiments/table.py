@@ -2,7 +2,8 @@
 
 The protocol is the papers' (JMLR 2012 section 7.6): parameters and passes tuned on one
 randomised run, then 10-fold cross-validation (``quick``: 3 folds and the small grids), McNemar's
-test for the significance marks, mean ranks over the tasks.
+test for the significance marks, mean ranks over the tasks. The tuning runs and cells are shared
+with the other tables through :data:`textcw.evaluation.experiments.cells.CELLS`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from textcw.errors import TextcwError
 from textcw.evaluation.experiments.base import (
     ExperimentResult, Timer, check_learners, check_tasks, new_result, published, side_by_side,
 )
+from textcw.evaluation.experiments.cells import CELLS
 from textcw.evaluation.mcnemar import mcnemar_test, significance_mark
 from textcw.evaluation.specs import LearnerSpec, TaskSpec
 from textcw.evaluation.suite import SuiteReport, run_suite
@@ -76,7 +78,8 @@ class TableExperiment:
             raise TextcwError(f"experiment {self.name}: none of its tasks can run here ({'; '.join(result.skipped)})")
         grids = {dict(self.columns)[c].label: g for c, g in (self.quick_grids if quick else self.grids).items()}
         suite = run_suite([t for _, t in rows], [s for _, s in columns], folds=self.quick_folds if quick else self.folds,
-                          tune=True, quick=quick, grids=grids, curves=figures, probabilities=figures, progress=progress, on_task=on_task, specialise=self.specialise)
+                          tune=True, quick=quick, grids=grids, curves=figures, probabilities=figures, progress=progress,
+                          on_task=on_task, specialise=self.specialise, cache=CELLS)
         result.suite = suite
         result.interrupted = suite.interrupted
         result.failures = list(suite.failures)
