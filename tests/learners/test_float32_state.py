@@ -192,8 +192,8 @@ def test_model_files_and_exports_keep_the_32_bit_state(tmp_path):
                              "'diag-l2', not covariance='full'; use dtype='float64'"),
     ({"covariance": "exact"}, "not covariance='exact'; use dtype='float64'"),
     ({"average": True}, "CWVar: dtype='float32' is not supported with average=True"),
-    ({"a": 1e-30}, r"CWVar: with dtype='float32' the initial variance a must be between 1e-20 and "
-                   r"1e\+20 .* got a=1e-30: use dtype='float64' for that scale"),
+    ({"a": 1e-30}, r"CWVar: a=1e-30 is invalid with dtype='float32': the initial variance must be between "
+                   r"1e-20 and 1e\+20 .*; use dtype='float64' for that scale"),
 ])
 def test_what_has_no_32_bit_kernels_is_refused(params, message):
     with pytest.raises(ParameterError, match=message):

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from textcw.errors import InputError, ParameterError
-from textcw.evaluation.plot import legend_beside, require_matplotlib, save_figure
+from textcw.evaluation import plot as figures
 from textcw.evaluation.report import Report
 from textcw.metrics import BINS, expected_calibration_error, probability_bin_stats
 from textcw.pipeline import load_corpus, make_learner, train
@@ -189,7 +189,7 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     probability panels show the whole axis, 0 to 1; every report is in the legend, beside the
     panels, even one without a filled bin.
     """
-    plt = require_matplotlib()
+    plt = figures.require_matplotlib()
     if not reports:
         raise InputError("no calibration reports to plot")
     fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
@@ -218,7 +218,7 @@ def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "")
     axes[3].set_ylabel("accuracy in bin")
     for ax in axes:
         ax.grid(alpha=0.3)
-    legend_beside(axes[3])
+    figures.legend_beside(axes[3])
     if title:
         fig.suptitle(title)
-    return save_figure(fig, path)
+    return figures.save_figure(fig, path)

@@ -196,9 +196,9 @@ class GaussianLinearClassifier(GaussianViews, AveragedMean, OnlineLinearClassifi
         low, high = FLOAT32_SCALE
         if not low <= float(self.a) <= high:
             raise ParameterError(
-                f"{name}: with dtype='float32' the initial variance a must be between {low:g} and "
-                f"{high:g} (32-bit numbers end near 1e-38 and 3e38, and the variance floor is "
-                f"a * {VARIANCE_FLOOR:g}); got a={self.a!r}: use dtype='float64' for that scale")
+                f"{name}: a={self.a!r} is invalid with dtype='float32': the initial variance must be "
+                f"between {low:g} and {high:g} (32-bit numbers end near 1e-38 and 3e38, and the "
+                f"variance floor is a * {VARIANCE_FLOOR:g}); use dtype='float64' for that scale")
 
     @property
     def floor(self) -> float:
