@@ -209,9 +209,12 @@ def lookup_block(block: TextBlock, vectorizer, table) -> tuple[np.ndarray, np.nd
 
 
 def _run(block: TextBlock, vectorizer, n_features: int, hashing: bool, table) -> tuple:
-    p = vectorizer.get_params(deep=False)
-    kind = _PATTERN_KIND[p["token_pattern"]]
-    low, high = (int(n) for n in p["ngram_range"])
+    # the settings as attributes, as supports() reads them (get_params inspects the signature
+    # on every call: about 45 us of each featurize call); alternate_sign is False where the
+    # vectorizer has none (CountVectorizer) or fixes it (hashed-tfidf)
+    kind = _PATTERN_KIND[vectorizer.token_pattern]
+    low, high = (int(n) for n in vectorizer.ngram_range)
+    lowercase, alternate_sign = bool(vectorizer.lowercase), bool(getattr(vectorizer, "alternate_sign", False))
     n_docs = len(block)
     # A token takes at least min_len bytes and one separator (or the end), and each token ends
     # at most high - low + 1 n-grams: the entries of the matrix cannot exceed this bound.
@@ -221,13 +224,11 @@ def _run(block: TextBlock, vectorizer, n_features: int, hashing: bool, table) ->
     data = np.empty(bound, dtype=np.float64)
     token = _SPACE_NOT if kind == 3 else _WORD
     if hashing and high == 1:  # unigrams: hashed as they are read, in one pass
-        nnz = _hash_unigrams(block.buf, block.offsets, token, _LETTER, _LOWER if p["lowercase"] else _IDENTITY,
-                             _MIN_LENGTH[kind], kind == 2, n_features, bool(p.get("alternate_sign", False)),
-                             indptr, indices, data)
+        nnz = _hash_unigrams(block.buf, block.offsets, token, _LETTER, _LOWER if lowercase else _IDENTITY,
+                             _MIN_LENGTH[kind], kind == 2, n_features, alternate_sign, indptr, indices, data)
     else:
         nnz = _featurize(block.buf, block.offsets, token, _LETTER, _MIN_LENGTH[kind], kind == 2,
-                         bool(p["lowercase"]), low, high, n_features, bool(p.get("alternate_sign", False)),
-                         hashing, table, indptr, indices, data)
+                         lowercase, low, high, n_features, alternate_sign, hashing, table, indptr, indices, data)
     return indptr, indices[:nnz], data[:nnz]
 
 
