@@ -35,7 +35,6 @@ import math
 import numpy as np
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.preprocessing import normalize
 
 from textcw.errors import InputError, ModelFileError
 from textcw.features import native
@@ -43,6 +42,7 @@ from textcw.features.hashing import Hashing
 from textcw.features.params import check_text_params
 from textcw.features.text import _tuples, check_documents
 from textcw.features.vocabulary import derived
+from textcw.features.weighting import sublinear_tf, unit_rows
 from textcw.untrusted import one_line
 
 __all__ = ["NAME", "HashedTfidf", "check_state", "hashed_tfidf"]
@@ -154,22 +154,13 @@ class HashedTfidf(Hashing):
 
     def _weigh(self, counts, state) -> sp.csr_matrix:
         columns, values, unseen = state
-        X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-        # One canonical storage order before any arithmetic (as tfidf does): the row norms are
-        # sums of floats whose rounding depends on their order.
-        X.sum_duplicates()
-        X.eliminate_zeros()
-        X.sort_indices()
-        np.log(X.data, out=X.data)
-        X.data += 1.0
+        X = sublinear_tf(counts)  # as tfidf weighs counts, the same canonical order
         # the idf of each entry's column: a binary search in the sorted seen columns, the
         # unseen weight where the column is not there
         where = np.searchsorted(columns, X.indices)
         np.minimum(where, len(columns) - 1, out=where)
         X.data *= np.where(columns[where] == X.indices, values[where], unseen)
-        if X.shape[0] == 0:
-            return X.astype(self.dtype, copy=False)
-        return normalize(X, norm="l2", copy=False).astype(self.dtype, copy=False)
+        return unit_rows(X, self.dtype)
 
     # ------------------------------------------------------------------ the fitted state
     def _checked_state(self) -> tuple[np.ndarray, np.ndarray, float]:

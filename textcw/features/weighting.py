@@ -36,7 +36,7 @@ from textcw.errors import InputError
 from textcw.features.text import _COMMON, WordCounts, _tuples
 from textcw.features.vocabulary import derived, remember
 
-__all__ = ["IDF_ARRAY", "TfidfWords", "tfidf"]
+__all__ = ["IDF_ARRAY", "TfidfWords", "sublinear_tf", "tfidf", "unit_rows"]
 
 IDF_ARRAY = "textcw.idf-array/1"  # the first item of pickled idf weights (and its version)
 
@@ -80,26 +80,40 @@ class TfidfWords(WordCounts):
         if idf.ndim != 1 or idf.shape[0] != counts.shape[1] or not np.all(np.isfinite(idf) & (idf > 0)):
             raise InputError(f"the tfidf featurizer's idf weights do not fit its vocabulary of "
                              f"{counts.shape[1]} words; refit the featurizer")
-        X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
-        # One canonical storage order before any arithmetic: CountVectorizer.fit_transform
-        # returns rows whose column indices are unsorted (it renumbers the vocabulary after
-        # counting), transform (compiled or scikit-learn's) returns them sorted. The row norms
-        # below are sums of floats, whose rounding depends on the order they are added in, so
-        # without this fit_transform and transform of the same documents differed in the last
-        # bit. Explicit zeros and duplicates go too (a count is never 0 in the weighted matrix).
-        X.sum_duplicates()
-        X.eliminate_zeros()
-        X.sort_indices()
-        np.log(X.data, out=X.data)
-        X.data += 1.0
+        X = sublinear_tf(counts)
         X.data *= idf[X.indices]  # in place: keeps the sorted storage (a product with diags
         #                           need not)
-        if X.shape[0] == 0:
-            # no documents: the empty (0 x width) matrix every featurizer gives; scikit-learn's
-            # normalize refuses an array with 0 samples
-            return X.astype(self.dtype, copy=False)
-        return normalize(X, norm="l2", copy=False).astype(self.dtype, copy=False)
+        return unit_rows(X, self.dtype)
 
+
+def sublinear_tf(counts) -> sp.csr_matrix:
+    """``1 + log count`` of each non-zero of ``counts``, as a new float64 CSR matrix in one
+    canonical storage order (the weighting of :mod:`textcw.features.weighting` and
+    :mod:`textcw.features.hashed_tfidf`, before the idf).
+
+    The order matters: CountVectorizer.fit_transform returns rows whose column indices are
+    unsorted (it renumbers the vocabulary after counting), transform (compiled or
+    scikit-learn's) returns them sorted. The row norms of :func:`unit_rows` are sums of floats,
+    whose rounding depends on the order they are added in, so without this fit_transform and
+    transform of the same documents differed in the last bit. Explicit zeros and duplicates go
+    too (a count is never 0 in the weighted matrix).
+    """
+    X = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    X.sort_indices()
+    np.log(X.data, out=X.data)
+    X.data += 1.0
+    return X
+
+
+def unit_rows(X, dtype) -> sp.csr_matrix:
+    """``X`` (from :func:`sublinear_tf`, weighted) with rows of unit Euclidean length, as ``dtype``."""
+    if X.shape[0] == 0:
+        # no documents: the empty (0 x width) matrix every featurizer gives; scikit-learn's
+        # normalize refuses an array with 0 samples
+        return X.astype(dtype, copy=False)
+    return normalize(X, norm="l2", copy=False).astype(dtype, copy=False)
 
 def _unpack_idf(value) -> np.ndarray | None:
     """The weights of an ``idf_`` pickled as an array (``TfidfWords.__getstate__``), else None."""
