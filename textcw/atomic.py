@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -224,8 +223,10 @@ def _create_temporary(path: Path, suffix: str, mode: int = 0o666) -> str:
     umask apply, as to any new file (reports stay shareable; changing the umask instead would
     race with other threads); ``0o600`` is owner-only whatever the umask (the umask can only
     remove bits), for data and models."""
+    # os.urandom, not the secrets module (the same source, but secrets imports hmac and base64,
+    # a few milliseconds on the start-up of every command that may write a file)
     for _ in range(100):
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}{suffix}")
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}{suffix}")
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))
             return tmp

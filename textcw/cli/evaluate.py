@@ -8,9 +8,11 @@ from typing import Annotated
 
 import typer
 
+from textcw.atomic import check_output_folder, check_output_path
 from textcw.cli.output import JsonFlag, JsonOut, log, print_json, print_table, progress_bar, write_json
 from textcw.cli.signals import exit_interrupted
 from textcw.cli.signals import interrupted as signal_received  # not `interrupted`: finish_run's parameter
+from textcw.cli.usage import DEFAULT_LEARNER, default_learner_note, resolve_typed_corpus
 from textcw.errors import ParameterError, TextcwError
 from textcw.plugins import current_registries
 
@@ -157,9 +159,6 @@ def write_figures(report, directory: Path, *, formats=("png",)) -> list[Path]:
 def check_outputs(*, json_out: Path | None, plot: Path | None) -> None:
     """Refuse, before the run, a ``--json-out`` file or ``--plot`` folder that cannot be written
     (and a ``--plot`` without matplotlib): a long run is not lost to a typo."""
-    # deferred (start-up): textcw --help does not load it
-    from textcw.atomic import check_output_folder, check_output_path
-
     if json_out is not None:
         check_output_path(json_out, "--json-out", example="report.json")
     if plot is not None:
@@ -242,7 +241,6 @@ def evaluate(
     10-fold cross-validation: error (%) per task and learner, McNemar marks, mean ranks."""
     # deferred (start-up): loads NumPy
     from textcw.evaluation.dispatch import resolve_baseline, run_evaluation
-    from textcw.cli.usage import DEFAULT_LEARNER, default_learner_note, resolve_typed_corpus
     from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
 
     if split and design is not None and design.split(":")[0].strip() != "holdout":
@@ -306,7 +304,6 @@ def evaluate_multilabel(names: list[str], learner: str | None, *, design: str, m
     Hamming loss and subset accuracy unless --metric names others); what does not apply is
     refused in one line."""
     # deferred (start-up): loads scikit-learn and the numba kernels
-    from textcw.cli.usage import DEFAULT_LEARNER
     from textcw.corpus.multilabel import multilabel_task
     from textcw.evaluation.dispatch import build_all
     from textcw.evaluation.specs import LearnerSpec, split_list

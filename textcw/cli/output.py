@@ -20,6 +20,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from textcw.atomic import atomic_write_text
+
 
 log = logging.getLogger("textcw.cli")
 
@@ -38,9 +40,6 @@ def print_json(obj) -> None:
 
 def write_json(obj, path: Path) -> None:
     """``obj`` as JSON in ``path``, atomically, and a status line saying so."""
-    # deferred (start-up): textcw --help does not load it
-    from textcw.atomic import atomic_write_text
-
     atomic_write_text(path, json_text(obj) + "\n")
     log.info("wrote %s", path)
 

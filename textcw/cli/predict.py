@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
+from textcw.atomic import atomic_output, check_output_path
 from textcw.cli.output import log
+from textcw.cli.usage import typed
 from textcw.errors import InputError, ParameterError, SpecError, UsageError
 from textcw.untrusted import safe_text
 
@@ -179,9 +181,6 @@ def predict_table(model: Path | None, spec_text: str, *, files, out: Path | None
     """``textcw predict MODEL --input FORMAT:PATH``: every row of the table with the predicted
     label and its probability appended, written as the rows are read, ``chunk_size`` at a time
     (so memory is one chunk whatever the length of the table)."""
-    # deferred (start-up): textcw --help does not load it
-    from textcw.atomic import atomic_output
-
     fmt, spec = _table_input(model, spec_text, files=files, out=out, url=url, chunk_size=chunk_size)
     # deferred (start-up): loads scikit-learn, once the options are known to be right
     from textcw.persist import load
@@ -206,8 +205,6 @@ def _table_input(model: Path | None, spec_text: str, *, files, out: Path | None,
     """``(format, TableSpec)`` of ``--input``, once the options that go with it are checked (and
     ``--out`` can be written), before the model is loaded."""
     # deferred (start-up): loads NumPy
-    from textcw.atomic import check_output_path
-    from textcw.cli.usage import typed
     from textcw.corpus.base import split_task_name
     from textcw.corpus.tabular import FORMATS, parse_spec
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from textcw.atomic import check_output_path
 from textcw.cli.output import JsonFlag, log, print_json
 from textcw.errors import ModelFileError
 from textcw.untrusted import safe_text
@@ -24,7 +25,6 @@ def export_command(
 ) -> None:
     """Write a model as numpy arrays + JSON, which can be imported without unpickling."""
     # deferred (start-up): loads scikit-learn
-    from textcw.atomic import check_output_path
     from textcw.persist import load
     from textcw.portable import export_model
 
@@ -40,7 +40,6 @@ def import_command(
 ) -> None:
     """Check an exported model (no pickle, no code from the file) and save it as a model file."""
     # deferred (start-up): loads scikit-learn
-    from textcw.atomic import check_output_path
     from textcw.persist import save
     from textcw.portable import import_model
 

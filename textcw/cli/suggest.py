@@ -9,6 +9,7 @@ import typer
 
 from textcw.cli.output import JsonFlag, log, print_json
 from textcw.cli.predict import check_model, read_documents
+from textcw.cli.usage import typed
 from textcw.errors import InputError, ParameterError, SpecError, UnknownNameError, UsageError
 from textcw.untrusted import one_line, safe_text
 
@@ -63,7 +64,6 @@ def suggest(
 
 def _table_spec(table: str, files):
     # deferred (start-up): loads NumPy
-    from textcw.cli.usage import typed
     from textcw.corpus.base import split_task_name
     from textcw.corpus.tabular import FORMATS, parse_spec
 

@@ -14,8 +14,10 @@ from typing import Annotated
 
 import typer
 
+from textcw.atomic import check_output_path
 from textcw.cli.output import JsonFlag, JsonOut, log, print_json, progress_bar, write_json
 from textcw.cli.signals import raise_if_interrupted
+from textcw.cli.usage import DEFAULT_LEARNER, resolve_typed_corpus
 from textcw.errors import ParameterError
 from textcw.plugins import current_registries
 
@@ -67,10 +69,6 @@ def train(
     json_out: JsonOut = None,
 ) -> None:
     """Train a learner on a corpus's training split and report test accuracy."""
-    # deferred (start-up): textcw --help does not load it
-    from textcw.atomic import check_output_path
-    from textcw.cli.usage import DEFAULT_LEARNER, resolve_typed_corpus
-
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
     corpus_entry, _ = resolve_typed_corpus(corpus)
     registries = current_registries()
@@ -173,10 +171,6 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
                           out, as_json, json_out, no_cache: bool, refused: dict) -> None:
     """``textcw train`` on a multi-label task (:func:`textcw.multilabel_run.train_multilabel`):
     one model per label, tag sets predicted; the scale-out and probability options are refused."""
-    # deferred (start-up): textcw --help does not load it
-    from textcw.atomic import check_output_path
-    from textcw.cli.usage import DEFAULT_LEARNER
-
     given = [option for option, value in refused.items() if value is not None]
     if given:
         raise ParameterError(f"{given[0]} does not apply to the multi-label task {corpus} (one model per label, "
@@ -215,7 +209,6 @@ def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size
     """``textcw train --init-model M``: :func:`textcw.cli.resume.continue_training`, reported and
     saved as ``train`` does."""
     # deferred (start-up): loads NumPy
-    from textcw.atomic import check_output_path
     from textcw.cli.resume import continue_training, refuse_options
 
     refuse_options(**refused)
