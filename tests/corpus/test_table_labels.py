@@ -1,4 +1,4 @@
-"""What a table's label cell may be (textcw.corpus.tabular.labels), an unclosed CSV quote, and
+"""What a table's label cell may be (textcw.corpus.labels), an unclosed CSV quote, and
 file names with a comma or ``?`` in a table's task (textcw.corpus.tabular.spec)."""
 
 from __future__ import annotations

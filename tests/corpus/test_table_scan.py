@@ -9,6 +9,7 @@ import codecs
 import numpy as np
 import pytest
 
+from textcw import _limits
 from textcw.corpus import _table_scan, tabular
 from textcw.corpus.tabular import CSV, Position, limits, parse_spec
 from textcw.corpus.tabular.index import _index_cached
@@ -195,7 +196,7 @@ def test_a_field_or_record_over_the_scanner_s_limits_is_left_to_the_csv_module(t
 def test_too_many_labels_and_bad_bytes_are_the_same_errors(tmp_path, monkeypatch):
     path = tmp_path / "labels.csv"
     path.write_text("text,label\n" + "".join(f"t,l{i}\n" for i in range(30)))
-    monkeypatch.setattr(limits, "MAX_LABELS", 12)
+    monkeypatch.setattr(_limits, "MAX_LABELS", 12)
     fast, slow = both_ways(str(path), monkeypatch)
     assert fast == slow == f"DataError: {path}: column 'label' has more than 12 distinct values; is it the " \
                            f"label column? Name it: csv:{path}?label=COLUMN"

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from textcw.corpus.labels import LabelCheck, check_label
 from textcw.errors import DataError, InputError, UnknownNameError
 
 __all__ = ["SPLITS", "Dataset", "check_split", "check_task", "split_task_name"]
@@ -47,9 +48,6 @@ class Dataset:
         label, sorted by default) may list labels no document has yet. A missing text is an
         error, as is an empty or unprintable label.
         """
-        # deferred: import cycle (textcw.corpus.tabular's package imports TableCorpus, which builds Datasets)
-        from textcw.corpus.tabular.labels import LabelCheck, check_label
-
         if len(getattr(labels, "shape", ())) > 1:  # a 2-d array or a DataFrame: list() gives rows or column names
             raise InputError(f"labels of shape {tuple(labels.shape)}: give one label per text (a 1-d sequence, "
                              "e.g. y.ravel() or frame['label'])")
@@ -59,7 +57,7 @@ class Dataset:
         for k, text in enumerate(texts):
             if not isinstance(text, str):
                 raise InputError(f"text {k} is a {type(text).__name__}, not a str; fill or drop missing texts first")
-        # each label as a table's label cell is (textcw.corpus.tabular.labels): missing, nested,
+        # each label as a table's label cell is (textcw.corpus.labels): missing, nested,
         # real-valued, too long, unprintable or of mixed types is refused, naming the row
         names, check = [], LabelCheck(true="True", false="False")
         try:

@@ -1,54 +1,22 @@
-"""Multi-label data sets: documents with a set of labels each.
+"""Multi-label tasks: which task names give each document a set of labels.
 
-:class:`MultiLabelDataset` is a :class:`~textcw.corpus.base.Dataset` whose ``target`` is an
-``(n_documents, n_labels)`` 0/1 indicator matrix over ``target_names`` (scikit-learn's
-multi-label convention, what ``MultiLabelBinarizer`` returns) instead of one label index per
-document; ``labels`` gives each document's labels as a tuple, the form
-:class:`textcw.learners.multilabel.MultiLabel` trains on and predicts.
-"""
+The data set such a task gives, :class:`~textcw.corpus.multilabel_data.MultiLabelDataset`
+(``target``: an indicator matrix over ``target_names``), and :func:`make_multilabel_dataset` are
+importable from here as well. Why two modules: the tables say from their specification whether a
+task is multi-label (:func:`multilabel_task` parses it), and the tables build multi-label data
+sets; the data set lives below the tables (:mod:`textcw.corpus.multilabel_data`), the question
+about a task's name above them, so that neither imports the other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
-from textcw.corpus.base import Dataset, check_split, split_task_name
-from textcw.errors import InputError
+from textcw.corpus.base import split_task_name
+from textcw.corpus.multilabel_data import MultiLabelDataset, make_multilabel_dataset
+from textcw.corpus.tabular.spec import FORMATS, parse_spec
 
 __all__ = ["MULTILABEL_TASKS", "MultiLabelDataset", "is_multilabel", "make_multilabel_dataset", "multilabel_task"]
 
 # The multi-label tasks of the built-in corpora that are not tables
 MULTILABEL_TASKS = {"reuters": ("modapte",)}
-
-
-@dataclass(repr=False)
-class MultiLabelDataset(Dataset):
-    """Documents and their label sets for one task and split (``target``: the indicator matrix)."""
-
-    multilabel = True
-
-    @property
-    def labels(self) -> list[tuple[str, ...]]:
-        """Every document's labels, in the order of ``target_names``."""
-        names = np.asarray(self.target_names, dtype=object)
-        return [tuple(names[np.flatnonzero(row)].tolist()) for row in np.asarray(self.target)]
-
-    def __len__(self) -> int:
-        return int(np.shape(self.target)[0])
-
-    def __repr__(self) -> str:
-        labels = ", ".join(map(str, self.target_names[:4])) + (", ..." if len(self.target_names) > 4 else "")
-        return (f"MultiLabelDataset({self.name!r}, split={self.split!r}, {len(self)} documents, "
-                f"{len(self.target_names)} labels: {labels})")
-
-    def _size(self) -> str:
-        per_doc = float(np.asarray(self.target).sum(axis=1).mean()) if len(self) else 0.0
-        return f"{super()._size()}, {per_doc:.3f} labels per document"
-
-    def _label_counts(self) -> np.ndarray:
-        """Documents per label (a document counts once for each of its labels)."""
-        return np.asarray(self.target).sum(axis=0) if len(self) else np.zeros(len(self.target_names), int)
 
 
 def is_multilabel(data) -> bool:
@@ -60,34 +28,7 @@ def multilabel_task(corpus: str) -> bool:
     """Whether the task ``corpus`` (``name[:task]``) gives each document a set of labels, from its
     name alone (nothing is read): ``reuters:modapte``, or a table with ``label_sep=`` or
     ``multilabel=yes`` (:mod:`textcw.corpus.tabular.multilabel`)."""
-    # deferred: import cycle (textcw.corpus.tabular's package imports TableCorpus, which imports this module)
-    from textcw.corpus.tabular.spec import FORMATS, parse_spec
-
     name, task = split_task_name(corpus)
     if name in FORMATS:
         return parse_spec(name, task).multilabel
     return task in MULTILABEL_TASKS.get(name, ())
-
-
-def make_multilabel_dataset(data, label_sets, target_names, *, name: str, split: str,
-                            order_seed: int | None = 0, info: dict | None = None) -> MultiLabelDataset:
-    """A :class:`MultiLabelDataset` of ``data`` with ``label_sets`` (one collection of names per
-    document, each in ``target_names``), its documents in a seeded random order as
-    :func:`textcw.corpus.sampling.make_dataset` gives them (``order_seed=None`` keeps the order)."""
-    check_split(split)
-    data, label_sets = list(data), [list(labels) for labels in label_sets]
-    if len(data) != len(label_sets):
-        raise InputError(f"{len(data)} documents and {len(label_sets)} label sets; give one label set "
-                         "per document")
-    code = {label: k for k, label in enumerate(target_names)}
-    target = np.zeros((len(data), len(target_names)), dtype=np.uint8)
-    for row, labels in enumerate(label_sets):
-        for label in labels:
-            if label not in code:
-                raise InputError(f"document {row} has the label {label!r}, which is not among the "
-                                 f"{len(code)} target_names")
-            target[row, code[label]] = 1
-    order = (np.arange(len(data)) if order_seed is None
-             else np.random.RandomState(order_seed).permutation(len(data)))
-    return MultiLabelDataset(data=[data[i] for i in order], target=target[order],
-                             target_names=list(target_names), name=name, split=split, info=dict(info or {}))

@@ -22,7 +22,7 @@ Tasks (see corpora/reuters/CARD.md for why these):
   ``corporate`` (earn vs acq), ``money`` (money-fx vs interest), ``grain`` (wheat vs corn),
   ``softs`` (coffee vs sugar);
 - ``reuters:modapte``: the standard multi-label task (a
-  :class:`~textcw.corpus.multilabel.MultiLabelDataset`): the 90 topics with at least one training
+  :class:`~textcw.corpus.multilabel_data.MultiLabelDataset`): the 90 topics with at least one training
   and one test document, and the documents carrying at least one of them, each with all of its
   topics among the 90 (Yang and Liu, "A re-examination of text categorization methods", SIGIR
   1999, section 4.1). This archive gives 7,770 training and 3,019 test documents; the count
@@ -44,7 +44,7 @@ import numpy as np
 from textcw.corpus import cache
 from textcw.corpus.base import check_split, check_task
 from textcw.corpus.datahome import RemoteFile
-from textcw.corpus.multilabel import make_multilabel_dataset
+from textcw.corpus.multilabel_data import make_multilabel_dataset
 from textcw.corpus.sampling import make_dataset
 from textcw.errors import DataError
 

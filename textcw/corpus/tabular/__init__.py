@@ -22,7 +22,7 @@ default 0), ``bad_rows`` (``error``, the default, or ``skip``) and ``encoding`` 
 default, or ``latin-1``). Several labels a row (:mod:`textcw.corpus.tabular.multilabel`):
 ``label_sep`` (one character between the labels of a cell, e.g. ``label_sep=|``; any format)
 and ``multilabel=yes`` (JSON lines: the label is a JSON list); such a table loads as a
-:class:`~textcw.corpus.multilabel.MultiLabelDataset`, and a row without a label is a bad row.
+:class:`~textcw.corpus.multilabel_data.MultiLabelDataset`, and a row without a label is a bad row.
 
 The split without a test file is seeded and per row, not stratified: row ``i`` (counted from
 0 after the header, bad rows included) is a test row when a draw seeded by ``(seed, i // 1000)``
@@ -43,7 +43,7 @@ A bad row (a wrong number of columns, no label, bytes that are not in the encodi
 that is not an object or names a key twice) stops the read with an error naming the file and
 line, unless ``bad_rows=skip``: then it is skipped, counted (``Dataset.info["skipped_rows"]``)
 and the count is logged. A label is text, a whole number or a boolean of at most
-``MAX_LABEL_CHARS`` characters (:mod:`textcw.corpus.tabular.labels`: what is refused and why); a
+``MAX_LABEL_CHARS`` characters (:mod:`textcw.corpus.labels`: what is refused and why); a
 column mixing kinds of label, and a CSV quote never closed, stop the read whatever ``bad_rows``
 says: skipping would lose rows without a count that means anything. Every size is bounded
 before it is used: a line or field larger than :data:`MAX_FIELD` bytes (a Parquet value too,
@@ -57,7 +57,8 @@ from __future__ import annotations
 
 from textcw.corpus.tabular.corpus import CSV, JSONL, PARQUET, TSV, TableCorpus
 from textcw.corpus.tabular.files import Position
-from textcw.corpus.tabular.limits import MAX_FIELD, MAX_LABELS, MAX_MATERIALISED, MAX_STDIN_BYTES, STRIDE
+from textcw._limits import MAX_LABELS
+from textcw.corpus.tabular.limits import MAX_FIELD, MAX_MATERIALISED, MAX_STDIN_BYTES, STRIDE
 from textcw.corpus.tabular.readers import Row, read_rows
 from textcw.corpus.tabular.spec import FORMATS, TASK_PATTERNS, TableSpec, parse_spec
 from textcw.corpus.tabular.split import split_of

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from textcw.corpus.base import Dataset, check_split
-from textcw.corpus.multilabel import make_multilabel_dataset
+from textcw.corpus.multilabel_data import make_multilabel_dataset
 from textcw.corpus.tabular import limits
 from textcw.corpus.tabular.files import _name
 from textcw.corpus.tabular.index import _index, _Index
@@ -146,7 +146,7 @@ class TableCorpus:
 
 def _dataset(spec: TableSpec, texts, target, names, name, split, info) -> Dataset:
     """A chunk of rows: a :class:`Dataset`, or with several labels a row a
-    :class:`~textcw.corpus.multilabel.MultiLabelDataset` over every label of the table (``names``
+    :class:`~textcw.corpus.multilabel_data.MultiLabelDataset` over every label of the table (``names``
     are then the table's joined label sets, :mod:`textcw.corpus.tabular.multilabel`)."""
     if not spec.multilabel:
         return Dataset(texts, np.asarray(target, dtype=np.int64), list(names), name, split, dict(info))

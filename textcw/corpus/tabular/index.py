@@ -14,9 +14,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from textcw import _limits
+from textcw.corpus.labels import LabelCheck
 from textcw.corpus.tabular import limits
 from textcw.corpus.tabular.files import Position, _name, _stamp, _stdin_bytes
-from textcw.corpus.tabular.labels import LabelCheck
 from textcw.corpus.tabular.readers import Row, _CsvReader, _Rows
 from textcw.corpus.tabular.spec import TableSpec
 from textcw.corpus.tabular.split import SPLIT_BLOCK, _test_rows
@@ -69,8 +70,8 @@ class _Counts:
 
     def add_labels(self, labels) -> None:
         self.labels.update(labels)
-        if len(self.labels) > limits.MAX_LABELS:
-            raise DataError(f"{_name(self.path)}: column {self.spec.label!r} has more than {limits.MAX_LABELS:,} "
+        if len(self.labels) > _limits.MAX_LABELS:
+            raise DataError(f"{_name(self.path)}: column {self.spec.label!r} has more than {_limits.MAX_LABELS:,} "
                             f"distinct values; is it the label column? Name it: {self.spec.example(label='COLUMN')}")
 
     def row(self, row: Row, after) -> None:

@@ -7,7 +7,7 @@ them, so that one value holds in every module (a test that lowers a bound change
 
 from __future__ import annotations
 
-__all__ = ["BLOCK_BYTES", "CHUNK", "MAX_BATCH_BYTES", "MAX_FIELD", "MAX_LABELS", "MAX_LINE", "MAX_MATERIALISED",
+__all__ = ["BLOCK_BYTES", "CHUNK", "MAX_BATCH_BYTES", "MAX_FIELD", "MAX_LINE", "MAX_MATERIALISED",
            "MAX_PAGE", "MAX_STDIN_BYTES", "SCAN_MIN_BYTES", "STRIDE"]
 
 # Where every STRIDE-th row of a split starts is recorded: a range is read from at most
@@ -16,7 +16,6 @@ STRIDE = 1_000
 CHUNK = 10_000
 MAX_FIELD = 16 * 2**20
 MAX_LINE = 4 * MAX_FIELD
-MAX_LABELS = 10_000
 # Parquet (textcw.corpus.tabular.parquet): a page is decompressed whole, so none may be larger once
 # uncompressed than its values may be (MAX_FIELD bytes each) nor than MAX_PAGE (pyarrow writes
 # 1,024 values a page: 1,024 texts of 1 MB fit); pyarrow decodes at most MAX_BATCH_BYTES of

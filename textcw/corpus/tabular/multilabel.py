@@ -3,7 +3,7 @@
 ``csv:tags.csv?label_sep=|`` (any format) reads a label cell ``acq|earn`` as the labels ``acq``
 and ``earn``; in JSON lines, ``jsonl:tags.jsonl?multilabel=yes`` reads a JSON list
 (``"label": ["acq", "earn"]``; a list is also taken with ``label_sep=``). Every label of a cell
-is checked as a single label is (:func:`textcw.corpus.tabular.labels.check_label`); a cell with
+is checked as a single label is (:func:`textcw.corpus.labels.check_label`); a cell with
 no label (``""``, ``"|"``, ``[]``) is a bad row, stopped at or skipped with ``bad_rows=skip``
 like any other. Parquet list columns are refused before anything is decoded (their elements
 are not bounded by the row count, :mod:`textcw.corpus.tabular.parquet`): write the labels of a
@@ -12,12 +12,12 @@ Parquet row as one text cell with a separator.
 Inside a read, a row's labels travel as one text, the sorted labels joined by :data:`JOIN`
 (the ASCII unit separator, which no label can hold: labels are printable), so the first pass
 counts and the chunks carry them as they carry one label; :func:`label_sets` splits them again
-for the :class:`~textcw.corpus.multilabel.MultiLabelDataset` a multi-label table loads as.
+for the :class:`~textcw.corpus.multilabel_data.MultiLabelDataset` a multi-label table loads as.
 """
 
 from __future__ import annotations
 
-from textcw.corpus.tabular.labels import LabelCheck
+from textcw.corpus.labels import LabelCheck
 from textcw.untrusted import safe_text
 
 __all__ = ["JOIN", "MultiLabelCheck", "label_names", "label_sets"]

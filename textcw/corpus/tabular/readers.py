@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from textcw.corpus.tabular import limits, parquet
 from textcw.corpus.tabular.files import Position, _Lines, _name, _open
-from textcw.corpus.tabular.labels import DuplicateKey, LabelCheck, check_label, no_duplicate_keys
+from textcw.corpus.labels import DuplicateKey, LabelCheck, check_label, no_duplicate_keys
 from textcw.corpus.tabular.multilabel import MultiLabelCheck
 from textcw.corpus.tabular.spec import TableSpec
 from textcw.errors import DataError, InputError, SpecError
@@ -116,7 +116,7 @@ def _layout(spec: TableSpec, path: str, names: list[str], need_label: bool) -> _
 
 
 # The label check of one cell, for the compiled scanner (textcw.corpus._table_scan): CSV labels
-# are text, so the kind of a label (textcw.corpus.tabular.labels) never changes there.
+# are text, so the kind of a label (textcw.corpus.labels) never changes there.
 _check_label = check_label
 
 

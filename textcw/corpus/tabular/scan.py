@@ -18,6 +18,7 @@ import io
 
 import numpy as np
 
+from textcw import _limits
 from textcw.corpus import _table_scan
 from textcw.corpus.tabular import limits
 from textcw.corpus.tabular.files import Position, _open
@@ -80,7 +81,7 @@ def index_csv(counts, rows) -> bool:
 def _value_labels(values: list[bytes], known: dict, encoding: str) -> tuple[dict[int, str], list[int]]:
     """``(labels, refused)`` of the distinct label cells ``values``: the label of each value that is
     one, by position, and the positions of those that are not. ``known`` (value -> label) saves
-    checking a value seen before and learns the new ones, up to :data:`limits.MAX_LABELS`."""
+    checking a value seen before and learns the new ones, up to :data:`_limits.MAX_LABELS`."""
     labels, refused = {}, []
     for k, value in enumerate(values):
         label = known.get(value)
@@ -89,7 +90,7 @@ def _value_labels(values: list[bytes], known: dict, encoding: str) -> tuple[dict
             if problem is not None:
                 refused.append(k)
                 continue
-            if len(known) <= limits.MAX_LABELS:
+            if len(known) <= _limits.MAX_LABELS:
                 known[value] = label
         labels[k] = label
     return labels, refused

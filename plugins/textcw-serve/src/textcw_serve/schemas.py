@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import (BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints,
                       model_validator)
-from textcw.corpus.tabular.labels import MAX_LABEL_CHARS  # one bound for every door: what /learn takes, export takes
+from textcw.corpus.labels import MAX_LABEL_CHARS  # one bound for every door: what /learn takes, export takes
 
 MAX_BODY_BYTES = 4 << 20
 MAX_BATCH = 512

@@ -1,4 +1,5 @@
-"""What a label cell of a table may be, and the name it becomes.
+"""What a label cell of a table (or a label of :meth:`textcw.corpus.base.Dataset.from_columns`) may
+be, and the name it becomes.
 
 Why one module decides it: a label read from a CSV field, a JSON value, a Parquet cell or a
 DataFrame becomes a class *name* (text), and every model's classes end up in fixed-width numpy
@@ -22,8 +23,8 @@ import math
 
 import numpy as np
 
+from textcw import _limits
 from textcw._limits import MAX_LABEL_CHARS
-from textcw.corpus.tabular import limits
 from textcw.errors import DataError
 from textcw.untrusted import first_unprintable, safe_text, unprintable_kind
 
@@ -97,7 +98,7 @@ class LabelCheck:
     half a column silently. One check may follow the training and the test file alike."""
 
     def __init__(self, remember: int | None = None, true: str = "true", false: str = "false"):
-        self.remember = limits.MAX_LABELS if remember is None else remember
+        self.remember = _limits.MAX_LABELS if remember is None else remember
         self.names = (true, false)
         self.seen: dict[str, tuple[str | None, str | None]] = {}
         self.kind: str | None = None
