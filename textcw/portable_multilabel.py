@@ -33,7 +33,7 @@ __all__ = ["ATTRIBUTES", "export_entry", "rebuild"]
 
 # What a fitted MultiLabel holds besides its models; weight_norms_ is recomputed on import.
 ATTRIBUTES = ("classes_", "label_format_", "n_features_in_", "record_", "calibration_", "thresholds_",
-              "n_honest_scores_", "recorded_")
+              "n_honest_scores_", "recorded_", "unlabelled_documents_")
 _RECORDED_FLOATS = ("scores", "norms", "variances")
 
 
@@ -100,6 +100,10 @@ def rebuild(learner, entry, arrays: dict, name: str, *, load_state: Callable, ca
     if isinstance(honest, bool) or not isinstance(honest, int) or honest < 0:
         raise ModelFileError(f"the honest-score count of {name!r} must be an integer >= 0")
     model.n_honest_scores_ = honest
+    unlabelled = attributes.get("unlabelled_documents_")  # absent from files written before it was kept
+    if unlabelled is not None and (isinstance(unlabelled, bool) or not isinstance(unlabelled, int) or unlabelled < 0):
+        raise ModelFileError(f"the unlabelled-document count of {name!r} must be an integer >= 0")
+    model.unlabelled_documents_ = unlabelled
     if "recorded_" in attributes:
         model.recorded_ = _recorded(attributes["recorded_"], n_labels, model, name)
     model.weight_norms_ = np.array([weight_norm(m) for m in models], dtype=float)

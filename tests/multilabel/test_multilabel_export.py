@@ -105,7 +105,24 @@ TAMPERED = [
      "must be an integer >= 0"),
     ("an attribute fit never sets", lambda d: _learner_step(d)["attributes"]["__dict__"].update(coef_=1.0),
      "must be some of classes_"),
+    ("a negative unlabelled-document count",
+     lambda d: _learner_step(d)["attributes"]["__dict__"].update(unlabelled_documents_=-2), "must be an integer >= 0"),
+    ("a minimum of labels out of range", lambda d: _learner_step(d)["params"]["__dict__"].update(min_labels=101),
+     "are invalid: "),
 ]
+
+
+def test_a_file_without_the_unlabelled_count_predicts_as_before_the_minimum_existed(exported, tmp_path):
+    # files written before the count was kept have no minimum: their predictions do not change
+    model, path = exported
+    copy = tmp_path / "older.textcw"
+    copy.write_bytes(path.read_bytes())
+    edit(copy, change_document=lambda d: _learner_step(d)["attributes"]["__dict__"].pop("unlabelled_documents_"))
+    back = import_model(copy)[-1]
+    assert back.unlabelled_documents_ is None and back.min_labels_ == 0
+    assert import_model(path)[-1].unlabelled_documents_ == 0 and import_model(path)[-1].min_labels_ == 1
+    X = model[0].transform(PROBE)
+    np.testing.assert_array_equal(back.predict_indicator(X), (back.predict_proba(X) > back.thresholds_).astype(int))
 
 
 @pytest.mark.parametrize("what, change, message", TAMPERED, ids=[t[0] for t in TAMPERED])

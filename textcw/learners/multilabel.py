@@ -18,7 +18,9 @@ matrix (:mod:`textcw.learners.multilabel_targets`). Three things differ:
 - **Thresholds chosen per label on honest scores.** A label is predicted when its probability
   exceeds that label's threshold, the cut that maximises its F1 on the honest scores (SCut:
   Yang, "A study of thresholding strategies for text categorization", SIGIR 2001, section 3.2):
-  rare labels get lower cuts than 1/2, and no test document is ever looked at.
+  rare labels get lower cuts than 1/2, and no test document is ever looked at. A document no
+  label's threshold admits gets its most probable label when every training document had one
+  (``min_labels="auto"``; :func:`~textcw.learners.multilabel_targets.at_least`).
 
 Honest scores (``record=``) are scores of training documents by a model that had not learned
 them, as in :class:`textcw.learners.calibrated.Calibrated`: ``"first"``, progressive validation
@@ -50,12 +52,13 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
-from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, binary_temperature,
-                                                f1_thresholds)
+from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
+                                                binary_temperature, f1_thresholds, label_margin, margin_kinds,
+                                                resolve_min_labels, unlabelled_rows)
 from textcw.learners.params import AnyOf, Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, epoch_orders
 from textcw.learners.state import memory_budget
-from textcw.learners.temperature import TemperatureScaling, normalized_scores, standardized_scores, weight_norm
+from textcw.learners.temperature import TemperatureScaling, weight_norm
 
 RECORDS = ("auto", "first", "cross-fit")
 MARGINS = ("auto", "raw", "standardized", "normalized")
@@ -82,6 +85,10 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         before they are learned).
     max_recorded : int in [100, 10000000], default 10000
         Honest scores kept (of the most recent documents) for refitting after ``partial_fit``.
+    min_labels : "auto" or int in [0, 100], default "auto"
+        The least number of labels ``predict`` gives a document, completed with its most
+        probable labels where the thresholds give fewer; ``"auto"``: 1 if every document
+        learned had at least one label, else 0 (the thresholds alone).
 
     Fitted attributes
     -----------------
@@ -92,6 +99,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
     thresholds_ : ndarray of shape (n_labels,), probability cuts
     record_ : str, label_format_ : ``"sets"`` or ``"indicator"`` (what ``predict`` returns)
     n_features_in_ : int, n_honest_scores_ : int (documents behind the calibration)
+    unlabelled_documents_ : int, documents learned with an empty label set (``min_labels="auto"``)
     """
 
     _constraints = {
@@ -100,16 +108,18 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         "margin": Options(MARGINS),
         "chunk_size": Interval(1, 1_000_000, closed="both", integer=True),
         "max_recorded": Interval(100, 10_000_000, closed="both", integer=True),
+        "min_labels": AnyOf((Options(("auto",)), Interval(0, 100, closed="both", integer=True))),
     }
 
     def __init__(self, learner, *, threshold="auto", record="auto", margin="auto", chunk_size=2048,
-                 max_recorded=10_000):
+                 max_recorded=10_000, min_labels="auto"):
         self.learner = learner
         self.threshold = threshold
         self.record = record
         self.margin = margin
         self.chunk_size = chunk_size
         self.max_recorded = max_recorded
+        self.min_labels = min_labels
 
     # ----------------------------------------------------------------- checks
     def _check_setup(self) -> dict:
@@ -149,6 +159,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         total = params["n_epochs"] * n * (CROSS_FIT_FOLDS if record == "cross-fit" else 1)
         counter = _Progress(progress, total)
         self._reset(classes, form, X.shape[1], record)
+        self.unlabelled_documents_ = unlabelled_rows(Y)
         if record == "cross-fit":
             self.estimators_, _ = self._train(X, Y, params, counter, recording=False)
             honest = self._cross_fit(X, Y, params, counter)
@@ -176,12 +187,15 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
             Y, _, form = as_indicator(Y, X.shape[0], declared)
             self._reset(declared, form, X.shape[1], "first")
             self.estimators_ = self._new_models(self._columns(X.shape[1]), len(self.classes_))
+            self.unlabelled_documents_ = 0
         else:
             check_is_fitted(self, "estimators_")
             if classes is not None and not np.array_equal(np.asarray(list(classes)), self.classes_):
                 raise InputError(f"classes= differs from the labels of the first call "
                                  f"({self.classes_.tolist()[:10]}); the label set is fixed")
             Y, _, form = as_indicator(Y, X.shape[0], self.classes_)
+        if getattr(self, "unlabelled_documents_", None) is not None:  # None: a file saved without the count
+            self.unlabelled_documents_ += unlabelled_rows(Y)
         params = dict(params, n_epochs=1, shuffle=False)
         _, honest = self._train(X, Y, params, _Progress(None, 0), recording=True, models=self.estimators_)
         self._remember(honest, Y)
@@ -295,8 +309,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         proba = np.empty_like(scores)
         for label in range(Y.shape[1]):
             var = None if variances is None else variances[:, label]
-            margins = {kind: _margin(kind, scores[:, label], var, norms[:, label])
-                       for kind in _margin_kinds(self.margin, var is not None)}
+            margins = {kind: label_margin(kind, scores[:, label], var, norms[:, label])
+                       for kind in margin_kinds(self.margin, var is not None)}
             scaling = binary_temperature(margins, Y[:, label], self.record_)
             scalings.append(scaling)
             proba[:, label] = expit(scaling.inverse_temperature * margins[scaling.margin])
@@ -328,15 +342,23 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         for label, (model, scaling) in enumerate(zip(self.estimators_, self.scalings_)):
             var = model.margin_variance(X) if scaling.margin == "standardized" else None
             norm = np.full(X.shape[0], self.weight_norms_[label])
-            z = _margin(scaling.margin, scores[:, label], var, norm)
+            z = label_margin(scaling.margin, scores[:, label], var, norm)
             proba[:, label] = expit(scaling.inverse_temperature * z)
         return proba
 
     def predict_indicator(self, X) -> np.ndarray:
         """0/1 matrix (n, n_labels): 1 where the label's probability exceeds its threshold
         (so a label whose probability is exactly 1/2 under the fallback cut is not given, as a
-        binary learner answers classes_[0] at a zero margin)."""
-        return (self.predict_proba(X) > self.thresholds_).astype(int)
+        binary learner answers classes_[0] at a zero margin), each row completed to
+        ``min_labels_`` labels by its most probable ones."""
+        proba = self.predict_proba(X)
+        return at_least((proba > self.thresholds_).astype(int), proba, self.min_labels_)
+
+    @property
+    def min_labels_(self) -> int:
+        """The least number of labels ``predict`` gives a document (``min_labels`` resolved)."""
+        check_is_fitted(self, "estimators_")
+        return resolve_min_labels(self.min_labels, getattr(self, "unlabelled_documents_", None), len(self.classes_))
 
     def predict(self, X):
         """Label sets (a tuple of labels per document) if ``fit`` was given label sets, else
@@ -373,22 +395,6 @@ def _label_scores(models, X) -> np.ndarray:
     return scores
 
 
-def _margin_kinds(margin: str, gaussian: bool) -> tuple[str, ...]:
-    """The margins a label's temperature is fitted to, as ``fit_temperature`` tries them: the
-    normalised one (every learner here is linear), and the standardised one of a Gaussian learner."""
-    if margin != "auto":
-        return (margin,)
-    return ("normalized", "standardized") if gaussian else ("normalized",)
-
-
-def _margin(kind: str, scores, variances, norms) -> np.ndarray:
-    if kind == "standardized":
-        return standardized_scores(scores, variances)
-    if kind == "normalized":
-        return normalized_scores(scores, norms)
-    return scores
-
-
 class _Honest:
     """Scores of documents by models that have not learned them, by row of ``X``."""
 
@@ -418,7 +424,6 @@ def _margin_variance(model, X, squares) -> np.ndarray:
     s = model.fitted_state()["s"]
     variance = squares @ s[: model.n_features_in_]
     return variance + s[model.n_features_in_] if model.fit_intercept else variance
-
 
 
 class _Progress:

@@ -12,6 +12,13 @@ strategies for text categorization", SIGIR 2001, section 3.2: for every label, t
 scores that maximises that label's F1 on documents it was not trained on, with that paper's
 fallback for labels too rare to place a cut (SCut.FBR, section 3.3).
 
+A minimum of labels per document (:func:`at_least`): the thresholds decide each label alone, so a
+document may get no label at all; where every training document had at least one, an empty set is
+never the right answer, and the document gets its most probable label instead. This is the
+combination of a threshold per label with a rank cut (RCut, section 3.1 of the same paper: the
+top ``k`` labels of each document) that keeps the threshold's decision wherever it gives ``k`` or
+more labels.
+
 Temperatures (:func:`binary_temperature`): one label's temperature fitted as
 :func:`textcw.learners.temperature.fit_inverse_temperature` fits a binary learner's, with the
 two-column softmax written as the logistic it is, so that the labels of a large task are
@@ -28,7 +35,7 @@ from scipy.special import expit, log_expit
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from textcw.errors import InputError
-from textcw.learners.temperature import TemperatureScaling, root_of_gradient
+from textcw.learners.temperature import TemperatureScaling, normalized_scores, root_of_gradient, standardized_scores
 
 INDICATOR = "indicator"
 SETS = "sets"
@@ -118,6 +125,37 @@ def as_output(indicator: np.ndarray, classes: np.ndarray, form: str):
     return [tuple(classes[np.flatnonzero(row)].tolist()) for row in indicator]
 
 
+def unlabelled_rows(Y) -> int:
+    """Rows of the indicator matrix ``Y`` with no label."""
+    return int(np.count_nonzero(np.asarray(Y.sum(axis=1)).ravel() == 0))
+
+
+def resolve_min_labels(min_labels, unlabelled_documents: int | None, n_labels: int) -> int:
+    """The least number of labels ``predict`` gives a document: ``min_labels`` when a number
+    (at most ``n_labels``); with ``"auto"``, 1 when every document learned had at least one label
+    (``unlabelled_documents == 0``), else 0. ``None`` (a model saved before the count was kept)
+    is 0, as such a model predicted."""
+    if min_labels != "auto":
+        return min(int(min_labels), n_labels)
+    return int(unlabelled_documents == 0)
+
+
+def at_least(indicator: np.ndarray, proba: np.ndarray, k: int) -> np.ndarray:
+    """``indicator`` (0/1, documents x labels) with each row that has fewer than ``k`` labels
+    completed by its most probable labels not yet given (ties by label order), so that it has
+    ``k``; rows with ``k`` or more are unchanged."""
+    short = np.flatnonzero(indicator.sum(axis=1) < k) if k > 0 else np.empty(0, dtype=np.intp)
+    if short.size == 0:
+        return indicator
+    out = indicator.copy()
+    for row in short:
+        given = out[row].astype(bool)
+        # most probable first; labels already given sort last, so the first k - |given| are new
+        order = np.lexsort((np.arange(proba.shape[1]), -proba[row], given))
+        out[row, order[:k - int(given.sum())]] = 1
+    return out
+
+
 def f1_thresholds(proba: np.ndarray, Y: np.ndarray, fbr: float = FBR) -> np.ndarray:
     """Per label, the probability cut that maximises F1 on ``(proba, Y)`` (SCut, module docstring).
 
@@ -175,3 +213,20 @@ def binary_temperature(margins: dict, y: np.ndarray, record: str) -> Temperature
     chosen = min(fits, key=lambda kind: fits[kind][0])
     return TemperatureScaling(margin=chosen, inverse_temperature=fits[chosen][1], record=record,
                               recorded_log_loss={kind: loss for kind, (loss, _) in fits.items()})
+
+
+def margin_kinds(margin: str, gaussian: bool) -> tuple[str, ...]:
+    """The margins a label's temperature is fitted to, as ``fit_temperature`` tries them: the
+    normalised one (every learner here is linear), and the standardised one of a Gaussian learner."""
+    if margin != "auto":
+        return (margin,)
+    return ("normalized", "standardized") if gaussian else ("normalized",)
+
+
+def label_margin(kind: str, scores, variances, norms) -> np.ndarray:
+    """One label's scores as the margin ``kind`` its temperature scales."""
+    if kind == "standardized":
+        return standardized_scores(scores, variances)
+    if kind == "normalized":
+        return normalized_scores(scores, norms)
+    return scores
