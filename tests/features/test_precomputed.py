@@ -79,3 +79,46 @@ def test_a_list_of_sparse_rows_is_a_matrix():
     X = sp.csr_matrix(np.array([[0.0, 1, 0], [2, 0, 3]]))
     feat = Precomputed().fit([X[0], X[1]])
     assert feat.transform([X[1]]).toarray().tolist() == [[2, 0, 3]]
+
+
+def _same_as_dict_vectorizer(train, test):
+    """Precomputed's matrices, names and vocabulary against scikit-learn's DictVectorizer itself."""
+    from sklearn.feature_extraction import DictVectorizer
+
+    ours, theirs = Precomputed(), DictVectorizer(dtype=np.float64)
+    for got, want in ((ours.fit_transform(train), theirs.fit_transform(train)),
+                      (ours.transform(test), theirs.transform(test))):
+        want = sp.csr_matrix(want)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        for part in ("indptr", "indices", "data"):  # explicit zeros and the column order included
+            np.testing.assert_array_equal(getattr(got, part), getattr(want, part))
+    assert ours.vectorizer_.feature_names_ == theirs.feature_names_
+    assert ours.vectorizer_.vocabulary_ == theirs.vocabulary_
+    return ours
+
+
+def test_numeric_mappings_give_dict_vectorizers_matrices_bit_for_bit():
+    rng = np.random.default_rng(3)
+    names = [f"w{i}" for i in range(60)] + ["a b", "é", "Z", "w1_w2"]
+
+    def rows(n):
+        out = []
+        for _ in range(n):
+            chosen = rng.choice(len(names), size=rng.integers(0, 9), replace=False)
+            # ints, floats, explicit zeros, numpy numbers and booleans, as DictVectorizer takes them
+            kinds = [int(rng.integers(0, 4)), float(rng.normal()), 0, np.float32(1.5), True]
+            out.append({names[j]: kinds[k % len(kinds)] for k, j in enumerate(chosen)})
+        return out
+
+    train, test = rows(40), rows(15) + [{"never seen": 2.0}, {}]
+    _same_as_dict_vectorizer(train, test)
+    _same_as_dict_vectorizer([{3: 1.0, 1: 2}, {2: 0.5}], [{1: 1, 9: 4}])  # integer feature names
+
+
+def test_other_mappings_are_read_by_dict_vectorizer_itself():
+    # a str value is a category ("colour=red"), a list several; the fast path leaves them to it
+    feat = _same_as_dict_vectorizer([{"colour": "red", "n": 2}, {"colour": "blue"}, {"tags": ["x", "y"]}],
+                                    [{"colour": "red", "tags": ["y", "z"]}])
+    assert feat.get_feature_names_out().tolist() == ["colour=blue", "colour=red", "n", "tags=x", "tags=y"]
+    with pytest.raises(InputError, match="all str, or all numbers"):  # names of two types
+        Precomputed().fit([{"a": 1, 2: 1}])

@@ -5,8 +5,13 @@ Some corpora were distributed already featurized: the Amazon "processed_acl" rev
 svmlight file as ``index:value`` vectors. Their own vocabulary is the representation the papers
 used, so this featurizer does not re-tokenize; it only fixes the columns at ``fit``:
 
-- a sequence of mappings ``feature -> value`` goes through scikit-learn's ``DictVectorizer``:
-  the vocabulary is the features seen in ``fit``; unseen features are ignored by ``transform``;
+- a sequence of mappings ``feature -> value`` is vectorized as scikit-learn's ``DictVectorizer``
+  does it (and the fitted vocabulary is one): the vocabulary is the features seen in ``fit``,
+  sorted; unseen features are ignored by ``transform``. Where every value is a number (the
+  corpora above), the rows are read in one walk of C-level iteration (:func:`_numeric_rows`):
+  the same matrix, bit for bit, in less time than ``DictVectorizer``'s loop, which checks each
+  value's type in Python; anything else
+  (a str value read as a category, a list of them) takes ``DictVectorizer`` itself;
 - a matrix (scipy.sparse, a 2-d array, or a list of sparse rows) keeps its columns;
   ``transform`` drops columns beyond the fitted width (features never seen in training) and
   pads a narrower matrix with zeros.
@@ -17,6 +22,7 @@ used, so this featurizer does not re-tokenize; it only fixes the columns at ``fi
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import chain, repeat
 
 import numpy as np
 import scipy.sparse as sp
@@ -93,10 +99,14 @@ class Precomputed(TransformerMixin, BaseEstimator):
             self.n_features_out_ = int(_check_finite(_as_matrix(X)).shape[1])
             return self.transform(X)
         vectorizer = self._make_vectorizer()
-        try:
-            out = sp.csr_matrix(vectorizer.fit_transform(X))
-        except (TypeError, ValueError) as exc:
-            raise _mapping_error(exc) from None
+        fast = _numeric_rows(X, None)
+        if fast is not None:
+            out, vectorizer.feature_names_, vectorizer.vocabulary_ = fast
+        else:
+            try:
+                out = sp.csr_matrix(vectorizer.fit_transform(X))
+            except (TypeError, ValueError) as exc:
+                raise _mapping_error(exc) from None
         _check_finite(out)
         self.vectorizer_, self.n_features_out_ = vectorizer, len(vectorizer.feature_names_)
         return self._binarized(out)
@@ -110,8 +120,10 @@ class Precomputed(TransformerMixin, BaseEstimator):
                 "give it rows in the form it was trained on"
             )
         if kind == MAPPINGS:
+            fast = _numeric_rows(X, self.vectorizer_.vocabulary_)
             try:
-                out = sp.csr_matrix(self.vectorizer_.transform(X))  # unseen features are dropped
+                # unseen features are dropped
+                out = fast[0] if fast is not None else sp.csr_matrix(self.vectorizer_.transform(X))
             except (TypeError, ValueError) as exc:
                 raise _mapping_error(exc) from None
         else:
@@ -135,6 +147,43 @@ class Precomputed(TransformerMixin, BaseEstimator):
         if self.input_kind_ == MAPPINGS:
             return np.asarray([str(f) for f in self.vectorizer_.feature_names_], dtype=object)
         return np.asarray([f"x{i}" for i in range(self.n_features_out_)], dtype=object)
+
+
+def _numeric_rows(X, vocabulary: dict | None):
+    """``(matrix, feature_names, vocabulary)`` of the mappings ``X`` as ``DictVectorizer`` gives
+    them (``fit_transform`` when ``vocabulary`` is None, else ``transform`` with it), or ``None``
+    when a value is not a number or the feature names do not sort: ``DictVectorizer`` then reads
+    the rows itself (categories, lists) or says what is wrong.
+
+    The keys and the values are gathered by C-level iteration over the rows (``chain``), the
+    values checked as numbers by numpy's conversion of the whole list (a str, None or any other
+    object gives a non-numeric dtype), and the columns looked up with one ``map`` over the keys;
+    ``DictVectorizer`` does all three per value in Python. The result is the same: features
+    sorted at fit, explicit zeros kept, each row's columns in increasing order, float64 values.
+    """
+    keys = list(chain.from_iterable(X))
+    try:
+        values = np.asarray(list(chain.from_iterable(row.values() for row in X)))
+    except (TypeError, ValueError):  # lists of different lengths, say
+        return None
+    if values.dtype.kind not in "biuf" or values.shape != (len(keys),):
+        return None
+    feature_names = None
+    if vocabulary is None:
+        try:
+            feature_names = sorted(set(keys))
+        except TypeError:  # names of several types: DictVectorizer refuses them, and says so
+            return None
+        vocabulary = dict(zip(feature_names, range(len(feature_names))))
+    columns = np.fromiter(map(vocabulary.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+    rows = np.repeat(np.arange(len(X)), np.fromiter(map(len, X), dtype=np.int64, count=len(X)))
+    kept = columns >= 0
+    indptr = np.zeros(len(X) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows[kept], minlength=len(X)), out=indptr[1:])
+    out = sp.csr_matrix((values[kept].astype(np.float64), columns[kept], indptr),
+                        shape=(len(X), len(vocabulary)))
+    out.sort_indices()
+    return out, feature_names, vocabulary
 
 
 def _mapping_error(exc: Exception) -> InputError:
