@@ -208,6 +208,21 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     joblib.dump(_reproducible(model), buffer)
     payload = buffer.getvalue()
     payload_sha256 = hashlib.sha256(payload).hexdigest()
+    manifest = _manifest(model, info, created_at, size=len(payload), sha256=payload_sha256)
+    manifest_bytes = _manifest_bytes(manifest, path)
+    try:
+        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
+            archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
+            archive.writestr(zip_member(PAYLOAD_MEMBER), payload)
+            if key is not None:
+                archive.writestr(zip_member(SIGNATURE_MEMBER), signature_document(key, manifest_bytes, payload_sha256))
+    except OSError as exc:
+        raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}; nothing was changed") from None
+    return path
+
+
+def _manifest(model, info: dict | None, created_at, *, size: int, sha256: str) -> dict:
+    """The manifest :func:`save` writes for ``model`` and a payload of ``size`` bytes."""
     components = getattr(model, "textcw_components_", {})
     plugins = sorted({c["provider"] for c in components.values()
                       if isinstance(c, dict) and c.get("provider") not in (None, "textcw")})
@@ -221,11 +236,16 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
         "components": components,
         "model": _describe(model),
         "info": info or {},
-        "payload": {"member": PAYLOAD_MEMBER, "size": len(payload), "sha256": payload_sha256},
+        "payload": {"member": PAYLOAD_MEMBER, "size": size, "sha256": sha256},
     }
     stamp = _created_at(created_at)
     if stamp is not None:
         manifest["created_at"] = stamp
+    return manifest
+
+
+def _manifest_bytes(manifest: dict, path: Path) -> bytes:
+    """The manifest as written, refused (InputError) when :func:`load` would refuse the file."""
     try:  # load refuses what no saved model records: never write it
         check_manifest_numbers(manifest, path)
     except ModelFileError as exc:
@@ -235,15 +255,7 @@ def save(model, path: str | os.PathLike, *, info: dict | None = None,
     if len(manifest_bytes) > MAX_MANIFEST_BYTES:  # load would refuse the file: do not write it
         raise InputError(f"the model's manifest would be {len(manifest_bytes):,} bytes, more than the "
                          f"{MAX_MANIFEST_BYTES:,} that load reads; keep the info and names short")
-    try:
-        with atomic_output(path, private=True) as fh, zipfile.ZipFile(fh, "w") as archive:
-            archive.writestr(zip_member(MANIFEST_MEMBER), manifest_bytes)
-            archive.writestr(zip_member(PAYLOAD_MEMBER), payload)
-            if key is not None:
-                archive.writestr(zip_member(SIGNATURE_MEMBER), signature_document(key, manifest_bytes, payload_sha256))
-    except OSError as exc:
-        raise ModelFileError(f"cannot write {path}: {exc.strerror or exc}; nothing was changed") from None
-    return path
+    return manifest_bytes
 
 
 # ---------------------------------------------------------------------------- reading

@@ -243,6 +243,7 @@ def train(
 
 def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, seed, progress,
            probability_metrics, probability, mistake_curve) -> TrainResult:
+    """:func:`train`'s work: featurize (or read the features from the cache), fit, then test."""
     featurizer = featurizer or default_featurizer(corpus)
     params = {**current_registries().learners.get(learner).train_defaults, **(params or {})}
     featurizer_params = dict(featurizer_params or {})
@@ -251,9 +252,34 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
+    feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds = _train_features(
+        corpus, featurizer, featurizer_params, feat, report)
+
+    check_labels(train_labels, corpus)
+    configured = est
+    est, calibration, train_seconds = _fit_learner(est, Xtr, train_labels, learner, calibrated, progress, report)
+
+    if mistake_curve:
+        mistake_curve = first_pass_curve(configured, est, Xtr, train_labels)
+    model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
+                     featurizer_params=featurizer_params, corpus=corpus, calibration=calibration)
+    report("evaluating", 0, 1)
+    accuracy, metrics = _test_model(model, est, calibration, Xte, test_set, test_labels, probability_metrics)
+    report("evaluating", 1, 1)
+    return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
+                          featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
+                          n_features=Xtr.shape[1], accuracy=accuracy, train_seconds=train_seconds,
+                          featurize_seconds=featurize_seconds, metrics=metrics, mistake_curve=mistake_curve or None)
+
+
+def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, report):
+    """``(featurizer, X_train, train labels, X_test, test labels, test split, seconds)``: from the
+    feature cache on a hit (no test split), else the featurizer fitted on the training split
+    (``X_test`` only when it is cached, else None)."""
     key = _features_key(corpus, featurizer, featurizer_params, feat)
     t0 = time.perf_counter()
     hit = feature_cache.load_features(key, feat) if key is not None else None
+    test_set = None
     if hit is not None:
         report("featurizing", 0, 1)
         feat, Xtr, train_labels, Xte, test_labels = hit
@@ -273,13 +299,16 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
                 Xtr, Xte, train_set, test_set)
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
+    return feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds
 
-    check_labels(train_labels, corpus)
+
+def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progress, report):
+    """``(fitted learner, temperature scaling or None, seconds)``; too little memory is an InputError."""
     t0 = time.perf_counter()
     fit_kwargs = {}
     if progress is not None and current_registries().learners.get(learner).online:  # declared: fit takes progress
         fit_kwargs["progress"] = lambda done, total: report("training", done, total)
-    configured, calibration = est, None
+    calibration = None
     try:
         if calibrated:
             fitted = Calibrated(est).fit(Xtr, train_labels, progress=fit_kwargs.get("progress"))
@@ -293,26 +322,19 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
             f"not enough memory to train {learner!r} on {Xtr.shape[1]:,} features; use fewer "
             "features (renumber the indices of an svmlight file, or lower n_features of hashing)"
         ) from None
-    train_seconds = time.perf_counter() - t0
+    return est, calibration, time.perf_counter() - t0
 
-    if mistake_curve:
-        mistake_curve = first_pass_curve(configured, est, Xtr, train_labels)
-    model = assemble(feat, est, learner=learner, featurizer_name=featurizer,
-                     featurizer_params=featurizer_params, corpus=corpus, calibration=calibration)
-    report("evaluating", 0, 1)
+
+def _test_model(model, est, calibration, Xte, test_set, test_labels, probability_metrics: bool):
+    """``(accuracy, metrics)`` on the test split (none measured when it is empty)."""
     if len(test_labels) == 0:
-        accuracy, metrics = None, untested_metrics()
-    else:  # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
-        predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
-        accuracy = float(np.mean(predicted == test_labels))
-        proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
-            (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))
-        metrics = score_metrics(model, predicted, test_labels, proba, probabilities=probability_metrics)
-    report("evaluating", 1, 1)
-    return TrainResult.of(model, corpus=corpus, learner=learner, featurizer=featurizer,
-                          featurizer_params=featurizer_params, n_train=len(train_labels), n_test=len(test_labels),
-                          n_features=Xtr.shape[1], accuracy=accuracy, train_seconds=train_seconds,
-                          featurize_seconds=featurize_seconds, metrics=metrics, mistake_curve=mistake_curve or None)
+        return None, untested_metrics()
+    # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
+    predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
+    accuracy = float(np.mean(predicted == test_labels))
+    proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
+        (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))
+    return accuracy, score_metrics(model, predicted, test_labels, proba, probabilities=probability_metrics)
 
 
 def score_metrics(est, predicted, labels, proba: Callable[[], np.ndarray], *, probabilities: bool = True) -> dict:

@@ -136,47 +136,10 @@ _COUNTER_KEYS = ("mistakes", "n_updates")
 
 
 def _build(document: dict, arrays: dict) -> Pipeline:
-
+    """The model an exported ``document`` describes: its steps checked, built by name, then assembled."""
     regs = current_registries()
-
-    steps = document.get("steps")
-    if not (isinstance(steps, list) and [s.get("step") if isinstance(s, dict) else None for s in steps]
-            == ["featurizer", "learner"]):
-        raise ModelFileError("an exported model has the steps featurizer and learner, in that order")
-    check_printable(document.get("textcw_version"), "its textcw version")
-    # Everything that is copied into the saved model's manifest or printed is bounded first, so
-    # that `import` never writes a model that `load` refuses (its manifest is bounded too).
-    check_text_sizes([document.get("textcw_version"), document.get("components")], "its description")
-    for step in steps:
-        check_text_sizes([step.get(k) for k in ("kind", "name", "provider", "params")],
-                         f"its {safe_text(step['step'])} step")
-    built = []
-    for step in steps:
-        kind, name, provider = step.get("kind"), step.get("name"), step.get("provider")
-        if kind != KINDS[step["step"]] or not isinstance(name, str):
-            raise ModelFileError(f"step {step['step']!r} names a {safe_text(repr(kind), 40)}")
-        check_printable([name, provider], f"the name of its {kind[:-1]}")
-        params = decode(step.get("params", {"__dict__": {}}), arrays, TAGS_PARAMS)
-        if not isinstance(params, dict):
-            raise ModelFileError(f"the parameters of {name!r} are not a mapping")
-        check_printable(params, f"the parameters of {name!r}")
-        make = make_learner if kind == "learners" else make_featurizer
-        if name not in regs[kind] and isinstance(provider, str) and provider != "textcw":
-            raise ModelFileError(
-                f"it needs the plugin {safe_text(provider, 80)!r}, which provides the {kind[:-1]} {name!r} and "
-                f"is not installed; {install_advice(provider)}"
-            )
-        obj = make(name, **params)  # parameters validated as `textcw train` does
-        if isinstance(obj, (CountVectorizer, HashingVectorizer)):
-            check_text_params(obj, name)  # a plugin's vectorizer: the same limits as textcw's own
-        if "multilabel" in step and kind == "learners":
-            obj = rebuild_multilabel(obj, step["multilabel"], arrays, name, calibration=_calibration,
-                                     load_state=lambda model, state, where: _load_state(model, state, arrays, where))
-        elif "state_dict" in step:
-            _load_state(obj, step["state_dict"], arrays, name)
-        else:
-            set_attributes(obj, step.get("attributes", {"__dict__": {}}), arrays, name)
-        built.append((step["step"], obj))
+    steps = _checked_steps(document)
+    built = [(step["step"], _build_step(step, arrays, regs)) for step in steps]
     check_widths(built)
     check_scores(built[1][1])
     components = decode(document.get("components", {"__dict__": {}}), arrays, TAGS_COMPONENTS)
@@ -193,6 +156,51 @@ def _build(document: dict, arrays: dict) -> Pipeline:
         components["probability"] = model.probability_calibration_.to_dict()  # only checked values
     model.textcw_components_ = components
     return model
+
+
+def _checked_steps(document: dict) -> list:
+    """The document's steps (featurizer, then learner), their printed text bounded."""
+    steps = document.get("steps")
+    if not (isinstance(steps, list) and [s.get("step") if isinstance(s, dict) else None for s in steps]
+            == ["featurizer", "learner"]):
+        raise ModelFileError("an exported model has the steps featurizer and learner, in that order")
+    check_printable(document.get("textcw_version"), "its textcw version")
+    # Everything that is copied into the saved model's manifest or printed is bounded first, so
+    # that `import` never writes a model that `load` refuses (its manifest is bounded too).
+    check_text_sizes([document.get("textcw_version"), document.get("components")], "its description")
+    for step in steps:
+        check_text_sizes([step.get(k) for k in ("kind", "name", "provider", "params")],
+                         f"its {safe_text(step['step'])} step")
+    return steps
+
+
+def _build_step(step: dict, arrays: dict, regs):
+    """One step's featurizer or learner, built by its registered name and given its fitted state."""
+    kind, name, provider = step.get("kind"), step.get("name"), step.get("provider")
+    if kind != KINDS[step["step"]] or not isinstance(name, str):
+        raise ModelFileError(f"step {step['step']!r} names a {safe_text(repr(kind), 40)}")
+    check_printable([name, provider], f"the name of its {kind[:-1]}")
+    params = decode(step.get("params", {"__dict__": {}}), arrays, TAGS_PARAMS)
+    if not isinstance(params, dict):
+        raise ModelFileError(f"the parameters of {name!r} are not a mapping")
+    check_printable(params, f"the parameters of {name!r}")
+    make = make_learner if kind == "learners" else make_featurizer
+    if name not in regs[kind] and isinstance(provider, str) and provider != "textcw":
+        raise ModelFileError(
+            f"it needs the plugin {safe_text(provider, 80)!r}, which provides the {kind[:-1]} {name!r} and "
+            f"is not installed; {install_advice(provider)}"
+        )
+    obj = make(name, **params)  # parameters validated as `textcw train` does
+    if isinstance(obj, (CountVectorizer, HashingVectorizer)):
+        check_text_params(obj, name)  # a plugin's vectorizer: the same limits as textcw's own
+    if "multilabel" in step and kind == "learners":
+        obj = rebuild_multilabel(obj, step["multilabel"], arrays, name, calibration=_calibration,
+                                 load_state=lambda model, state, where: _load_state(model, state, arrays, where))
+    elif "state_dict" in step:
+        _load_state(obj, step["state_dict"], arrays, name)
+    else:
+        set_attributes(obj, step.get("attributes", {"__dict__": {}}), arrays, name)
+    return obj
 
 
 def _load_state(obj, state_json, arrays: dict, name: str) -> None:

@@ -160,41 +160,57 @@ class _Walk:
                     if not pending:
                         return self._open_leaf(None, self._stack[-1][1])
                     continue
-                try:
-                    st = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    self.fail("does not exist", hint=False)
-                except OSError as exc:
-                    self.fail(f"cannot be examined ({here}: {exc.strerror})", hint=False)
+                st = self._lstat(name, parent_fd, here)
                 last = not pending
                 if stat.S_ISLNK(st.st_mode):
-                    if last and not self.follow_final:
-                        self.fail(f"is a symbolic link (to {os.readlink(name, dir_fd=parent_fd)}); "
-                                  f"give the real {self.kind} instead")
-                    self.note(_link_problem(here, st, self.owners[0]))
                     links += 1
-                    if links > MAX_LINKS:
-                        self.fail(f"passes through more than {MAX_LINKS} symbolic links", hint=False)
-                    target = os.readlink(name, dir_fd=parent_fd)
-                    if target.startswith("/"):
-                        self._push_root()
-                    pending.extend(_parts(target))
+                    pending.extend(self._follow_link(name, parent_fd, here, st, last=last, links=links))
                     continue
                 if last:
                     return self._open_leaf(name, here)
-                if not stat.S_ISDIR(st.st_mode):
-                    self.fail(f"cannot be reached: {here} is not a folder", hint=False)
-                fd = self._open_at(name, _WALK_FLAGS, parent_fd, here)
-                self._stack.append((fd, here))
-                folder_st = os.fstat(fd)
-                if (folder_st.st_dev, folder_st.st_ino) != (st.st_dev, st.st_ino):
-                    self.fail(f"changed while it was checked ({here} was replaced); try again", hint=False)
-                self.note(_folder_problem(here, folder_st, self.owners[0]))
+                self._enter_folder(name, parent_fd, here, st)
             return self._open_leaf(None, "/")  # the path is "/" itself
         finally:
             for fd, _ in self._stack:
                 os.close(fd)
             self._stack.clear()
+
+    def _lstat(self, name: str, parent_fd: int, here: str) -> os.stat_result:
+        """The ``lstat`` of ``name`` in the folder ``parent_fd`` (a missing one fails)."""
+        try:
+            return os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            self.fail("does not exist", hint=False)
+            raise  # unreachable: fail raises
+        except OSError as exc:
+            self.fail(f"cannot be examined ({here}: {exc.strerror})", hint=False)
+            raise  # unreachable: fail raises
+
+    def _follow_link(self, name: str, parent_fd: int, here: str, st: os.stat_result, *, last: bool,
+                     links: int) -> list[str]:
+        """The components of the target of the symbolic link ``name``, the ``links``-th met (an
+        absolute target restarts the walk at ``/``)."""
+        if last and not self.follow_final:
+            self.fail(f"is a symbolic link (to {os.readlink(name, dir_fd=parent_fd)}); "
+                      f"give the real {self.kind} instead")
+        self.note(_link_problem(here, st, self.owners[0]))
+        if links > MAX_LINKS:
+            self.fail(f"passes through more than {MAX_LINKS} symbolic links", hint=False)
+        target = os.readlink(name, dir_fd=parent_fd)
+        if target.startswith("/"):
+            self._push_root()
+        return _parts(target)
+
+    def _enter_folder(self, name: str, parent_fd: int, here: str, st: os.stat_result) -> None:
+        """Open the folder ``name`` (``st``: its ``lstat``) onto the stack and judge it."""
+        if not stat.S_ISDIR(st.st_mode):
+            self.fail(f"cannot be reached: {here} is not a folder", hint=False)
+        fd = self._open_at(name, _WALK_FLAGS, parent_fd, here)
+        self._stack.append((fd, here))
+        folder_st = os.fstat(fd)
+        if (folder_st.st_dev, folder_st.st_ino) != (st.st_dev, st.st_ino):
+            self.fail(f"changed while it was checked ({here} was replaced); try again", hint=False)
+        self.note(_folder_problem(here, folder_st, self.owners[0]))
 
     def _open_at(self, name: str, flags: int, parent_fd: int, here: str) -> int:
         try:

@@ -239,17 +239,9 @@ def evaluate(
 ) -> None:
     """Evaluate learners on tasks with a registered design, metrics and comparisons; by default
     10-fold cross-validation: error (%) per task and learner, McNemar marks, mean ranks."""
-    # deferred (start-up): loads NumPy
-    from textcw.evaluation.dispatch import resolve_baseline, run_evaluation
-    from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
-
-    if split and design is not None and design.split(":")[0].strip() != "holdout":
-        raise ParameterError(f"--split is --design holdout; give one of --split and --design {design}")
-    named = {"folds": folds, "tune": tune or None, "quick": quick or None, "sample": sample, "seed": seed,
-             "noise": None if noise is None else parse_floats(noise, "--noise")}
-    design_name, chosen, metrics, comparisons = evaluation_plan(
-        design or ("holdout" if split else "cv"), {k: v for k, v in named.items() if v is not None},
-        metric=metric, compare=compare, baseline=baseline)
+    design_name, chosen, metrics, comparisons = _plan(
+        design, split, folds=folds, tune=tune, quick=quick, sample=sample, seed=seed, noise=noise, metric=metric,
+        compare=compare, baseline=baseline)
     names = split_corpora(corpus)
     for name in names:  # a misspelt task is said now, as a usage error, not as a failed row
         resolve_typed_corpus(name)
@@ -263,6 +255,33 @@ def evaluate(
                                    refused={"--tune": tune or None, "--noise": noise, "--sample": sample,
                                             "--folds": folds, "--compare": compare, "--baseline": baseline,
                                             "--plot": plot, "--spread": spread or None})
+    return _evaluate_single_label(names, learner, design_name, chosen, metrics, comparisons, featurizer=featurizer,
+                                  baseline=baseline, spread=spread, as_json=as_json, json_out=json_out, plot=plot,
+                                  plot_format=plot_format)
+
+
+def _plan(design: str | None, split: bool, *, folds, tune: bool, quick: bool, sample, seed, noise: str | None,
+          metric: str, compare: str | None, baseline: str | None):
+    """:func:`evaluation_plan` of ``textcw evaluate``'s options: ``--split`` is ``--design holdout``,
+    and the design's options given as their own flags are passed on."""
+    if split and design is not None and design.split(":")[0].strip() != "holdout":
+        raise ParameterError(f"--split is --design holdout; give one of --split and --design {design}")
+    named = {"folds": folds, "tune": tune or None, "quick": quick or None, "sample": sample, "seed": seed,
+             "noise": None if noise is None else parse_floats(noise, "--noise")}
+    return evaluation_plan(
+        design or ("holdout" if split else "cv"), {k: v for k, v in named.items() if v is not None},
+        metric=metric, compare=compare, baseline=baseline)
+
+
+def _evaluate_single_label(names: list[str], learner: str | None, design_name: str, chosen, metrics: dict,
+                           comparisons: dict, *, featurizer, baseline: str | None, spread: bool, as_json: bool,
+                           json_out: Path | None, plot: Path | None, plot_format) -> None:
+    """``textcw evaluate`` on single-label tasks with the planned design, metrics and comparisons:
+    run, then the table, the JSON report and the figures as asked."""
+    # deferred (start-up): loads NumPy
+    from textcw.evaluation.dispatch import resolve_baseline, run_evaluation
+    from textcw.evaluation.specs import LearnerSpec, TaskSpec, split_list
+
     tasks = [TaskSpec(name, chosen.protocol, None, featurizer) for name in names]
     defaulted = learner is None
     learners = [LearnerSpec.parse(text) for text in split_list(learner or DEFAULT_LEARNER, "--learner")]

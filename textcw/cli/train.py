@@ -79,8 +79,7 @@ def train(
         return train_multilabel_task(corpus, learner, featurizer=featurizer, param=param,
                                      featurizer_param=featurizer_param, epochs=epochs, seed=seed, out=out,
                                      as_json=as_json, json_out=json_out, no_cache=no_cache,
-                                     refused={"--init-model": init_model, "--shards": shards,
-                                              "--stream": stream or None,
+                                     refused={"--init-model": init_model, "--shards": shards, "--stream": stream or None,
                                               "--probability": probability, "--combine": combine,
                                               "--backend": backend, "--workers": workers})
     if init_model is not None:
@@ -90,13 +89,27 @@ def train(
                                        "--featurizer-param": featurizer_param, "--shards": shards,
                                        "--probability": probability, "--workers": workers,
                                        "--combine": combine, "--backend": backend})
+    return _train_single_label(
+        corpus, corpus_entry.featurizer, learner, registries=registries, featurizer=featurizer, param=param,
+        featurizer_param=featurizer_param, epochs=epochs, seed=seed, shards=shards, combine=combine,
+        precision=precision, backend=backend, scheduler=scheduler, workers=workers, stream=stream,
+        chunk_size=chunk_size, probability=probability, no_cache=no_cache, out=out, as_json=as_json,
+        json_out=json_out)
+
+
+def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None, *, registries, featurizer, param,
+                        featurizer_param, epochs, seed, shards, combine, precision, backend, scheduler, workers,
+                        stream: bool, chunk_size: int, probability, no_cache: bool, out: Path | None, as_json: bool,
+                        json_out: Path | None) -> None:
+    """``textcw train`` on a single-label corpus (the command's options, its corpus resolved and
+    its own featurizer ``corpus_featurizer``): options checked, trained, saved and reported."""
     defaulted = learner is None
     learner = DEFAULT_LEARNER if defaulted else learner
     registries.learners.get(learner)
     if featurizer is not None:
         registries.featurizers.get(featurizer)
     if out is not None:
-        warn_if_vectors(corpus, featurizer or corpus_entry.featurizer, out)
+        warn_if_vectors(corpus, featurizer or corpus_featurizer, out)
 
     # Every destination is checked before the work: an hour of training is not lost to a typo.
     if out is not None:

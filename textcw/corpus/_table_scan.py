@@ -41,8 +41,8 @@ READ_BYTES = 8 * 2**20  # the file is read in blocks of this size
 MAX_BUFFER = 64 * 2**20  # the most held at once; a longer record, and the rest, go to the csv module
 MAX_RECORDS = 2**16  # records per call of scan_records: its output arrays are bounded
 
-# scan_records' status
-OK, TOO_LONG = 0, 1
+# scan_records' status; scan_record's and in_quotes' also GOES_ON: the record goes on in the next block
+OK, TOO_LONG, GOES_ON = 0, 1, 2
 # states of the csv module's parser (Modules/_csv.c), those reachable with its default dialect
 START_FIELD, IN_FIELD, IN_QUOTED_FIELD, QUOTE_IN_QUOTED_FIELD = 0, 1, 2, 3
 QUOTE, CR, LF = 34, 13, 10
@@ -108,115 +108,157 @@ def scan_records(data, words, pos, final, delimiter, tables, label_col, max_fiel
     (blank lines after it included), and :data:`TOO_LONG` when a field or a line of more than
     ``max_field`` bytes was met (the records before it are returned).
     """
-    n = data.shape[0]
-    cap = ends.shape[0]
-    plain, quoted = tables[0], tables[1]
-    delimiters, quotes = np.uint64(delimiter) * ONES, np.uint64(QUOTE) * ONES
-    crs, lfs = np.uint64(CR) * ONES, np.uint64(LF) * ONES
-    records = 0
+    n, cap = data.shape[0], ends.shape[0]
+    # the stop bytes repeated in each byte of a word, for skip_text
+    masks = (np.uint64(delimiter) * ONES, np.uint64(QUOTE) * ONES, np.uint64(CR) * ONES, np.uint64(LF) * ONES)
+    records, lines, i = 0, 0, pos
     done, done_lines = pos, 0
-    lines = 0
-    i = pos
     while records < cap and i < n:
         c = data[i]
         if c == CR or c == LF:  # a blank line: no record
             if c == CR and i + 1 == n and not final:
                 break  # a \r\n may be split between this block and the next
-            i += 2 if c == CR and i + 1 < n and data[i + 1] == LF else 1
+            i = after_line_break(data, i, n)
             lines += 1
             done, done_lines = i, lines
             continue
-        state = START_FIELD
-        fields = 0
-        field_start = i
-        line_start = i
-        lab_from, lab_to, flag = i, i, 0
-        complete = False
-        while i < n:
-            c = data[i]
-            if state == IN_QUOTED_FIELD:
-                if c == QUOTE:
-                    state = QUOTE_IN_QUOTED_FIELD
-                elif c == CR or c == LF:  # a line break inside quotes: part of the field
-                    if c == CR and i + 1 == n and not final:
-                        break
-                    if c == CR and i + 1 < n and data[i + 1] == LF:
-                        i += 1
-                    if i + 1 - line_start > max_field:
-                        return records, done, done_lines, TOO_LONG
-                    lines += 1
-                    line_start = i + 1
-                i += 1
-                if state == IN_QUOTED_FIELD:  # the text of a quoted field
-                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
-                continue
-            end_of_record = c == CR or c == LF
-            if c == delimiter or end_of_record:
-                if end_of_record and c == CR and i + 1 == n and not final:
-                    break
-                if i - field_start > max_field:
-                    return records, done, done_lines, TOO_LONG
-                if fields == label_col:
-                    lab_from, lab_to = field_start, i
-                fields += 1
-                if end_of_record:
-                    i += 2 if c == CR and i + 1 < n and data[i + 1] == LF else 1
-                    if i - line_start > max_field:
-                        return records, done, done_lines, TOO_LONG
-                    lines += 1
-                    complete = True
-                    break
-                state = START_FIELD
-                field_start = i + 1
-                i += 1
-                continue
-            if state == START_FIELD or state == QUOTE_IN_QUOTED_FIELD:
-                # a quote opens a field; after a closing quote, "" is a quote and anything
-                # else goes on unquoted
-                state = IN_QUOTED_FIELD if c == QUOTE else IN_FIELD
-                i += 1
-                if state == IN_QUOTED_FIELD:
-                    i = skip_text(data, words, i, n, quoted, quotes, crs, lfs)
-                    continue
-            else:
-                i += 1
-            i = skip_text(data, words, i, n, plain, delimiters, crs, lfs)  # the text of an unquoted field
-        if not complete:
-            if not final or i < n:
-                break  # the record goes on in the next block
-            # the end of the file ends the record (a last line without a line break)
-            if n - field_start > max_field or n - line_start > max_field:
-                return records, done, done_lines, TOO_LONG
-            if state == IN_QUOTED_FIELD:
-                flag = UNCLOSED
-            if fields == label_col:
-                lab_from, lab_to = field_start, n
-            fields += 1
-            if line_start < n:
-                lines += 1
-        if lab_to > lab_from and data[lab_from] == QUOTE:
-            # "label": the text between the quotes, if no other quote is in the field
-            simple = lab_to - lab_from >= 2 and data[lab_to - 1] == QUOTE
-            for k in range(lab_from + 1, lab_to - 1):
-                if data[k] == QUOTE:
-                    simple = False
-            if simple:
-                lab_from, lab_to = lab_from + 1, lab_to - 1
-            else:
-                flag |= COMPLEX_LABEL
-        h = np.uint64(14695981039346656037)
-        for k in range(lab_from, lab_to):
-            h = (h ^ np.uint64(data[k])) * np.uint64(1099511628211)
-        ends[records] = i
-        end_lines[records] = lines
-        fields_of[records] = fields
-        label_from[records] = lab_from
-        label_to[records] = lab_to
-        label_hash[records] = h
-        flags[records] = flag
+        fate, i, ended, fields, lab_from, lab_to, flag = scan_record(data, words, i, final, delimiter, tables, masks,
+                                                                     label_col, max_field)
+        if fate == TOO_LONG:
+            return records, done, done_lines, TOO_LONG
+        if fate == GOES_ON:
+            break  # the record goes on in the next block
+        lines += ended
+        lab_from, lab_to, label_flag = label_text(data, lab_from, lab_to)
+        ends[records], end_lines[records], fields_of[records] = i, lines, fields
+        label_from[records], label_to[records] = lab_from, lab_to
+        label_hash[records] = fnv1a(data, lab_from, lab_to)
+        flags[records] = flag | label_flag
         records += 1
         done, done_lines = i, lines
     return records, done, done_lines, OK
+
+
+@kernel
+def scan_record(data, words, i, final, delimiter, tables, masks, label_col, max_field):
+    """The record that starts at ``data[i]`` (not a line break), as the csv module splits it:
+    ``(fate, end, lines, fields, label_from, label_to, flag)``. ``fate`` is :data:`OK` (it ends at
+    ``end``, after ``lines`` line breaks), :data:`GOES_ON` (it goes on in the next block) or
+    :data:`TOO_LONG`; ``flag`` is :data:`UNCLOSED` for a last record that ends inside quotes.
+    ``masks``: the delimiter, quote, CR and LF repeated in each byte of a word (:func:`skip_text`)."""
+    n = data.shape[0]
+    delimiters, quotes, crs, lfs = masks
+    state, fields, lines = START_FIELD, 0, 0
+    field_start = line_start = lab_from = lab_to = i
+    while i < n:
+        c = data[i]
+        if state == IN_QUOTED_FIELD:
+            fate, state, i, line_start, ended = in_quotes(data, words, i, final, tables[1], masks, line_start,
+                                                          max_field)
+            if fate != OK:
+                return fate, i, lines, fields, lab_from, lab_to, 0
+            lines += ended
+            continue
+        end_of_record = c == CR or c == LF
+        if c == delimiter or end_of_record:
+            if end_of_record and c == CR and i + 1 == n and not final:
+                return GOES_ON, i, lines, fields, lab_from, lab_to, 0
+            if i - field_start > max_field:
+                return TOO_LONG, i, lines, fields, lab_from, lab_to, 0
+            if fields == label_col:
+                lab_from, lab_to = field_start, i
+            fields += 1
+            if end_of_record:
+                i = after_line_break(data, i, n)
+                return TOO_LONG if i - line_start > max_field else OK, i, lines + 1, fields, lab_from, lab_to, 0
+            state = START_FIELD
+            field_start = i + 1
+            i += 1
+            continue
+        if state == START_FIELD or state == QUOTE_IN_QUOTED_FIELD:
+            # a quote opens a field; after a closing quote, "" is a quote and anything
+            # else goes on unquoted
+            state = IN_QUOTED_FIELD if c == QUOTE else IN_FIELD
+            i += 1
+            if state == IN_QUOTED_FIELD:
+                i = skip_text(data, words, i, n, tables[1], quotes, crs, lfs)
+                continue
+        else:
+            i += 1
+        i = skip_text(data, words, i, n, tables[0], delimiters, crs, lfs)  # the text of an unquoted field
+    if not final:
+        return GOES_ON, i, lines, fields, lab_from, lab_to, 0
+    return at_end_of_file(n, i, state, lines, fields, field_start, line_start, lab_from, lab_to, label_col,
+                          max_field)
+
+
+@kernel
+def at_end_of_file(n, i, state, lines, fields, field_start, line_start, lab_from, lab_to, label_col, max_field):
+    """:func:`scan_record`'s answer when the end of the file ends the record (a last line without
+    a line break, or an unclosed quote: flagged :data:`UNCLOSED`)."""
+    if n - field_start > max_field or n - line_start > max_field:
+        return TOO_LONG, i, lines, fields, lab_from, lab_to, 0
+    if fields == label_col:
+        lab_from, lab_to = field_start, n
+    return (OK, i, lines + 1 if line_start < n else lines, fields + 1, lab_from, lab_to,
+            UNCLOSED if state == IN_QUOTED_FIELD else 0)
+
+
+@kernel
+def in_quotes(data, words, i, final, quoted, masks, line_start, max_field):
+    """Past the byte ``data[i]`` of a quoted field, and the plain text after it:
+    ``(fate, state, i, line_start, lines)``. A quote may close the field; a line break is part of
+    it and ends a line (``fate``: :data:`GOES_ON` when a ``\\r\\n`` may be split at the block's
+    end, :data:`TOO_LONG` for a line of more than ``max_field`` bytes, else :data:`OK`)."""
+    n = data.shape[0]
+    c = data[i]
+    state, lines = IN_QUOTED_FIELD, 0
+    if c == QUOTE:
+        state = QUOTE_IN_QUOTED_FIELD
+    elif c == CR or c == LF:  # a line break inside quotes: part of the field
+        if c == CR and i + 1 == n and not final:
+            return GOES_ON, state, i, line_start, 0
+        if c == CR and i + 1 < n and data[i + 1] == LF:
+            i += 1
+        if i + 1 - line_start > max_field:
+            return TOO_LONG, state, i, line_start, 0
+        lines = 1
+        line_start = i + 1
+    i += 1
+    if state == IN_QUOTED_FIELD:  # the text of a quoted field
+        i = skip_text(data, words, i, n, quoted, masks[1], masks[2], masks[3])
+    return OK, state, i, line_start, lines
+
+
+@kernel
+def after_line_break(data, i, n):
+    """The index after the line break at ``data[i]`` (``\\r\\n`` is one line break)."""
+    return i + 2 if data[i] == CR and i + 1 < n and data[i + 1] == LF else i + 1
+
+
+@kernel
+def label_text(data, lab_from, lab_to):
+    """``(from, to, flag)``: a quoted label's text between its quotes, or the field as it is
+    with :data:`COMPLEX_LABEL` when another quote is in it (the csv module unquotes it)."""
+    if lab_to > lab_from and data[lab_from] == QUOTE:
+        # "label": the text between the quotes, if no other quote is in the field
+        simple = lab_to - lab_from >= 2 and data[lab_to - 1] == QUOTE
+        for k in range(lab_from + 1, lab_to - 1):
+            if data[k] == QUOTE:
+                simple = False
+        if simple:
+            return lab_from + 1, lab_to - 1, 0
+        return lab_from, lab_to, COMPLEX_LABEL
+    return lab_from, lab_to, 0
+
+
+@kernel
+def fnv1a(data, start, stop):
+    """FNV-1a (64 bits) of ``data[start:stop]``: groups equal labels (which are then compared)."""
+    h = np.uint64(14695981039346656037)
+    for k in range(start, stop):
+        h = (h ^ np.uint64(data[k])) * np.uint64(1099511628211)
+    return h
 
 
 @kernel

@@ -18,6 +18,7 @@ repeats everything with other seeds (the paper averages 4 runs).
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -93,17 +94,7 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
             raise ParameterError(f"{name}={value!r} is invalid; {name} must be an integer >= 1")
 
     def run(task, learners=("cw-var", "pa"), progress=None, on_model=None) -> CombinationReport:
-        specs = [as_learner(s) for s in learners]
-        if not specs:
-            raise ParameterError("the combination experiment needs at least one learner")
-        templates = {}
-        for spec in specs:
-            est = make_learner(spec.name, **spec.params)
-            if not hasattr(est, "partial_fit") or "n_epochs" not in est.get_params(deep=False):
-                raise ParameterError(f"learner {spec.label!r} is not an online learner; shards need one")
-            est.set_params(n_epochs=passes)
-            check_combinable(est, "uniform")
-            templates[spec.label] = est
+        templates = _templates(learners, passes)
         source = CorpusSource.resolve(str(task))
         report = progress or (lambda stage, done, total: None)
         t0 = time.perf_counter()
@@ -121,37 +112,12 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
                     methods = [m for m in METHODS if _combinable(check_combinable, est, m)]
                     for n in (1, *counts):
                         stage = f"{label} x{n}" + (f" run {r + 1}" if runs > 1 else "")
-                        combiners = {m: Combiner(m) for m in methods}
-                        cell = totals[(label, n)]
-                        accuracies, sizes = [], []
-                        for result in iter_shards(runner, source, handle, est, n, seed=seed + r,
-                                                  on_done=lambda done, s=stage, k=n: report(s, done, k)):
-                            accuracies.append(_accuracy(result.model, X_test, y_test))
-                            sizes.append(result.n_documents)
-                            if on_model is not None:
-                                on_model(label, n, r, "shard", result.model, X_test, y_test)
-                            for combiner in combiners.values():
-                                combiner.add(result.model)
-                        n_train = sum(sizes)
-                        cell.shards.extend(accuracies)
-                        cell.sizes.extend(sizes)
-                        for m, combiner in combiners.items():
-                            combined = combiner.result()
-                            if on_model is not None:
-                                on_model(label, n, r, m, combined, X_test, y_test)
-                            cell.combined[m].append(_accuracy(combined, X_test, y_test))
-        out = CombinationReport(task=str(task), n_train=int(n_train), n_test=len(test), passes=passes,
-                                runs=runs, shard_counts=list(counts))
-        for label in templates:
-            out.single[label] = statistics.fmean(totals[(label, 1)].shards)
-            for n in counts:
-                cell = totals[(label, n)]
-                out.rows.append(CombinationRow(
-                    learner=label, n_shards=n, shard_documents=statistics.fmean(cell.sizes),
-                    shard_mean=statistics.fmean(cell.shards), shard_std=statistics.pstdev(cell.shards),
-                    uniform=statistics.fmean(cell.combined["uniform"]),
-                    kl=statistics.fmean(cell.combined["kl"]) if cell.combined["kl"] else None,
-                ))
+                        seen = None if on_model is None else functools.partial(on_model, label, n, r)
+                        n_train = _fill_cell(totals[(label, n)], runner, source, handle, est, n, seed=seed + r,
+                                             methods=methods, X_test=X_test, y_test=y_test, seen=seen,
+                                             on_done=lambda done, s=stage, k=n: report(s, done, k))
+        out = _summary(str(task), totals, list(templates), counts, n_train=n_train, n_test=len(test),
+                       passes=passes, runs=runs)
         out.seconds = time.perf_counter() - t0
         return out
 
@@ -163,6 +129,63 @@ class _Totals:
     shards: list = field(default_factory=list)
     sizes: list = field(default_factory=list)
     combined: dict = field(default_factory=lambda: {"uniform": [], "kl": []})
+
+
+def _templates(learners, passes: int) -> dict:
+    """``{label: unfitted learner}`` of the ``learners`` specs, each checked to train in shards."""
+    specs = [as_learner(s) for s in learners]
+    if not specs:
+        raise ParameterError("the combination experiment needs at least one learner")
+    templates = {}
+    for spec in specs:
+        est = make_learner(spec.name, **spec.params)
+        if not hasattr(est, "partial_fit") or "n_epochs" not in est.get_params(deep=False):
+            raise ParameterError(f"learner {spec.label!r} is not an online learner; shards need one")
+        est.set_params(n_epochs=passes)
+        check_combinable(est, "uniform")
+        templates[spec.label] = est
+    return templates
+
+
+def _fill_cell(cell: _Totals, runner, source, handle, est, n: int, *, seed: int, methods: list, X_test, y_test,
+               seen, on_done) -> int:
+    """Train ``n`` shard models of ``est``, test them and their combinations into ``cell``; the
+    documents trained on. ``seen(kind, model, X_test, y_test)``, if given, sees every model tested."""
+    combiners = {m: Combiner(m) for m in methods}
+    accuracies, sizes = [], []
+    for result in iter_shards(runner, source, handle, est, n, seed=seed, on_done=on_done):
+        accuracies.append(_accuracy(result.model, X_test, y_test))
+        sizes.append(result.n_documents)
+        if seen is not None:
+            seen("shard", result.model, X_test, y_test)
+        for combiner in combiners.values():
+            combiner.add(result.model)
+    cell.shards.extend(accuracies)
+    cell.sizes.extend(sizes)
+    for m, combiner in combiners.items():
+        combined = combiner.result()
+        if seen is not None:
+            seen(m, combined, X_test, y_test)
+        cell.combined[m].append(_accuracy(combined, X_test, y_test))
+    return sum(sizes)
+
+
+def _summary(task: str, totals: dict, labels: list, counts: tuple[int, ...], *, n_train, n_test: int,
+             passes: int, runs: int) -> CombinationReport:
+    """The report of the cells: each learner's single model, then one row per shard count."""
+    out = CombinationReport(task=task, n_train=int(n_train), n_test=n_test, passes=passes,
+                            runs=runs, shard_counts=list(counts))
+    for label in labels:
+        out.single[label] = statistics.fmean(totals[(label, 1)].shards)
+        for n in counts:
+            cell = totals[(label, n)]
+            out.rows.append(CombinationRow(
+                learner=label, n_shards=n, shard_documents=statistics.fmean(cell.sizes),
+                shard_mean=statistics.fmean(cell.shards), shard_std=statistics.pstdev(cell.shards),
+                uniform=statistics.fmean(cell.combined["uniform"]),
+                kl=statistics.fmean(cell.combined["kl"]) if cell.combined["kl"] else None,
+            ))
+    return out
 
 
 def _accuracy(model, X, y) -> float:

@@ -136,16 +136,8 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
     offset = task.test_index[0] if task.test_index is not None else 0
     report = CVReport(task.spec.label, task.spec.protocol, len(task), len(task.target_names),
                       len(splits), seed)
-    cells = {}
-    for p in levels:
-        for spec in learners:
-            params, passes = (settings or {}).get((spec.label, p), ({}, None))
-            cell = CellResult(task.spec.label, spec.label, p, dict(params), passes, len(splits),
-                              outcomes=UNTESTED * n_eval,
-                              confidence=[None] * n_eval if probabilities else [],
-                              metrics={name: [] for name in metrics})
-            cells[spec.label, p] = cell
-            report.cells.append(cell)
+    cells = _empty_cells(task, learners, levels, settings, len(splits), n_eval, probabilities, metrics)
+    report.cells.extend(cells.values())
     curves_sum = {key: None for key in cells}
     labels, classes = task.labels, task.classes
     total, done = len(splits) * len(cells), 0
@@ -154,38 +146,76 @@ def cross_validate(task: TaskData, learners: list[LearnerSpec], *, folds: int = 
             X_train, X_test = featurize(task, train, test)
             report.n_features.append(int(X_train.shape[1]))
             for p in levels:
-                y_train = labels[train]
-                if p > 0:
-                    # seeded per fold and rate, so every learner sees the same noisy labels
-                    y_train, _ = corrupt_labels(y_train, p, classes, np.random.RandomState([seed, k, int(p * 1e6)]))
+                y_train = _training_labels(labels[train], p, classes, seed, k)
                 for spec in learners:
-                    cell = cells[spec.label, p]
-                    est = build(spec, cell.params, cell.passes, seed=seed)
-                    if cell.passes is None and has_passes(est):
-                        cell.passes = int(est.get_params()["n_epochs"])
-                    if curves and has_passes(est):
-                        predicted, seconds, errors, confidence, fold = _run_with_curve(
-                            est, X_train, y_train, X_test, labels[test], cell.passes, curve_passes, probabilities,
-                            needs if metrics else None, classes)
-                        curves_sum[spec.label, p] = (errors if curves_sum[spec.label, p] is None
-                                                     else np.add(curves_sum[spec.label, p], errors))
-                    else:
-                        seconds = fit_timed(est, X_train, y_train)
-                        predicted = est.predict(X_test)
-                        confidence = _confidence(est, X_test, predicted) if probabilities else None
-                        fold = _fold(est, X_test, labels[test], predicted, needs, classes) if metrics else None
-                    values = measure(metrics, fold, task=task.spec.label, learner=spec.label) if metrics else {}
-                    _record(cell, test - offset, labels[test], predicted, seconds, confidence, values)
+                    errors = _test_learner(
+                        cells[spec.label, p], spec, X_train, y_train, X_test, labels[test], test - offset, seed=seed,
+                        curve_passes=curve_passes if curves else None, probabilities=probabilities,
+                        metrics=metrics, needs=needs, classes=classes, task_label=task.spec.label)
+                    if errors is not None:
+                        key = spec.label, p
+                        curves_sum[key] = errors if curves_sum[key] is None else np.add(curves_sum[key], errors)
                     done += 1
                     if progress is not None:
                         progress(done, total)
     except KeyboardInterrupt:
         report.interrupted = True
+    _summarise(cells, curves_sum)
+    return report
+
+
+def _empty_cells(task: TaskData, learners: list[LearnerSpec], levels: list, settings: dict | None, n_folds: int,
+                 n_eval: int, probabilities: bool, metrics: dict) -> dict:
+    """``{(learner label, noise): CellResult}`` with nothing tested yet, in report order."""
+    cells = {}
+    for p in levels:
+        for spec in learners:
+            params, passes = (settings or {}).get((spec.label, p), ({}, None))
+            cells[spec.label, p] = CellResult(task.spec.label, spec.label, p, dict(params), passes, n_folds,
+                                              outcomes=UNTESTED * n_eval,
+                                              confidence=[None] * n_eval if probabilities else [],
+                                              metrics={name: [] for name in metrics})
+    return cells
+
+
+def _training_labels(y_train, p: float, classes, seed: int, k: int):
+    """The training labels of fold ``k`` at label-noise rate ``p`` (AROW 2013 section 5.3)."""
+    if p > 0:
+        # seeded per fold and rate, so every learner sees the same noisy labels
+        y_train, _ = corrupt_labels(y_train, p, classes, np.random.RandomState([seed, k, int(p * 1e6)]))
+    return y_train
+
+
+def _test_learner(cell: CellResult, spec: LearnerSpec, X_train, y_train, X_test, y_test, rows, *, seed: int,
+                  curve_passes: int | None, probabilities: bool, metrics: dict, needs: set, classes,
+                  task_label: str):
+    """Build, train and test one learner on one fold into ``cell`` (its test ``rows`` among the
+    evaluated documents); its test error after each pass when a curve is drawn (``curve_passes``
+    and a learner with passes), else None."""
+    est = build(spec, cell.params, cell.passes, seed=seed)
+    if cell.passes is None and has_passes(est):
+        cell.passes = int(est.get_params()["n_epochs"])
+    errors = None
+    if curve_passes is not None and has_passes(est):
+        predicted, seconds, errors, confidence, fold = _run_with_curve(
+            est, X_train, y_train, X_test, y_test, cell.passes, curve_passes, probabilities,
+            needs if metrics else None, classes)
+    else:
+        seconds = fit_timed(est, X_train, y_train)
+        predicted = est.predict(X_test)
+        confidence = _confidence(est, X_test, predicted) if probabilities else None
+        fold = _fold(est, X_test, y_test, predicted, needs, classes) if metrics else None
+    values = measure(metrics, fold, task=task_label, learner=spec.label) if metrics else {}
+    _record(cell, rows, y_test, predicted, seconds, confidence, values)
+    return errors
+
+
+def _summarise(cells: dict, curves_sum: dict) -> None:
+    """Each cell's means over its finished folds, and its learning curve (the mean over folds)."""
     for key, cell in cells.items():
         if curves_sum[key] is not None and cell.fold_errors:
             cell.curve = (np.asarray(curves_sum[key]) / len(cell.fold_errors)).tolist()
         cell.summarise()
-    return report
 
 
 def _run_with_curve(est, X_train, y_train, X_test, y_test, passes, curve_passes, probabilities, needs=None,

@@ -172,6 +172,19 @@ class LearnerState:
         positive variances). A bad state raises :class:`~textcw.errors.InputError` and leaves
         the learner as it was. Returns ``self``.
         """
+        classes, n_features, counts = self._check_state_header(state)
+        counters = self._check_counters(state.get("counters", {}))
+        self.validate_params()
+        tuned = self._check_tuned(state.get("tuned"))
+        self.check_classes(classes.size)
+        checked = self._checked_state_arrays(state["arrays"], classes, n_features)
+        self.check_state_values(checked)
+        self._adopt_state(classes, n_features, checked, counts, tuned, counters)
+        return self
+
+    @staticmethod
+    def _check_state_header(state) -> tuple[np.ndarray, int, dict]:
+        """``(classes, n_features_in, {"mistakes": [...], "n_updates": [...]})`` of a state, checked."""
         if not isinstance(state, dict):
             raise InputError(f"a learner state is a dict; got {type(state).__name__}")
         missing = {"classes", "n_features_in", "arrays"} - set(state)
@@ -195,11 +208,10 @@ class LearnerState:
             if not (isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                                                      for v in values)):
                 raise InputError(f"the learner state's {key} must be a list of non-negative integers")
-        counters = self._check_counters(state.get("counters", {}))
-        self.validate_params()
-        tuned = self._check_tuned(state.get("tuned"))
-        self.check_classes(classes.size)
-        arrays = state["arrays"]
+        return classes, n_features, counts
+
+    def _checked_state_arrays(self, arrays, classes: np.ndarray, n_features) -> dict[str, np.ndarray]:
+        """The state arrays, checked against the current parameters: names, dtypes, shapes, finite values."""
         names = tuple(self.state_names)
         if not isinstance(arrays, dict) or set(arrays) != set(names):
             got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
@@ -227,7 +239,11 @@ class LearnerState:
             if not np.all(np.isfinite(value)):
                 raise InputError(f"state array {name!r} contains NaN or infinite values")
             checked[name] = np.ascontiguousarray(value)
-        self.check_state_values(checked)
+        return checked
+
+    def _adopt_state(self, classes: np.ndarray, n_features, checked: dict, counts: dict, tuned: dict,
+                     counters: dict) -> None:
+        """Replace the learner's fitted state by a checked one (the last step of :meth:`load_state_dict`)."""
         self.classes_ = classes.copy()
         self.n_features_in_ = int(n_features)
         self._state = checked
@@ -244,7 +260,6 @@ class LearnerState:
                 setattr(self, name + "_", list(counters[name]))
             else:
                 self.__dict__.pop(name + "_", None)  # a state saved without them: not counted
-        return self
 
     def _check_tuned(self, tuned) -> dict:
         """The values chosen for the learner's ``"auto"`` parameters, one finite number each."""

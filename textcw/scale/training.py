@@ -125,12 +125,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     report = progress or (lambda stage, done, total: None)
 
     t0 = time.perf_counter()
-    tuned, tuned_on = {}, 0
-    if auto:
-        report("tuning", 0, 1)
-        tuned, tuned_on = tune_on_first(source, feat, template, auto, chunk_size)
-        template.set_params(**tuned)
-        report("tuning", 1, 1)
+    tuned, tuned_on = _tune_first(source, feat, template, auto, chunk_size, report)
     run = _run_shards(source, feat, template, Combiner(combine, precision=precision), shards=shards,
                       seed=base_seed, backend=backend, scheduler=scheduler, workers=workers, stream=stream,
                       chunk_size=chunk_size, report=report)
@@ -139,20 +134,17 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
         learner_model.set_params(random_state=base_seed)  # the run's seed; each shard had its own
     train_seconds = time.perf_counter() - t0
 
-    training = {"mode": "shards", "shards": shards, "combine": combine, "stream": stream}
-    if auto:  # which parameters were chosen before the shards, on how many documents, and the values
-        training["tuned"] = sorted(auto)
-        training["tuned_on"] = tuned_on
-        training["tuned_params"] = tuned
+    # which parameters were chosen before the shards, on how many documents, and the values
+    training = _training_facts({"mode": "shards", "shards": shards, "combine": combine, "stream": stream},
+                               auto, tuned_on, tuned)
     if precision != "sum":  # recorded when it differs from the papers' (older files lack the key)
         training["precision"] = precision
     with use_registries(registries):
         model = _pipeline(fitted, learner_model, learner, feat_name, featurizer_params, corpus, training)
-    n_test, accuracy, metrics = score(model, source, chunk_size, report)
-    return ScaleTrainResult.of(
-        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
-        n_train=sum(sizes), n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
-        featurize_seconds=run.featurize_seconds, metrics=metrics, mode="shards", shards=shards,
+    return _scored(
+        model, source, chunk_size, report, corpus=corpus, learner=learner, featurizer=feat_name,
+        featurizer_params=featurizer_params, n_train=sum(sizes), train_seconds=train_seconds,
+        featurize_seconds=run.featurize_seconds, mode="shards", shards=shards,
         combine=combine, precision=precision if combine == "kl" else None, backend=backend, workers=run.n_workers,
         chunk_size=chunk_size if stream else None, passes=int(template.n_epochs),
         shard_documents=sizes, shard_seconds=run.seconds, shard_cpu_seconds=run.cpu_seconds,
@@ -242,20 +234,61 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     scored before it is learned, the self-tuning chunks left out: :mod:`textcw.scale.calibration`);
     ``"raw"``: the learner's own probabilities.
     """
+    _check_stream_options(probability, workers)
+    with use_registries(registries):
+        template, base_seed, auto = _stream_learner(learner, params, epochs, seed, tune)
+        feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
+        source = CorpusSource.resolve(corpus)
+    report = progress or (lambda stage, done, total: None)
+    run = _learn_stream(source, feat, template, base_seed, auto=auto, chunk_size=chunk_size, workers=workers,
+                        probability=probability, report=report, monitor=monitor)
+    with use_registries(registries):
+        model = _pipeline(feat, run.result.model, learner, feat_name, featurizer_params, corpus,
+                          _stream_facts(run, auto, chunk_size), calibration=run.calibration)
+    shard = run.result
+    return _scored(
+        model, source, chunk_size, report, corpus=corpus, learner=learner, featurizer=feat_name,
+        featurizer_params=featurizer_params, n_train=shard.n_documents, train_seconds=run.seconds,
+        featurize_seconds=shard.featurize_seconds, mistakes=shard.mistakes_per_pass, mode="stream",
+        chunk_size=chunk_size, workers=run.workers, passes=int(template.n_epochs), shard_documents=[shard.n_documents],
+        shard_seconds=[round(shard.seconds, 3)], shard_cpu_seconds=[round(shard.cpu_seconds, 3)])
+
+
+def _check_stream_options(probability: str, workers: int | None) -> None:
+    """Refuse (ParameterError) a ``probability`` or ``workers`` of :func:`train_stream` it cannot use."""
     if probability not in ("calibrated", "raw"):
         raise ParameterError(f"probability={probability!r} is invalid; give 'calibrated' or 'raw'")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ParameterError(f"workers={workers!r} is invalid; workers must be an integer >= 1")
-    with use_registries(registries):
-        template, base_seed = _learner(learner, params, epochs, seed, True)
-        if not hasattr(template, "partial_fit"):
-            raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
-        auto = auto_params(template, params) if tune else {}
-        template.set_params(**auto)
-        feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
-        source = CorpusSource.resolve(corpus)
-    report = progress or (lambda stage, done, total: None)
 
+
+def _stream_learner(learner: str, params: dict | None, epochs: int | None, seed: int | None, tune: bool):
+    """``(template, seed, auto)``: the learner of :func:`train_stream`, its ``"auto"`` parameters set
+    to be chosen from the stream (``auto``: those chosen, empty with ``tune=False``)."""
+    template, base_seed = _learner(learner, params, epochs, seed, True)
+    if not hasattr(template, "partial_fit"):
+        raise ParameterError(f"learner {learner!r} has no partial_fit, so it cannot learn from a stream")
+    auto = auto_params(template, params) if tune else {}
+    template.set_params(**auto)
+    return template, base_seed, auto
+
+
+@dataclass
+class _StreamRun:
+    """What the learning pass(es) of one :func:`train_stream` run gave: the shard result of the
+    whole stream, the temperature scaling fitted (and on how many documents), and its facts."""
+
+    result: object
+    calibration: object
+    calibrated_on: int | None
+    n_train: int
+    workers: int
+    seconds: float
+
+
+def _learn_stream(source: CorpusSource, feat, template, base_seed, *, auto: dict, chunk_size: int,
+                  workers: int | None, probability: str, report: Progress, monitor) -> _StreamRun:
+    """Learn the training split chunk by chunk (the learning phase of :func:`train_stream`)."""
     n_train = source.n_documents("train")
     total = n_train * int(template.n_epochs)
     if workers is None:
@@ -274,26 +307,48 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
                          chunk_size=chunk_size, workers=workers, on_chunk=chunk_done,
                          tune_documents=TUNE_DOCUMENTS if auto else None, honest=honest)
     calibration = honest.fit(result.model) if honest is not None else None
-    train_seconds = time.perf_counter() - t0
+    return _StreamRun(result, calibration, honest.n_documents if calibration is not None else None, n_train,
+                      workers, time.perf_counter() - t0)
 
-    training = {"mode": "stream", "chunk_size": chunk_size}
-    if auto:  # which parameters the stream chose, and on how many documents
-        training["tuned"] = sorted(auto)
-        training["tuned_on"] = min(n_train, -(-TUNE_DOCUMENTS // chunk_size) * chunk_size)
-    if calibration is not None:  # on how many documents the temperature was fitted
-        training["calibrated_on"] = honest.n_documents
-    with use_registries(registries):
-        model = _pipeline(feat, result.model, learner, feat_name, featurizer_params, corpus, training,
-                          calibration=calibration)
+
+def _stream_facts(run: _StreamRun, auto: dict, chunk_size: int) -> dict:
+    """The training facts of a stream run: which parameters the stream chose and on how many
+    documents, and on how many documents the temperature was fitted."""
+    facts = _training_facts({"mode": "stream", "chunk_size": chunk_size}, auto,
+                            min(run.n_train, -(-TUNE_DOCUMENTS // chunk_size) * chunk_size))
+    if run.calibration is not None:
+        facts["calibrated_on"] = run.calibrated_on
+    return facts
+
+
+def _tune_first(source: CorpusSource, feat, template, auto: dict, chunk_size: int, report: Progress):
+    """``(values, documents)``: the ``auto`` parameters chosen on the split's first documents and
+    set on ``template`` (:func:`textcw.scale.tuning.tune_on_first`); ``({}, 0)`` without any."""
+    if not auto:
+        return {}, 0
+    report("tuning", 0, 1)
+    tuned, tuned_on = tune_on_first(source, feat, template, auto, chunk_size)
+    template.set_params(**tuned)
+    report("tuning", 1, 1)
+    return tuned, tuned_on
+
+
+def _training_facts(facts: dict, auto: dict, tuned_on: int, tuned: dict | None = None) -> dict:
+    """``facts`` with the tuning keys when parameters were chosen (``auto``): which (``tuned``),
+    on how many documents (``tuned_on``) and, when given, the values (``tuned_params``)."""
+    if auto:
+        facts["tuned"] = sorted(auto)
+        facts["tuned_on"] = tuned_on
+        if tuned is not None:
+            facts["tuned_params"] = tuned
+    return facts
+
+
+def _scored(model, source: CorpusSource, chunk_size: int, report: Progress, /, **facts) -> ScaleTrainResult:
+    """The result of a shard or stream run: ``model`` scored on the test split (read in chunks of
+    ``chunk_size``), with ``facts`` (the fields of :class:`ScaleTrainResult`, its ``chunk_size`` among them)."""
     n_test, accuracy, metrics = score(model, source, chunk_size, report)
-    return ScaleTrainResult.of(
-        model, corpus=corpus, learner=learner, featurizer=feat_name, featurizer_params=featurizer_params,
-        n_train=result.n_documents, n_test=n_test, accuracy=accuracy, train_seconds=train_seconds,
-        featurize_seconds=result.featurize_seconds, metrics=metrics, mistakes=result.mistakes_per_pass,
-        mode="stream", chunk_size=chunk_size, workers=workers,
-        passes=int(template.n_epochs), shard_documents=[result.n_documents],
-        shard_seconds=[round(result.seconds, 3)], shard_cpu_seconds=[round(result.cpu_seconds, 3)],
-    )
+    return ScaleTrainResult.of(model, n_test=n_test, accuracy=accuracy, metrics=metrics, **facts)
 
 
 def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,

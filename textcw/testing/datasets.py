@@ -45,6 +45,16 @@ def make_sparse_classification(n_samples: int = 200, n_features: int = 60, n_cla
     y : ndarray of shape (n_samples,)
         The label name of each row.
     """
+    names = _label_names(n_classes, n_informative, n_features, label_names)
+    rng = np.random.RandomState(random_state)
+    target = np.arange(n_samples) % n_classes
+    rng.shuffle(target)
+    X = _bag_of_words(rng, target, n_classes, n_informative, n_features)
+    return X, names[target]
+
+
+def _label_names(n_classes: int, n_informative: int, n_features: int, label_names) -> np.ndarray:
+    """The label names of :func:`make_sparse_classification`, its sizes checked first."""
     n_noise = n_features - n_classes * n_informative
     if n_classes < 2 or n_informative < 5 or n_noise < 4:
         raise ValueError(
@@ -54,11 +64,14 @@ def make_sparse_classification(n_samples: int = 200, n_features: int = 60, n_cla
     names = np.asarray(label_names if label_names is not None else [f"c{k}" for k in range(n_classes)])
     if names.shape != (n_classes,):
         raise ValueError(f"label_names must hold {n_classes} names; got {list(names)}")
-    rng = np.random.RandomState(random_state)
+    return names
+
+
+def _bag_of_words(rng: np.random.RandomState, target: np.ndarray, n_classes: int, n_informative: int,
+                  n_features: int) -> sp.csr_matrix:
+    """One row per class index in ``target``: 3-5 features of its class's block, 2-4 of the noise pool."""
     noise_pool = np.arange(n_classes * n_informative, n_features)
     rows, cols, vals = [], [], []
-    target = np.arange(n_samples) % n_classes
-    rng.shuffle(target)
     for i, k in enumerate(target):
         block = np.arange(k * n_informative, (k + 1) * n_informative)
         active = np.concatenate([
@@ -68,9 +81,9 @@ def make_sparse_classification(n_samples: int = 200, n_features: int = 60, n_cla
         rows += [i] * active.size
         cols += active.tolist()
         vals += rng.randint(1, 4, size=active.size).astype(float).tolist()
-    X = sp.csr_matrix((vals, (rows, cols)), shape=(n_samples, n_features), dtype=np.float64)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(target.size, n_features), dtype=np.float64)
     X.sort_indices()
-    return X, names[target]
+    return X
 
 
 # Two topics with disjoint vocabularies plus shared filler words, so a bag of words separates

@@ -133,11 +133,7 @@ def parameters_take_effect(s) -> None:
     if params.get("random_state", 0) is None:
         params["random_state"] = 0
     est = clone(est).set_params(**params)
-    # every other row of the first label left out, so that weighting the labels changes weights
-    problems = []
-    for what, X, y, Xt, yt in s.problems:
-        keep = np.flatnonzero((y != y[0]) | (np.cumsum(y == y[0]) % 2 == 0))
-        problems.append((what, X[keep], y[keep], Xt, yt))
+    problems = _thinned(s.problems)
     base = _outcome(est, {}, problems)
     if base is None:
         return  # fits_and_predicts reports a learner that cannot fit its defaults
@@ -151,34 +147,12 @@ def parameters_take_effect(s) -> None:
     for name, values in settings.items():
         if name in inert or not values:
             continue
-        tried, honoured = [], False
-        for value in values:
-            outcome = _outcome(est, {name: value}, problems)
-            if outcome is None:
-                continue  # refused: the learner says it cannot honour the value
-            tried.append(value)
-            if not _same_outcome(outcome, base):
-                honoured = True
-                break
+        tried, honoured = _acts_alone(est, name, values, problems, base)
         for other in partners:
             if honoured:
                 break
-            if other == name:
-                continue
-            for other_value in settings[other]:
-                reference = _outcome(est, {other: other_value}, problems)
-                if reference is None:
-                    continue
-                for value in values:
-                    outcome = _outcome(est, {other: other_value, name: value}, problems)
-                    if outcome is None:
-                        continue
-                    tried.append(value)
-                    if not _same_outcome(outcome, reference):
-                        honoured = True
-                        break
-                if honoured:
-                    break
+            if other != name:
+                honoured = _acts_with(est, name, values, other, settings[other], problems, tried)
         if tried and not honoured:
             shown = list(dict.fromkeys(map(repr, tried)))
             ignored.append(f"{name} (tried {', '.join(shown)} against {params.get(name)!r})")
@@ -188,3 +162,43 @@ def parameters_take_effect(s) -> None:
              "subclass, every parameter it inherits): pass it to the kernel, refuse the values "
              "it cannot honour with a ParameterError in validate_params(), or list a parameter "
              "that by design changes nothing in inert_params")
+
+
+def _thinned(problems) -> list:
+    """The problems with every other row of the first label left out, so that weighting the
+    labels changes weights."""
+    out = []
+    for what, X, y, Xt, yt in problems:
+        keep = np.flatnonzero((y != y[0]) | (np.cumsum(y == y[0]) % 2 == 0))
+        out.append((what, X[keep], y[keep], Xt, yt))
+    return out
+
+
+def _acts_alone(est, name: str, values: list, problems, base) -> tuple[list, bool]:
+    """``(values tried, whether one changed the outcome)``: parameter ``name`` set alone."""
+    tried = []
+    for value in values:
+        outcome = _outcome(est, {name: value}, problems)
+        if outcome is None:
+            continue  # refused: the learner says it cannot honour the value
+        tried.append(value)
+        if not _same_outcome(outcome, base):
+            return tried, True
+    return tried, False
+
+
+def _acts_with(est, name: str, values: list, other: str, other_values: list, problems, tried: list) -> bool:
+    """Whether a value of ``name`` changes the outcome with ``other`` set to one of its
+    ``other_values``; the values tried are added to ``tried``."""
+    for other_value in other_values:
+        reference = _outcome(est, {other: other_value}, problems)
+        if reference is None:
+            continue
+        for value in values:
+            outcome = _outcome(est, {other: other_value, name: value}, problems)
+            if outcome is None:
+                continue
+            tried.append(value)
+            if not _same_outcome(outcome, reference):
+                return True
+    return False

@@ -225,11 +225,30 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
     AssertionError
         Naming the plugin, the property that failed and how to fix it.
     """
-    state: dict = {}
+    checks = _PluginChecks(plugin, distribution=distribution, check_components=check_components,
+                           featurizer_data=featurizer_data, min_accuracy=min_accuracy,
+                           expected_failures=expected_failures, evaluation_options=evaluation_options)
+    steps = (checks.registers_in_isolation, checks.registrations_are_clean, checks.components_pass_their_checks,
+             checks.online_learners_are_declared, checks.is_installed_as_distribution)
+    Component("plugin", f"{getattr(plugin, '__name__', None) or plugin!r}", None,
+              tuple(Check(step.__name__, lambda _, step=step: step()) for step in steps)).check_all()
 
-    def registers_in_isolation():
-        pm, base_pm = _isolated_managers(plugin)
-        if not pm.get_hookcallers(plugin):
+
+class _PluginChecks:
+    """The registration checks of :func:`check_plugin`, one method each, in the order they run;
+    each check keeps what the next ones need (the plugin managers, the registries, its names)."""
+
+    def __init__(self, plugin, *, distribution: str | None, check_components: bool, featurizer_data: dict | None,
+                 min_accuracy: float, expected_failures: dict | None, evaluation_options: dict | None):
+        self.plugin, self.distribution, self.check_components = plugin, distribution, check_components
+        self.featurizer_data, self.min_accuracy = featurizer_data, min_accuracy
+        self.expected_failures, self.evaluation_options = expected_failures, evaluation_options
+        self.pm = self.base_pm = self.regs = self.own = None
+
+    def registers_in_isolation(self) -> None:
+        """It registers beside the built-ins, implements at least one hook, and only textcw's hooks."""
+        pm, base_pm = _isolated_managers(self.plugin)
+        if not pm.get_hookcallers(self.plugin):
             fail("it implements no textcw hook; decorate its hook functions with "
                  "@textcw.hookimpl and name them after the hooks in textcw.hookspecs")
         try:
@@ -238,10 +257,11 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
             hooks = sorted(n for n in dir(pm.hook) if not n.startswith("_")
                            and getattr(getattr(pm.hook, n), "spec", None) is not None)
             fail(f"{exc}; textcw's hooks are: {', '.join(hooks)}")
-        state.update(pm=pm, base_pm=base_pm)
+        self.pm, self.base_pm = pm, base_pm
 
-    def registrations_are_clean():
-        pm, base_pm = state["pm"], state["base_pm"]
+    def registrations_are_clean(self) -> None:
+        """The registries build, twice alike; it adds something, each name typeable and summarised."""
+        pm = self.pm
         try:
             regs = build_registries(pm)
         except DuplicateNameError as exc:
@@ -250,52 +270,41 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
             again = build_registries(pm)
         except DuplicateNameError as exc:
             fail(f"registering a second time fails ({exc}); keep registration free of global state")
-        base = build_registries(base_pm)
+        base = build_registries(self.base_pm)
         for kind in KINDS:
             if set(again[kind].names()) != set(regs[kind].names()):
                 fail(f"building the registries twice gives different {kind}; registration "
                      "must not depend on global state")
         own = _own_names(regs, base)
-        commands = _plugin_commands(pm, plugin)
+        commands = _plugin_commands(pm, self.plugin)
         if not any(own.values()) and not commands:
             fail("it registers nothing (no learner, featurizer, corpus, evaluator or command)")
         for kind, names in own.items():
             for n in names:
-                entry = regs[kind].get(n)
-                if not _NAME.match(n):
-                    fail(f"{regs[kind].singular} name {n!r} is not something users can type: use "
-                         "letters, digits, '.', '_', '+', '@' and '-' (no spaces, no ':')")
-                if not entry.summary:
-                    fail(f"{regs[kind].singular} {n!r} has no summary; `textcw list {kind}` "
-                         "shows it: pass summary='one line' to register")
-                if kind == "corpora":
-                    tasks = entry.tasks
-                    if not isinstance(tasks, dict) or not all(
-                            isinstance(t, str) and _NAME.match(t) and isinstance(s, str)
-                            for t, s in tasks.items()):
-                        fail(f"corpus {n!r}: tasks must be a {{task name: one-line summary}} dict "
-                             f"with typeable names; got {tasks!r}")
+                _check_entry(regs[kind], kind, n)
         if commands:
-            builtin = _command_names(build_app(base_pm))
+            builtin = _command_names(build_app(self.base_pm))
             clash = sorted(builtin & commands)
             if clash:
                 fail(f"its command(s) {clash} clash with textcw's own commands")
-        state.update(regs=regs, own=own)
+        self.regs, self.own = regs, own
 
-    def components_pass_their_checks():
-        if not check_components:
+    def components_pass_their_checks(self) -> None:
+        """Every learner, featurizer, metric and design it adds passes its own checks."""
+        if not self.check_components:
             return
-        for component in _components(state["regs"], state["own"], featurizer_data, min_accuracy,
-                                     expected_failures, evaluation_options):
+        for component in _components(self.regs, self.own, self.featurizer_data, self.min_accuracy,
+                                     self.expected_failures, self.evaluation_options):
             component.check_all()
 
-    def online_learners_are_declared():
+    def online_learners_are_declared(self) -> None:
+        """A learner is registered with ``online=True`` exactly when it learns one document at a time."""
         # A subclass of OnlineLinearClassifier registered without online=True still trains, but
         # textcw train shows it no progress and leaves its probabilities uncalibrated, and
         # evaluate --plot draws no mistake curve: nothing fails, so say it here.
 
-        regs = state["regs"]
-        for n in state["own"].get("learners", []):
+        regs = self.regs
+        for n in self.own.get("learners", []):
             entry = regs.learners.get(n)
             learner = make_learner(n, registries=regs)
             if isinstance(learner, OnlineLinearClassifier) and not entry.online:
@@ -306,7 +315,9 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
                 fail(f"learner {n!r} is registered with online=True but has no partial_fit; "
                      "declare online=True only for learners that learn one document at a time")
 
-    def is_installed_as_distribution():
+    def is_installed_as_distribution(self) -> None:
+        """With ``distribution``: it declares the plugin, and provides its names once installed."""
+        distribution = self.distribution
         if distribution is None:
             return
         try:
@@ -317,11 +328,15 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         if not points:
             fail(f"distribution {distribution!r} declares no entry point in group {PROJECT!r}; "
                  f"add [project.entry-points.{PROJECT}] to its pyproject.toml")
-        module = getattr(plugin, "__name__", None)
+        module = getattr(self.plugin, "__name__", None)
         if module not in {ep.value.split(":")[0].strip() for ep in points}:
             fail(f"the {PROJECT!r} entry points of {distribution!r} "
                  f"({', '.join(f'{ep.name} = {ep.value}' for ep in points)}) do not point to "
                  f"{module!r}")
+        self._provided_by(dist)
+
+    def _provided_by(self, dist) -> None:
+        """With every installed plugin loaded, each of its names is provided by ``dist``."""
         pm = get_plugin_manager(entry_points=True)
         regs = build_registries(pm)
         want = _canonical(dist.metadata["Name"])
@@ -329,17 +344,31 @@ def check_plugin(plugin, *, distribution: str | None = None, check_components: b
         for broken in broken_plugins(pm):
             if _canonical(broken.distribution or "") == want:
                 fail(f"installed, textcw skips it as broken: {broken.reason}")
-        for kind, names in state["own"].items():
+        for kind, names in self.own.items():
             for n in names:
                 provider = regs[kind].get(n).provider
                 if _canonical(provider) != want:
                     fail(f"with installed plugins loaded, {regs[kind].singular} {n!r} is provided "
                          f"by {provider!r}, not {dist.metadata['Name']!r}")
 
-    steps = (registers_in_isolation, registrations_are_clean, components_pass_their_checks,
-             online_learners_are_declared, is_installed_as_distribution)
-    Component("plugin", f"{getattr(plugin, '__name__', None) or plugin!r}", None,
-              tuple(Check(step.__name__, lambda _, step=step: step()) for step in steps)).check_all()
+
+def _check_entry(registry, kind: str, n: str) -> None:
+    """The entry ``n`` of ``registry`` (of ``kind``) has a typeable name, a summary and, for a
+    corpus, a ``{task: summary}`` dict of typeable task names."""
+    entry = registry.get(n)
+    if not _NAME.match(n):
+        fail(f"{registry.singular} name {n!r} is not something users can type: use "
+             "letters, digits, '.', '_', '+', '@' and '-' (no spaces, no ':')")
+    if not entry.summary:
+        fail(f"{registry.singular} {n!r} has no summary; `textcw list {kind}` "
+             "shows it: pass summary='one line' to register")
+    if kind == "corpora":
+        tasks = entry.tasks
+        if not isinstance(tasks, dict) or not all(
+                isinstance(t, str) and _NAME.match(t) and isinstance(s, str)
+                for t, s in tasks.items()):
+            fail(f"corpus {n!r}: tasks must be a {{task name: one-line summary}} dict "
+                 f"with typeable names; got {tasks!r}")
 
 
 def _plugin_commands(pm, plugin) -> set[str]:
