@@ -52,7 +52,8 @@ from scipy.special import ndtr
 from textcw.errors import ParameterError, UnknownNameError
 from textcw.explain import class_scores, linear_weights, pipeline_parts, transform_docs
 
-__all__ = ["STRATEGIES", "Ranker", "Suggestion", "informativeness", "rank"]
+__all__ = ["STRATEGIES", "Ranker", "Suggestion", "informativeness", "mistake_probability_of", "rank",
+           "top_two_gap_of"]
 
 STRATEGIES = ("mistake", "margin", "random")
 GAUSSIAN_LEARNERS = "cw-var, cw-stdev, arow, scw1, scw2"
@@ -104,8 +105,13 @@ def mistake_probability(model, docs) -> np.ndarray:
     est = gaussian_learner(model)
     steps, _, _ = pipeline_parts(model)
     X = transform_docs(steps, list(docs))
-    means = np.asarray(est.decision_function(X), dtype=np.float64)
-    variances = np.asarray(est.margin_variance(X), dtype=np.float64)
+    return mistake_probability_of(est.decision_function(X), est.margin_variance(X))
+
+
+def mistake_probability_of(means, variances) -> np.ndarray:
+    """:func:`mistake_probability` from a Gaussian learner's scores and their variances (binary:
+    one column each; multi-class: one per class), for a caller that scored the documents itself."""
+    means, variances = np.asarray(means, dtype=np.float64), np.asarray(variances, dtype=np.float64)
     if means.ndim == 1:
         gap, var = np.abs(means), variances
     else:
@@ -122,12 +128,23 @@ def top_two_gap(model, docs) -> np.ndarray:
     """Per document, the difference of the two largest probabilities (or scores; module docstring)."""
     docs = list(docs)
     if hasattr(model, "predict_proba"):
-        values = np.asarray(model.predict_proba(docs), dtype=np.float64)
-    else:
-        raw = np.asarray(model.decision_function(docs), dtype=np.float64)
+        return top_two_gap_of(proba=model.predict_proba(docs))
+    return top_two_gap_of(scores=model.decision_function(docs))
+
+
+def top_two_gap_of(*, proba=None, scores=None) -> np.ndarray:
+    """:func:`top_two_gap` from a model's probabilities, or, without them, its decision scores
+    (binary: ``|s|``), for a caller that scored the documents itself."""
+    if proba is not None:
+        values = np.asarray(proba, dtype=np.float64)
+    elif scores is not None:
+        raw = np.asarray(scores, dtype=np.float64)
         if raw.ndim == 1 or raw.shape[1] == 1:
             return np.abs(raw.reshape(-1))
         values = class_scores(raw, raw.shape[1])
+    else:
+        raise ParameterError("strategy 'margin' needs a model's probabilities or decision scores, and this one "
+                             "gives neither; use strategy 'random'")
     best = -np.sort(-values, axis=1)[:, :2]
     return best[:, 0] - best[:, 1]
 

@@ -14,6 +14,14 @@ measures, each phase for ``--seconds``:
 5. ``learn-fsync``: ``learn`` again on a second service with one fsync per update
    (``--group-size 1``).
 
+Run only when named with ``--only`` (the answers besides the label; a service of the
+``/predict`` options and ``/suggest``, so not for ``--compare`` with a source from before them):
+``predict-16`` (plain batches of 16, cut as ``explain-16``'s: its reference), ``top-32`` (batches of 32 with ``"top": 2``),
+``explain-16`` (batches of 16 with ``"explain": 10``, the most documents a request may explain,
+each cut to 3,125 characters so that they fit the request's bound of 50,000)
+and ``suggest-32`` (``/suggest`` of 32 documents, strategy ``mistake``: a model of a Gaussian
+learner), each from one client.
+
 Every loop stops after its time; the clients use persistent HTTP/1.1 connections (as a service
 calling it would). Each service first gets half a second of every phase's requests, unmeasured
 (the first calls compile the numba kernels). Documents are the model's own test split when ``--corpus`` is given, else
@@ -48,6 +56,7 @@ import time
 from pathlib import Path
 
 MAX_DOCUMENT_CHARS = 100_000  # the service's limit (textcw_serve.schemas)
+EXPLAIN_CUT = 50_000 // 16  # explain-16's documents are cut to this: 16 fill its bound (MAX_EXPLAIN_CHARS)
 
 
 def start(model: Path, state: Path, log: Path, *options: str, preexec_fn=None, pythonpath: str | None = None):
@@ -176,6 +185,15 @@ def phases(args, docs, labels):
     def mixed(c, i):
         return learn_one(c, i) if i % 5 == 0 else predict(c, i, 1 + (i * 7) % 32)
 
+    def answered(c, i, size, cut=None, **options):
+        batch = [docs[(size * i + k) % n][:cut] for k in range(size)]
+        return "predict", len(c.post("/predict", {"documents": batch, **options})["predictions"])
+
+    def suggest(c, i, size):
+        batch = [docs[(size * i + k) % n] for k in range(size)]
+        c.post("/suggest", {"documents": batch, "n": 5, "strategy": "mistake"})
+        return "suggest", size
+
     k = args.clients
     return [
         ("predict-1", "predict, 1 document, 1 client", "group", 1, lambda c, i: predict(c, i, 1), "requests/s", None),
@@ -185,7 +203,19 @@ def phases(args, docs, labels):
         ("mixed", f"mixed load, {k} clients", "group", k, mixed, "documents/s", None),
         ("learn-fsync", f"learn, 1 document, {k} clients, one fsync per update", "single", k, learn_one,
          "durable updates/s", None),
+        ("predict-16", "predict, batches of 16, 1 client", "group", 1,
+         lambda c, i: answered(c, i, 16, cut=EXPLAIN_CUT), "documents/s", None),
+        ("top-32", "predict with top 2, batches of 32, 1 client", "group", 1,
+         lambda c, i: answered(c, i, 32, top=2), "documents/s", None),
+        ("explain-16", "predict with explain 10, batches of 16, 1 client", "group", 1,
+         lambda c, i: answered(c, i, 16, cut=EXPLAIN_CUT, explain=10), "documents/s", None),
+        ("suggest-32", "suggest (mistake), 32 documents, 1 client", "group", 1, lambda c, i: suggest(c, i, 32),
+         "documents/s", None),
     ]
+
+
+# phases run only when --only names them
+OPT_IN = ("predict-16", "top-32", "explain-16", "suggest-32")
 
 
 def measure(results, seconds, unit, kind=None) -> list[tuple[str, float, float, float]]:
@@ -210,7 +240,8 @@ def main() -> None:
                         help="also serve from this copy of the plugin's source (first on PYTHONPATH)")
     parser.add_argument("--rounds", type=int, default=1, help="repeat every phase this often; report the median")
     parser.add_argument("--only", action="append", default=[], metavar="PHASE",
-                        help="run only these phases (predict-1, predict-32, learn, mixed, learn-fsync)")
+                        help="run only these phases (predict-1, predict-32, learn, mixed, learn-fsync; and "
+                             "predict-16, top-32, explain-16, suggest-32, run only when named)")
     args = parser.parse_args()
     variants = [("current", None)]
     for spec in args.compare:
@@ -219,7 +250,7 @@ def main() -> None:
             parser.error(f"--compare {spec}: give NAME=SRC with SRC a folder (a copy of plugins/textcw-serve/src)")
         variants.append((name, str(Path(src).resolve())))
     docs, labels, skipped = documents_for(args)
-    chosen = [p for p in phases(args, docs, labels) if not args.only or p[0] in args.only]
+    chosen = [p for p in phases(args, docs, labels) if p[0] in args.only or (not args.only and p[0] not in OPT_IN)]
     results: dict = {}  # (phase, variant) -> list of measure() per round
     folder = Path(tempfile.mkdtemp(prefix="textcw-serve-load-"))
     servers: dict = {}

@@ -40,6 +40,25 @@ def save_model(folder: Path, *, learner: str = "cw-stdev", name: str = "model.te
     return textcw.save(model, folder / name)
 
 
+def save_tagged_model(folder: Path, name: str = "tags.textcw-model"):
+    """A fitted multi-label pipeline saved to ``folder/name`` (tags: the topic, and "other" for
+    every third document), and the pipeline."""
+    import warnings
+
+    from sklearn.pipeline import Pipeline
+    from textcw.learners.multilabel import MultiLabel
+
+    pairs = stream(90, seed=3)
+    docs = [doc for doc, _ in pairs]
+    tags = [(label,) if i % 3 else (label, "other") for i, (_, label) in enumerate(pairs)]
+    model = Pipeline([("features", textcw.make_featurizer("binary-bow")),
+                      ("learner", MultiLabel(textcw.make_learner("arow")))])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # few documents behind each tag's calibration
+        model.fit(docs, tags)
+    return textcw.save(model, folder / name), model
+
+
 def stream(n: int, seed: int = 1) -> list[tuple[str, str]]:
     """``n`` (document, label) corrections, some of them against the topic (so updates happen)."""
     docs, labels = make_documents((n + 1) // 2, random_state=seed)

@@ -56,6 +56,25 @@ SCRIPTS = {
 }
 
 
+@pytest.mark.slow
+def test_serve_load_measures_the_answers_besides_the_label(tmp_path):
+    """The phases run only when named: the /predict options and /suggest."""
+    model = save_model(tmp_path)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp), "TEXTCW_CACHE": str(tmp_path / "cache")}
+    phases = ["predict-16", "top-32", "explain-16", "suggest-32"]
+    done = subprocess.run([sys.executable, str((BENCHMARKS / "serve_load.py").relative_to(REPO)), str(model),
+                           "--seconds", "0.5", *(a for p in phases for a in ("--only", p))],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split(" | ")[0] for row in rows] == [
+        "| predict, batches of 16, 1 client", "| predict with top 2, batches of 32, 1 client",
+        "| predict with explain 10, batches of 16, 1 client", "| suggest (mistake), 32 documents, 1 client"], rows
+    assert all(float(row.split(" | ")[1].split()[0].replace(",", "")) > 0 for row in rows), rows
+
+
 def test_every_serve_benchmark_is_smoke_run():
     found = {p.name for p in BENCHMARKS.glob("*.py")}
     assert found == set(SCRIPTS), (f"plugins/textcw-serve/benchmarks/ holds {sorted(found)}, "

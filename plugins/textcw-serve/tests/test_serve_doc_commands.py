@@ -9,7 +9,9 @@ the tests run in): the folder must be the plugin that is installed, at its versi
 line must exit with 0, and every reply of the service must be JSON without an error. Then what
 the documents claim: the recipe learns a word the model never saw, and each reply a document
 shows (a ```` ```json ```` block after a command) is the service's reply, its numbers to the
-precision shown, as is the temperature its start-up warning shows.
+precision shown, as is the temperature its start-up warning shows; a ``/predict`` with ``top`` or
+``explain`` agrees with the plain prediction and its explanation adds up, and ``/suggest`` ranks
+most informative first.
 """
 
 from __future__ import annotations
@@ -138,6 +140,24 @@ def test_the_command_reader():
     assert shell_commands(text) == ["foo a      b  # note", "bar"]
 
 
+PLAIN_FIELDS = {"label", "probabilities", "decision", "margin"}
+
+
+def check_answers(reply: dict) -> None:
+    """A ``/predict`` reply's ``top`` and ``explanation``, when there: the best label is the
+    prediction's, with its probability, and the explanation adds up to its margin."""
+    for row in reply["predictions"]:
+        assert set(row) - PLAIN_FIELDS <= {"top", "explanation"}, row
+        if "top" in row:
+            assert row["top"][0]["label"] == row["label"], row
+            assert row["top"][0]["probability"] == row["probabilities"][row["label"]], row
+        if "explanation" in row:
+            e = row["explanation"]
+            assert e["label"] == row["label"] and abs(e["margin"] - row["margin"]) <= 1e-9, row
+            total = sum(t["contribution"] for t in e["terms"]) + e["rest"] + e["intercept"]
+            assert abs(total - e["margin"]) <= 1e-9, row
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -229,14 +249,20 @@ def test_every_command_runs_as_written_and_the_recipe_learns_a_new_word(document
         if command.startswith("curl"):
             reply = json.loads(output)
             assert "error" not in reply, (command, reply)
-            replies.setdefault(re.search(r"/(predict|learn)", command).group(1), []).append(reply)
+            replies.setdefault(re.search(r"/(predict|learn|suggest)", command).group(1), []).append(reply)
     # the correction was learned, and the word the model never saw now names its class
     assert replies["learn"] == [{**replies["learn"][0], "changed": True, "unseen_tokens": None, "warning": None}]
-    last = replies["predict"][-1]
+    plain = [r for r in replies["predict"] if all(set(p) == PLAIN_FIELDS for p in r["predictions"])]
+    last = plain[-1]
     assert last["model_version"] == 1 and last["predictions"][0]["label"] == "sci.med"
     assert last["predictions"][0]["probabilities"]["sci.med"] > 0.99
-    if len(replies["predict"]) > 1:  # docs/serve.md asks before the correction too
-        before = replies["predict"][0]["predictions"][0]
+    for reply in replies["predict"]:
+        check_answers(reply)
+    for reply in replies.get("suggest", []):
+        scores = [s["score"] for s in reply["suggestions"]]
+        assert reply["strategy"] == "mistake" and scores == sorted(scores, reverse=True) and scores, reply
+    if len(plain) > 1:  # docs/serve.md asks before the correction too
+        before = plain[0]["predictions"][0]
         assert before["decision"] == 0.0 and before["probabilities"] == {"sci.electronics": 0.5, "sci.med": 0.5}
     assert (work / "sci.serve" / "checkpoints.sha256").is_file()  # the state folder beside the model
     # what the document shows is what the service replied, to the precision shown

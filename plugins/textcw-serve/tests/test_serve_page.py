@@ -13,7 +13,7 @@ import shutil
 import pytest
 import textcw
 
-from serve_fixtures import save_model, stream, thread_server
+from serve_fixtures import save_model, save_tagged_model, stream, thread_server
 from textcw_serve.model_ops import model_digest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -109,6 +109,31 @@ def test_predict_see_the_bars_correct_the_label_and_see_the_status(browser, tmp_
     assert field(browser, "model_digest") == status["model_digest"][:16]
     severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
     assert severe == []  # no script error, no blocked resource (the page's policy allows only itself)
+
+
+def test_a_multi_label_model_s_tags_are_shown_with_their_bars(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    model_path, model = save_tagged_model(tmp_path)
+    documents = ["the doctor saw the patient in the clinic", "the rocket reached orbit"]
+    expected = model.predict(documents)
+    assert all(len(tags) > 1 for tags in expected), expected  # several bars to highlight
+    with thread_server(model_path, learn=False) as server:
+        browser.get(server.url + "/")
+        wait_for(browser, lambda d: field(d, "learning") == "off")
+        for document, tags in zip(documents, expected):
+            box = browser.find_element(By.ID, "document")
+            box.clear()
+            box.send_keys(document)
+            browser.find_element(By.ID, "predict").click()
+            shown = ", ".join(tags) or "(no tag)"
+            wait_for(browser, lambda d: d.find_element(By.ID, "label").text == shown)
+            bars = browser.find_elements(By.CSS_SELECTOR, "#bars .bar")
+            assert [b.get_attribute("data-label") for b in bars] == ["medicine", "other", "space"]
+            assert [b.get_attribute("data-label") for b in bars if "top" in b.get_attribute("class")] == list(tags)
+            assert not browser.find_element(By.ID, "correction").is_displayed()
+    severe = [entry for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert severe == []
 
 
 def test_an_error_from_the_service_is_shown_on_the_page(browser, tmp_path):

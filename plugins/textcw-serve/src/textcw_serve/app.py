@@ -1,5 +1,5 @@
-"""The HTTP API (FastAPI): ``/predict``, ``/learn``, ``/status``, ``/checkpoint``, ``/health``,
-``/metrics``, the page at ``/`` and the generated ``/openapi.json``.
+"""The HTTP API (FastAPI): ``/predict``, ``/learn``, ``/suggest``, ``/status``, ``/checkpoint``,
+``/health``, ``/metrics``, the page at ``/`` and the generated ``/openapi.json``.
 
 Errors are JSON ``{"error": "..."}`` with a 4xx status for anything a client can get wrong
 (422 for a body that does not match the schema or names an unknown label, 400 for a header the
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import importlib.resources
 import logging
 import time
@@ -34,6 +35,7 @@ from textcw.errors import InputError, TextcwError
 from textcw.untrusted import safe_text
 
 from textcw_serve import __version__
+from textcw_serve.answers import predict_answers, suggest
 from textcw_serve.connections import QUEUED
 from textcw_serve.fastpath import FastEndpoints, Route
 from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, SingleHeaders, token_matches
@@ -42,6 +44,10 @@ from textcw_serve.schemas import (
     MAX_BATCH,
     MAX_BODY_BYTES,
     MAX_DOCUMENT_CHARS,
+    MAX_EXPLAIN_CHARS,
+    MAX_EXPLAIN_DOCUMENTS,
+    MAX_EXPLAIN_WORDS,
+    AnsweredPredictResponse,
     CheckpointInfo,
     ErrorResponse,
     Health,
@@ -50,6 +56,8 @@ from textcw_serve.schemas import (
     PredictRequest,
     PredictResponse,
     StatusResponse,
+    SuggestRequest,
+    SuggestResponse,
 )
 from textcw_serve.service import BusyError, DurabilityError, ModelService, NotLearningError
 
@@ -66,6 +74,7 @@ PREDICT_SLOTS = 2
 # event loop gets its turn in between.
 RENDER_CHUNK = 32
 _PREDICT_REPLY = TypeAdapter(PredictResponse)
+_SUGGEST_REPLY = TypeAdapter(SuggestResponse)
 # The page loads its script and style from this service only and nothing else, so a label or a
 # probability shown on it can never run as code even if a model held hostile text.
 PAGE_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -96,7 +105,10 @@ def describe_validation_error(exc: RequestValidationError) -> str:
                 where += f"[{part}]"
             elif part not in ("str", "int", "constrained-str", "function-after[_same_length(), LearnRequest]"):
                 where += ("." if where else "") + safe_text(str(part), 40)
-        message = safe_text(str(error.get("msg", "invalid")), 200)
+        message = str(error.get("msg", "invalid"))
+        if error.get("type") == "value_error":  # a check of the schema's own: its sentence, without pydantic's prefix
+            message = message.removeprefix("Value error, ")
+        message = safe_text(message, 200)
         problems.append(f"{where}: {message}" if where else message)
     more = len(exc.errors()) - 5
     return "; ".join(problems) + (f"; and {more} more problems" if more > 0 else "")
@@ -116,6 +128,12 @@ def render_predict_reply(version: int, classes: list, rows: list[dict]) -> bytes
     head = _PREDICT_REPLY.dump_json(_PREDICT_REPLY.validate_python(empty), by_alias=True)
     parts = [pydantic_core.to_json(rows[i:i + RENDER_CHUNK])[1:-1] for i in range(0, len(rows), RENDER_CHUNK)]
     return head[:-2] + b",".join(parts) + b"]}"
+
+
+def render_checked(adapter: TypeAdapter, reply: dict) -> bytes:
+    """A reply checked against its schema and rendered with the fields it was given (e.g. a
+    ``/predict`` row has ``top`` or ``explanation`` only when they were asked for)."""
+    return adapter.dump_json(adapter.validate_python(reply), by_alias=True, exclude_unset=True)
 
 
 def create_app(service: ModelService, *, token: str | None = None, loopback_only: bool = True,
@@ -185,11 +203,32 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         metrics.predicted.inc(len(rows))
         return render_predict_reply(version, service.labels.classes, rows)
 
+    def render_answers(body: PredictRequest) -> bytes:
+        # the rows are built as prediction_rows builds them (answers.predict_answers: Python floats,
+        # None, ints, the documents' words and the model's classes, in AnsweredPrediction's field
+        # order), so they are rendered as the plain ones are, without being validated again (tested
+        # equal to the validated rendering)
+        version, rows = predict_answers(service, body.documents, body.top, body.explain)
+        metrics.predicted.inc(len(rows))
+        return render_predict_reply(version, service.labels.classes, rows)
+
+    def render_suggestions(body: SuggestRequest) -> bytes:
+        version, rows = suggest(service, body.documents, body.strategy, body.n, body.seed)
+        return render_checked(_SUGGEST_REPLY, {"model_version": version, "strategy": body.strategy,
+                                               "suggestions": rows})
+
     def refuse_if_stopping() -> None:
         if stopping:
             raise HTTPException(503, "the service is shutting down; send the request again once it is back")
 
-    async def answer_predict(documents: list[str], request: Request) -> Response:
+    async def answer_predict(body: PredictRequest, request: Request) -> Response:
+        # the plain reply's own path, unless top or explain is asked for
+        if body.top is None and body.explain is None:
+            return await answer_in_slot(functools.partial(render_predictions, body.documents), request)
+        return await answer_in_slot(functools.partial(render_answers, body), request)
+
+    async def answer_in_slot(work, request: Request) -> Response:
+        """``work()``'s reply (JSON bytes), computed in a prediction slot."""
         refuse_if_stopping()
         request.scope[QUEUED] = time.monotonic()  # at the connection limit, this one may make room
         try:
@@ -204,8 +243,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
                 # a thread of its own per slot (not the shared pool: anyio's hand-over costs the
                 # event loop a fifth of a millisecond per request); the pool, like the slots, runs
                 # at most PREDICT_SLOTS predictions, also if this request is cancelled
-                content = await asyncio.get_running_loop().run_in_executor(predict_threads, render_predictions,
-                                                                            documents)
+                content = await asyncio.get_running_loop().run_in_executor(predict_threads, work)
         finally:
             request.scope.pop(QUEUED, None)
         return Response(content, media_type="application/json")
@@ -217,11 +255,19 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
             future = await run_in_threadpool(service.submit_update, documents, labels)
         return await asyncio.wrap_future(future)
 
-    @app.post("/predict", response_model=PredictResponse,
+    @app.post("/predict", response_model=AnsweredPredictResponse,
               responses={**_error_responses(422), 503: {"model": ErrorResponse, "description": "shutting down"}})
     async def predict(body: PredictRequest, request: Request):
-        """Label a batch of documents: label, probabilities, decision values and margin of each."""
-        return await answer_predict(body.documents, request)
+        """Label a batch of documents: label, probabilities, decision values and margin of each;
+        with ``top``, each one's best labels; with ``explain``, the words that chose its label
+        (``top`` and ``explanation`` are in a prediction only when asked for)."""
+        return await answer_predict(body, request)
+
+    @app.post("/suggest", response_model=SuggestResponse,
+              responses={**_error_responses(422), 503: {"model": ErrorResponse, "description": "shutting down"}})
+    async def suggest_next(body: SuggestRequest, request: Request):
+        """The documents most worth labelling next, most informative first (read-only)."""
+        return await answer_in_slot(functools.partial(render_suggestions, body), request)
 
     @app.post("/learn", response_model=LearnResponse, dependencies=[Depends(require_token)],
               responses=_error_responses(401, 409, 422, 503))
@@ -231,7 +277,7 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         return await answer_learn(body.documents, body.labels)
 
     async def fast_predict(body: PredictRequest, scope, receive) -> Response:
-        return await answer_predict(body.documents, Request(scope, receive))
+        return await answer_predict(body, Request(scope, receive))
 
     async def fast_learn(body: LearnRequest, scope, receive) -> Response:
         # the bytes FastAPI writes for response_model=LearnResponse with pydantic's JSON writer, as
@@ -259,7 +305,9 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
         the model's digest, uptime and versions."""
         return {**service.status(), "token_required": token is not None,
                 "limits": {"max_body_bytes": MAX_BODY_BYTES, "max_batch": MAX_BATCH,
-                           "max_document_chars": MAX_DOCUMENT_CHARS, "body_seconds": body_seconds}}
+                           "max_document_chars": MAX_DOCUMENT_CHARS, "body_seconds": body_seconds,
+                           "max_explain_documents": MAX_EXPLAIN_DOCUMENTS, "max_explain_chars": MAX_EXPLAIN_CHARS,
+                           "max_explain_words": MAX_EXPLAIN_WORDS}}
 
     @app.get("/health", response_model=Health)
     async def health():  # on the event loop: answered even while every worker thread predicts

@@ -3,6 +3,8 @@
     from textcw_serve.client import Client
     service = Client("http://127.0.0.1:8000", token=None)
     service.predict(["win a free cruise now"])["predictions"][0]["label"]
+    service.predict(["win a free cruise now"], top=2, explain=5)   # best labels and why
+    service.suggest(unlabelled, n=10, strategy="margin")           # what to label next
     service.learn(["win a free cruise now"], ["spam"])   # returns after the update is durable
     service.status()["update_count"]
 
@@ -51,9 +53,17 @@ class Client:
         self.token = token
         self.timeout = timeout
 
-    def predict(self, documents: list[str]) -> dict:
-        """``{"model_version", "classes", "predictions": [{"label", "probabilities", "decision", "margin"}]}``"""
-        return self._call("POST", "/predict", {"documents": list(documents)})
+    def predict(self, documents: list[str], *, top: int | None = None, explain: int | None = None) -> dict:
+        """``{"model_version", "classes", "predictions": [{"label", "probabilities", "decision", "margin"}]}``;
+        with ``top``, each prediction also has its ``top`` best labels (``[{"label", "probability",
+        "score"}]``, best first), with ``explain``, an ``explanation``: its ``explain`` strongest
+        words (at most 16 documents per request then)."""
+        payload = {"documents": list(documents)}
+        if top is not None:
+            payload["top"] = top
+        if explain is not None:
+            payload["explain"] = explain
+        return self._call("POST", "/predict", payload)
 
     def predict_all(self, documents: list[str]) -> list[dict]:
         """The predictions of any number of documents, asked in requests within the service's
@@ -69,6 +79,13 @@ class Client:
         if batch:
             rows += self.predict(batch)["predictions"]
         return rows
+
+    def suggest(self, documents: list[str], *, n: int = 10, strategy: str = "mistake", seed: int = 0) -> dict:
+        """The ``n`` documents most worth labelling next: ``{"model_version", "strategy",
+        "suggestions": [{"index", "score", "label"}]}``, most informative first (``strategy``:
+        ``mistake``, ``margin`` or ``random``; ``seed`` seeds ``random``)."""
+        return self._call("POST", "/suggest", {"documents": list(documents), "n": n, "strategy": strategy,
+                                               "seed": seed})
 
     def learn(self, documents: list[str], labels: list) -> dict:
         """Learn ``documents`` with their correct ``labels``; returns once the update is durable."""

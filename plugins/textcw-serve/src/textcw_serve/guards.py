@@ -41,8 +41,8 @@ import time
 
 from textcw_serve.fastpath import PARSED_BODY
 
-KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/favicon.svg", "/predict", "/learn", "/status", "/checkpoint",
-                             "/health", "/metrics", "/openapi.json"})
+KNOWN_ENDPOINTS = frozenset({"/", "/page.js", "/page.css", "/favicon.svg", "/predict", "/learn", "/suggest",
+                             "/status", "/checkpoint", "/health", "/metrics", "/openapi.json"})
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "::1"})
 # A body may take BODY_GRACE_SECONDS to get going; after that it must have arrived at
 # MIN_BODY_RATE bytes a second on average since its headers (4 KiB/s: 32 kbit/s, slower than

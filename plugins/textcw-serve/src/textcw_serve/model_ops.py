@@ -20,6 +20,7 @@ from sklearn.pipeline import Pipeline
 from textcw.errors import InputError
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier
+from textcw.learners.multilabel import MultiLabel
 from textcw.learners.temperature import TemperatureScaling
 from textcw.untrusted import safe_text
 
@@ -37,9 +38,18 @@ def check_servable(model, name: str) -> None:
         raise InputError(f"the learner in {name} is not fitted; train it first (`textcw train --out`)")
 
 
+def is_multilabel(model) -> bool:
+    """Whether the model predicts a set of tags per document (:class:`textcw.learners.multilabel.MultiLabel`)."""
+    return isinstance(learner_of(model), MultiLabel)
+
+
 def check_learnable(model, name: str) -> None:
-    """``--learn`` needs a learner that continues with ``partial_fit``."""
+    """``--learn`` needs a learner that continues with ``partial_fit``, one label per document."""
     learner = model.steps[-1][1]
+    if is_multilabel(model):
+        raise InputError(f"{name} is a multi-label model (a set of tags per document): the service predicts its "
+                         "tags but cannot learn from corrections, since /learn takes one label per document; "
+                         "serve it without --learn")
     if not callable(getattr(learner, "partial_fit", None)):
         raise InputError(f"the learner of {name} ({type(learner).__name__}) has no partial_fit, so it "
                          "cannot learn online; serve it without --learn, or train an online learner")
@@ -234,6 +244,9 @@ class Scored:
     predicted: np.ndarray
     scores: np.ndarray | None  # decision_function: (n,) binary, (n, K) multi-class
     proba: np.ndarray | None
+    # margin_variance, when asked for (score(..., variances=True)) and computed with the scores by
+    # the compiled pass; None otherwise (then the learner is asked, as the library asks it)
+    variances: np.ndarray | None = None
 
 
 class _Known:
@@ -265,17 +278,23 @@ def _needs_variances(learner, scaling) -> bool:
     return getattr(type(learner), "predict_proba", None) is GaussianLinearClassifier.predict_proba
 
 
-def score(model: Pipeline, X) -> Scored:
+def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     """Label, decision scores and probabilities of each row of ``X``, all from one model state
     (called under the model lock). Each is what the learner's own ``predict``,
     ``decision_function`` and (calibrated) ``predict_proba`` give: the decision scores (and the
     margin variances the probabilities need) are computed once, by one compiled pass over the
     batch where the learner scores as the library does (:mod:`textcw_serve.scoring`, equal to
     rounding), else by the learner's own ``decision_function`` (bit for bit), and handed to the
-    library's own ``predict`` and probability functions."""
+    library's own ``predict`` and probability functions. ``variances``: also keep the margin
+    variances (``/suggest``'s ``mistake``), from the same compiled pass when it applies."""
     learner = learner_of(model)
+    if isinstance(learner, MultiLabel):  # the tags (indicator rows), each label's score and probability
+        return Scored(np.asarray(learner.predict_indicator(X), dtype=bool),
+                      np.asarray(learner.decision_function(X), dtype=float),
+                      np.asarray(learner.predict_proba(X), dtype=float))
     scaling = getattr(model, "probability_calibration_", None)  # textcw train's calibrated default
-    compiled = scores_and_variances(learner, X, variances=_needs_variances(learner, scaling))
+    needs = _needs_variances(learner, scaling)
+    compiled = scores_and_variances(learner, X, variances=needs or variances)
     if compiled is not None:
         scores, variances = compiled
     else:
@@ -290,11 +309,11 @@ def score(model: Pipeline, X) -> Scored:
     if scaling is not None:
         # a temperature scales the decision scores (and, standardized, the margin variance)
         proba = scaling.predict_proba(known if isinstance(scaling, TemperatureScaling) else learner, X)
-    elif variances is not None:  # a Gaussian learner's own probabilities (_needs_variances)
+    elif needs and variances is not None:  # a Gaussian learner's own probabilities
         proba = GaussianLinearClassifier.predict_proba(known, X)  # Phi / quadrature of the same numbers
     else:
         proba = learner.predict_proba(X) if hasattr(learner, "predict_proba") else None
-    return Scored(np.asarray(predicted), scores, None if proba is None else np.asarray(proba, dtype=float))
+    return Scored(np.asarray(predicted), scores, None if proba is None else np.asarray(proba, dtype=float), variances)
 
 
 def prediction_rows(scored: Scored, labels: LabelMap) -> list[dict]:
@@ -308,8 +327,13 @@ def prediction_rows(scored: Scored, labels: LabelMap) -> list[dict]:
     two thirds of a batch's prediction.
     """
     names = [str(c) for c in labels.classes]
-    rows = [{"label": jsonable_label(label), "probabilities": None, "decision": None, "margin": None}
-            for label in scored.predicted]
+    tags = scored.predicted.ndim == 2  # a multi-label model's indicator rows: the tags, in the order of classes
+    if tags:
+        rows = [{"label": [labels.classes[j] for j in np.flatnonzero(row)], "probabilities": None, "decision": None,
+                 "margin": None} for row in scored.predicted]
+    else:
+        rows = [{"label": jsonable_label(label), "probabilities": None, "decision": None, "margin": None}
+                for label in scored.predicted]
     if scored.proba is not None:
         for row, values in zip(rows, _finite(scored.proba)):
             row["probabilities"] = dict(zip(names, values))
@@ -319,7 +343,7 @@ def prediction_rows(scored: Scored, labels: LabelMap) -> list[dict]:
             row["decision"], row["margin"] = value, margin
     elif scores is not None:
         top = np.sort(scores, axis=1)
-        margins = _finite(top[:, -1] - top[:, -2]) if scores.shape[1] > 1 else [None] * len(rows)
+        margins = _finite(top[:, -1] - top[:, -2]) if scores.shape[1] > 1 and not tags else [None] * len(rows)
         for row, values, margin in zip(rows, _finite(scores), margins):
             row["decision"], row["margin"] = dict(zip(names, values)), margin
     return rows

@@ -59,13 +59,16 @@ async function refreshStatus() {
 }
 
 function showPrediction(prediction, classes) {
-  $("label").textContent = String(prediction.label);
+  // a multi-label model's label is its set of tags (a list, possibly empty)
+  const tags = Array.isArray(prediction.label);
+  const chosen = (tags ? prediction.label : [prediction.label]).map(String);
+  $("label").textContent = tags ? (chosen.join(", ") || "(no tag)") : String(prediction.label);
   $("margin").textContent = prediction.margin === null ? "-" : prediction.margin.toFixed(4);
   const probabilities = prediction.probabilities || {};
   $("bars").replaceChildren(...classes.map((label) => {
     const p = probabilities[String(label)];
     const bar = document.createElement("div");
-    bar.className = "bar" + (String(label) === String(prediction.label) ? " top" : "");
+    bar.className = "bar" + (chosen.includes(String(label)) ? " top" : "");
     bar.dataset.label = String(label);
     const name = document.createElement("span");
     name.textContent = String(label);
@@ -83,7 +86,7 @@ function showPrediction(prediction, classes) {
   }));
   $("result").hidden = false;
   $("correction").hidden = !(service && service.learning);
-  $("correct").value = String(prediction.label);
+  if (!tags) $("correct").value = String(prediction.label);
 }
 
 async function predict() {
