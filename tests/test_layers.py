@@ -343,7 +343,8 @@ def test_the_evaluation_contract_loads_no_engine():
 
 def test_the_core_imports_no_plugin():
     """Plugins depend on textcw, never the reverse: the core reaches a plugin's code only through
-    the entry points the plugin declares (textcw.client, the textcw hook group)."""
+    the entry points the plugin declares (the textcw hook group; textcw.client asks the
+    provide_client hook)."""
     plugins = {"textcw_serve", "textcw_example", "textcw_pixels"}
     found = []
     for module, path in MODULES.items():

@@ -97,6 +97,9 @@ def test_every_hook_is_documented_with_numpydoc():
     for f in specs:
         doc = inspect.getdoc(f)
         assert "Parameters\n----------" in doc, f.__name__
+    others = {name for name, f in inspect.getmembers(hookspecs, inspect.isfunction)
+              if hasattr(f, "textcw_spec") and not name.startswith("register_")}
+    assert others == {"provide_client"} and "Returns\n-------" in inspect.getdoc(hookspecs.provide_client)
 
 
 def test_importing_textcw_builds_no_plugin_manager():

@@ -5,28 +5,44 @@
     client.predict(["free money now"])      # labels, probabilities and margins
     client.learn(["free money now"], ["spam"])
 
-textcw imports no plugin: a plugin that serves models provides the client by declaring a module
-in the ``textcw.client`` entry-point group (``textcw-serve`` does, with ``textcw_serve.client``,
-whose documentation, docs/serve.md, describes the API); this module hands out that module's
-``Client``, ``ServiceError`` and ``ServiceUnavailableError``. The client needs only the standard
-library.
+textcw imports no plugin by name: a plugin that serves models provides the client through the
+``provide_client`` hook (:func:`textcw.hookspecs.provide_client`; ``textcw-serve`` returns
+``textcw_serve.client``, whose documentation, docs/serve.md, describes the API), registered as
+any other plugin is; this module hands out that module's ``Client``, ``ServiceError`` and
+``ServiceUnavailableError``. The installed plugins are imported when one of these names is first
+asked for. The client needs only the standard library.
 """
 
 from __future__ import annotations
 
 import functools
-from importlib import metadata
+import os
 
 from textcw.errors import PluginError
+from textcw.plugins import NO_PLUGINS_VAR, default_plugin_manager, provider_name
 
 __all__ = ["Client", "ServiceError", "ServiceUnavailableError"]
-GROUP = "textcw.client"
 
 
 @functools.lru_cache(maxsize=1)
 def provider():
-    """The client module the installed plugins declare (exactly one), imported."""
-    found = {ep.value: ep for ep in metadata.entry_points(group=GROUP)}
+    """The client module the installed plugins provide (exactly one)."""
+    pm = default_plugin_manager()
+    lazy = getattr(pm, "lazy", None)
+    if lazy is not None:
+        lazy.complete()  # a plugin's hooks are known once it is imported
+    found = {}
+    for impl in pm.hook.provide_client.get_hookimpls():
+        name = provider_name(pm, impl.plugin)
+        try:
+            module = impl.function()
+        except Exception as exc:  # a broken plugin: say which
+            raise PluginError(f"the client of plugin {name} failed to import: {type(exc).__name__}: {exc}") from None
+        if module is not None:
+            found[name] = module
+    if not found and os.environ.get(NO_PLUGINS_VAR, "") == "1":
+        raise PluginError(f"textcw.client comes with a serving plugin (textcw-serve), and {NO_PLUGINS_VAR}=1 "
+                          "leaves installed plugins out: unset it")
     if not found:
         raise PluginError(
             "textcw.client comes with a serving plugin (textcw-serve), and none is installed: "
@@ -35,12 +51,8 @@ def provider():
     if len(found) > 1:
         raise PluginError(f"several installed plugins provide textcw.client ({', '.join(sorted(found))}); "
                           "uninstall all but one")
-    (entry,) = found.values()
-    try:
-        return entry.load()
-    except Exception as exc:  # a broken plugin: say which
-        raise PluginError(f"the client module {entry.value} (entry point {GROUP}) failed to "
-                          f"import: {type(exc).__name__}: {exc}") from None
+    ((_, module),) = found.items()
+    return module
 
 
 def __getattr__(name):
@@ -49,5 +61,5 @@ def __getattr__(name):
     value = getattr(provider(), name, None)
     if value is None:
         raise PluginError(f"the client module {provider().__name__} provides no {name}; "
-                          f"a {GROUP} module provides {', '.join(__all__)}")
+                          f"a provide_client hook returns a module with {', '.join(__all__)}")
     return value

@@ -182,3 +182,20 @@ def register_commands(app: Any) -> None:
         ``app.add_typer``. Keep command bodies to parsing and printing: put the work in
         library functions so it can be called from Python too.
     """
+
+
+@hookspec
+def provide_client() -> Any:
+    """Return the module of a Python client of a textcw service, which :mod:`textcw.client` hands
+    out to users.
+
+    The module defines ``Client``, ``ServiceError`` and ``ServiceUnavailableError``; import it
+    inside the hook (``from my_plugin import client; return client``), so that it is loaded only
+    when a user asks for the client. At most one installed plugin may provide one (``textcw-serve``
+    does).
+
+    Returns
+    -------
+    module or None
+        The client module, or ``None`` to provide none.
+    """
