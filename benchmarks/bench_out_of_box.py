@@ -65,8 +65,7 @@ from textcw.errors import TextcwError
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.selftune import SelfTuning
-from textcw.pipeline import load_corpus
-from textcw.plugins import default_registries
+from textcw.pipeline import learner_train_defaults, load_corpus
 from textcw.registry import DEFAULT_FEATURIZER
 
 LEARNERS = ("cw-var", "cw-stdev", "arow", "scw1", "pa1")
@@ -99,8 +98,8 @@ TEXTCW_VARIANTS = (
 
 
 def train_default_learner(name: str, **params):
-    """The learner ``textcw train --learner NAME`` builds (its entry's ``train_defaults``)."""
-    defaults = default_registries().learners.get(name).train_defaults
+    """The learner ``textcw train --learner NAME`` builds (its class's train defaults)."""
+    defaults = learner_train_defaults(name)
     return textcw.make_learner(name, **{**defaults, **params})
 
 # label -> (unfitted model, grid of its parameters or None for its defaults)

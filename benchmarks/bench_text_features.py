@@ -37,8 +37,7 @@ import textcw
 from textcw.atomic import atomic_write_text
 from textcw.evaluation.metrics import classification_metrics
 from textcw.learners.calibrated import Calibrated
-from textcw.pipeline import load_corpus
-from textcw.plugins import default_registries
+from textcw.pipeline import learner_train_defaults, load_corpus
 
 FEATURES = {
     "binary": lambda: CountVectorizer(binary=True),
@@ -65,7 +64,7 @@ def load(name):
 
 def train_learner(name: str):
     """The learner ``textcw train --learner NAME`` fits, with its calibrated probabilities."""
-    defaults = default_registries().learners.get(name).train_defaults
+    defaults = learner_train_defaults(name)
     return Calibrated(textcw.make_learner(name, **defaults))
 
 

@@ -84,10 +84,10 @@ def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None
     the corpus has no test split). ``progress(stage, done, total)`` as for
     :func:`textcw.pipeline.train`."""
     report = progress or (lambda stage, done, total: None)
-    # train's "auto" defaults tune one model on its online mistakes; one value per label is not
-    # chosen that way here, so the learner's own defaults stand (an explicit "auto" is refused)
-    defaults = {k: v for k, v in current_registries().learners.get(learner).train_defaults.items() if v != "auto"}
-    params = {**defaults, **(params or {})}
+    # train's "auto" defaults (learner_train_defaults) tune one model on its online mistakes; one
+    # value per label is not chosen that way here, so the learner's own defaults stand (an explicit
+    # "auto" is refused)
+    params = dict(params or {})
     binary = build_learner(learner, params, epochs=epochs, seed=seed)
     report("featurizing", 0, 1)
     featurizer, feat, train_set, test_set, Xtr, Xte, featurize_seconds = _featurize(corpus, featurizer,

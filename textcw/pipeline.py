@@ -24,14 +24,15 @@ from textcw.learners.calibrated import Calibrated
 from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit
 from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
 from textcw.learners.online_curve import first_pass_curve
+from textcw.learners.selftune import train_defaults
 from textcw.metrics import classification_metrics, untested_metrics
 from textcw.plugins import current_registries, resolve_corpus, use_registries
 from textcw.train_result import TrainResult, jsonable_params
 from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
 
 __all__ = ["DEFAULT_FEATURIZER", "PROBABILITIES", "TrainResult", "assemble", "build_learner", "check_labels",
-           "default_featurizer", "jsonable_params", "load_corpus", "make_featurizer", "make_learner",
-           "make_pipeline", "resolve_probability", "score_metrics", "train"]
+           "default_featurizer", "jsonable_params", "learner_train_defaults", "load_corpus", "make_featurizer",
+           "make_learner", "make_pipeline", "resolve_probability", "score_metrics", "train"]
 
 
 
@@ -162,8 +163,9 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
                   train_defaults: bool = False, **learner_params) -> Pipeline:
     """An unfitted ``Pipeline(featurizer, learner)`` of registered components by name.
 
-    ``train_defaults=True`` builds the learner as ``textcw train`` does: the registry's
-    ``train_defaults`` (e.g. ``eta="auto"``, self-tuned) under ``learner_params``. With the
+    ``train_defaults=True`` builds the learner as ``textcw train`` does: the parameters its
+    class self-tunes in training (:func:`learner_train_defaults`, e.g. ``eta="auto"``) under
+    ``learner_params``. With the
     default featurizer of text corpora, ``make_pipeline("tfidf", name, train_defaults=True)``
     is the model ``textcw train --learner NAME`` fits on a text corpus.
 
@@ -183,13 +185,20 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
     featurizer_params = dict(featurizer_params or {})
     with use_registries(registries):
         if train_defaults:
-            learner_params = {**current_registries().learners.get(learner).train_defaults, **learner_params}
+            learner_params = {**learner_train_defaults(learner), **learner_params}
         est = make_learner(learner, **learner_params)
         calibrated = resolve_probability(probability, learner, est) == "calibrated"
         model = assemble(make_featurizer(featurizer, **featurizer_params), est,
                          learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
                          corpus=None)
     return calibrate_on_fit(model) if calibrated else model
+
+
+def learner_train_defaults(learner: str) -> dict[str, str]:
+    """``{parameter: "auto"}``: what ``textcw train`` self-tunes for the registered ``learner``
+    unless the user gives the parameter, as its class declares it
+    (:func:`textcw.learners.selftune.train_defaults`; ``{}`` for a class that declares none)."""
+    return train_defaults(make_learner(learner))
 
 
 def resolve_probability(probability: str | None, learner: str, est) -> str:
@@ -245,7 +254,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
            probability_metrics, probability, mistake_curve) -> TrainResult:
     """:func:`train`'s work: featurize (or read the features from the cache), fit, then test."""
     featurizer = featurizer or default_featurizer(corpus)
-    params = {**current_registries().learners.get(learner).train_defaults, **(params or {})}
+    params = {**learner_train_defaults(learner), **(params or {})}
     featurizer_params = dict(featurizer_params or {})
     est = build_learner(learner, params, epochs=epochs, seed=seed)
     calibrated = resolve_probability(probability, learner, est) == "calibrated"

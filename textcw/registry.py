@@ -72,7 +72,10 @@ class LearnerEntry(Entry):
     ----------
     grid, quick_grid : dict, optional
         ``{parameter: values}`` the ``tune`` evaluator searches (``quick_grid`` with
-        ``--quick``; without it, ``grid``). Without either the learner tunes only its passes.
+        ``--quick``; without it, ``grid``), for a class that cannot declare its own ``tuning``
+        (:class:`textcw.learners.selftune.Axis`: a scikit-learn estimator); a textcw learner
+        declares its grids, and what ``textcw train`` self-tunes, there. Without either the
+        learner tunes only its passes.
     online : bool
         The learner learns one document at a time: it has ``partial_fit`` and its ``fit``
         takes ``progress(done, total)`` (every subclass of
@@ -80,17 +83,11 @@ class LearnerEntry(Entry):
         :func:`textcw.testing.check_plugin` checks). ``textcw train`` then shows a progress
         bar and, like :func:`textcw.make_pipeline`, calibrates its probabilities by default,
         and ``textcw evaluate --plot`` draws its cumulative mistakes.
-    train_defaults : dict
-        Parameter values ``textcw train`` (and :func:`textcw.pipeline.train`) use unless the
-        user gives the parameter: e.g. ``{"eta": "auto"}``, the self-tuned confidence
-        (:mod:`textcw.learners.autotune`), where it beat the class default on data outside
-        the papers' corpora. ``make_learner`` keeps the class defaults.
     """
 
     grid: Grid | None = None
     quick_grid: Grid | None = None
     online: bool = False
-    train_defaults: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ import pytest
 
 import textcw
 from textcw.cli import main
+from textcw.pipeline import learner_train_defaults
 from textcw.plugins import default_registries
 
 
@@ -21,10 +22,10 @@ def run_json(capsys, *argv) -> dict:
 
 @pytest.mark.parametrize("name, tuned", [("cw-stdev", {"eta"}), ("cw-var", {"eta"}), ("scw1", {"eta", "C"}),
                                          ("scw2", {"eta", "C"}), ("arow", set()), ("pa1", set())])
-def test_the_registered_train_defaults(name, tuned):
-    entry = default_registries().learners.get(name)
-    assert set(entry.train_defaults) == tuned
-    assert all(value == "auto" for value in entry.train_defaults.values())
+def test_the_train_defaults_declared_on_the_classes(name, tuned):
+    defaults = learner_train_defaults(name)
+    assert set(defaults) == tuned and all(value == "auto" for value in defaults.values())
+    assert not hasattr(default_registries().learners.get(name), "train_defaults")  # declared once, on the class
     # make_learner keeps the class defaults
     assert all(textcw.make_learner(name).get_params()[p] != "auto" for p in tuned)
 
@@ -61,3 +62,10 @@ def test_the_text_output_has_the_ece_beside_accuracy_and_the_json_every_probabil
         assert exc.code in (0, None)
     line = capsys.readouterr().out
     assert f"accuracy {result['accuracy']:.4f}  macro-F1" in line and "ECE" not in line
+
+
+def test_an_axis_trained_auto_must_self_tune():
+    from textcw.learners.selftune import Axis
+
+    with pytest.raises(TypeError, match="in_train=True needs a unit"):
+        Axis("a", grid=(1.0,), in_train=True)

@@ -1,7 +1,8 @@
 """Built-in learners: each summary cites the paper and lists the variants (as parameters).
 
-The tuning grids the ``tune`` evaluator searches are declared on each learner class (its
-``tuning``, :class:`textcw.learners.selftune.Axis`, where the choices are explained); a
+The tuning grids the ``tune`` evaluator searches, and what ``textcw train`` self-tunes, are
+declared on each learner class (its ``tuning``, :class:`textcw.learners.selftune.Axis`, where the
+choices are explained); a
 registration's ``grid``/``quick_grid`` is for a learner whose class declares none (SGD here). A
 learner without either tunes only its passes.
 """
@@ -11,14 +12,6 @@ from textcw.hookspecs import hookimpl
 GAUSSIAN_FORMS = "covariance=diag-kl|diag-l2|full"
 MULTICLASS = "multiclass=top1|seq|par|exact, k"
 
-
-# What `textcw train` self-tunes unless the user sets the parameter (textcw.learners.autotune):
-# CW's confidence and SCW's confidence and aggressiveness. Self-tuning beat the class defaults on
-# both tasks from outside the papers' corpora in docs/quality.md (digits and synthetic text:
-# +1.1 to +4.3 points) and on 20 Newsgroups (cw-stdev 0.8455 -> 0.8490, scw1 0.830 -> 0.842);
-# AROW's r and PA's C lost on the dense task, so they keep their class defaults.
-SELF_TUNED_ETA = {"eta": "auto"}
-SELF_TUNED_SCW = {"eta": "auto", "C": "auto"}
 
 
 def decades(low: int, high: int) -> list[float]:
@@ -45,17 +38,15 @@ def register_learners(register):
              summary="Second-order perceptron (Cesa-Bianchi et al. SIAM J. Comput. 2005); "
                      "covariance=diag|full")
     register("cw-var", "textcw.learners.cw_var:CWVar", online=True,
-             train_defaults=SELF_TUNED_ETA,
              summary="Confidence-weighted, variance form (Dredze et al. ICML 2008); "
                      f"covariance=diag-kl|diag-l2|exact|full, {MULTICLASS}")
     register("cw-stdev", "textcw.learners.cw_stdev:CWStdev", online=True,
-             train_defaults=SELF_TUNED_ETA,
              summary="Confidence-weighted, exact stdev form (Crammer et al. NIPS 2008); "
                      f"covariance=diag-kl|diag-l2|exact|full, {MULTICLASS}")
     register("arow", "textcw.learners.arow:AROW", online=True,
              summary=f"AROW (Crammer, Kulesza, Dredze MLJ 2013); loss=squared_hinge|hinge, {GAUSSIAN_FORMS}, "
                      f"{MULTICLASS}")
-    register("scw1", "textcw.learners.scw:SCW1", online=True, train_defaults=SELF_TUNED_SCW,
+    register("scw1", "textcw.learners.scw:SCW1", online=True,
              summary=f"Soft CW, SCW-I (Wang, Zhao, Hoi ICML 2012); {GAUSSIAN_FORMS}")
-    register("scw2", "textcw.learners.scw:SCW2", online=True, train_defaults=SELF_TUNED_SCW,
+    register("scw2", "textcw.learners.scw:SCW2", online=True,
              summary=f"Soft CW, SCW-II (Wang, Zhao, Hoi ICML 2012); {GAUSSIAN_FORMS}")

@@ -29,7 +29,7 @@ class CWStdev(ConfidenceWeighted):
 
     rule = CW_STDEV
     # phi is scale-free for CW-stdev (NIPS 2008, Lemma 3) (selftune)
-    tuning = (Axis("eta", "confidence", PHI, grid=ETA, quick=QUICK_ETA),)
+    tuning = (Axis("eta", "confidence", PHI, grid=ETA, quick=QUICK_ETA, in_train=True),)
 
     def __init__(self, *, eta=0.99, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

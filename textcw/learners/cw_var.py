@@ -27,7 +27,7 @@ class CWVar(ConfidenceWeighted):
 
     rule = CW_VAR
     # m >= phi v is not scale-free: what matters is phi sqrt(a q) (selftune)
-    tuning = (Axis("eta", "confidence-per-sd", PHI, grid=ETA, quick=QUICK_ETA),)
+    tuning = (Axis("eta", "confidence-per-sd", PHI, grid=ETA, quick=QUICK_ETA, in_train=True),)
 
     def __init__(self, *, eta=0.95, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
                  proba="quadrature", n_epochs=5, shuffle=True, random_state=0,

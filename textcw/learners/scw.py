@@ -118,7 +118,7 @@ class SCW1(SoftConfidenceWeighted):
     rule = constants.SCW1
     # SCW-I caps the mean step alpha, of size 1/sqrt(v): C = c / sqrt(a q) (selftune)
     tuning = (SCW_ETA, Axis("C", "inverse-margin-sd", (0.1, 1.0, 10.0), grid=(0.01, 0.1, 1.0),
-                            quick=(0.1,)))
+                            quick=(0.1,), in_train=True))
 
 
 class SCW2(SoftConfidenceWeighted):
@@ -135,4 +135,4 @@ class SCW2(SoftConfidenceWeighted):
     rule = constants.SCW2
     # SCW-II adds 1/(2C) to v: C = c / (a q) (selftune)
     tuning = (SCW_ETA, Axis("C", "inverse-margin-variance", (0.1, 1.0, 10.0), grid=(0.01, 0.1, 1.0),
-                            quick=(0.1,)))
+                            quick=(0.1,), in_train=True))
