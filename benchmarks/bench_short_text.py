@@ -62,7 +62,7 @@ import textcw  # noqa: E402
 from textcw.atomic import atomic_write_text  # noqa: E402
 from textcw.evaluation.metrics import classification_metrics  # noqa: E402
 from textcw.learners.calibrated import Calibrated  # noqa: E402
-from textcw.plugins import default_registries  # noqa: E402
+from textcw.pipeline import learner_train_defaults  # noqa: E402
 
 LEARNERS = ("scw1", "scw2", "arow", "cw-stdev")
 BINS = 10
@@ -172,7 +172,7 @@ def calibration_rows(task, learners, folds=2) -> dict:
     for name in learners:
         from textcw.learners.temperature import fit_temperature
 
-        learner = textcw.make_learner(name, **default_registries().learners.get(name).train_defaults)
+        learner = textcw.make_learner(name, **learner_train_defaults(name))
         labels = np.unique(task.y_train)
         gaussian = hasattr(learner, "margin_variance")
         with warnings.catch_warnings():
