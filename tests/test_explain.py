@@ -246,3 +246,18 @@ def test_precision_at_k_is_registered():
 
     name, metric = build("metrics", "precision@k:k=2")
     assert name == "precision@k" and isinstance(metric, PrecisionAtK) and metric.settings == {"k": 2}
+
+
+def test_the_features_then_the_words_give_the_same_explanation():
+    # the service weighs the features while it holds the model and names the words after
+    from textcw.explain import explain_features, with_words
+
+    model = fitted("tfidf", "arow", 3)
+    doc = corpus(3)[0][5]
+    row = model[0].transform([doc])
+    plain = explain_features(model, row, 4)
+    assert all(t.words == () for t in plain.terms) and len(plain.terms) == 4
+    assert with_words(plain, model[0], doc) == explain(model, doc, n=4)
+    assert all(t.words for t in explain(model, doc, n=4).terms)
+    with pytest.raises(InputError, match="one document's features \\(one row\\); got 2 rows"):
+        explain_features(model, model[0].transform([doc, doc]))

@@ -42,7 +42,7 @@ column shows the words of this document that fell into it, never a bucket number
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -50,8 +50,9 @@ import scipy.sparse as sp
 from textcw.errors import InputError, ParameterError
 from textcw.untrusted import safe_text
 
-__all__ = ["Explanation", "Term", "TopK", "class_scores", "explain", "feature_words", "format_explanation",
-           "format_top", "linear_weights", "pipeline_parts", "top_k", "transform_docs"]
+__all__ = ["Explanation", "Term", "TopK", "class_scores", "explain", "explain_features", "feature_words",
+           "format_explanation", "format_top", "linear_weights", "pipeline_parts", "top_k", "transform_docs",
+           "with_words"]
 
 WORD_CHARS = 60  # a word (or bucket of words) is shown cut to this many characters
 
@@ -221,13 +222,26 @@ def explain(model, doc: str, n: int | None = 10) -> Explanation:
     Sigma)`` (ICML 2008 section 3). The contributions, the ``rest`` and the intercept sum to the
     margin to within rounding; an :class:`InputError` says so for a learner whose scores are
     not linear in its weights.
+
+    In three steps, for a caller that holds the model only while it reads the weights (the
+    service): the document's features (the pipeline's transformers), :func:`explain_features`
+    (the weights), then :func:`with_words` (the featurizer's tokens).
     """
     if not isinstance(doc, str):
         raise InputError(f"explain takes one document as text (str); got {type(doc).__name__}")
+    steps, featurizer, _ = pipeline_parts(model)
+    return with_words(explain_features(model, transform_docs(steps, [doc]), n), featurizer, doc)
+
+
+def explain_features(model, X, n: int | None = 10) -> Explanation:
+    """:func:`explain` of one document given as its feature row ``X`` (what the pipeline's
+    transformers give; one row), its terms not yet named (:func:`with_words` names them)."""
     if n is not None and (isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0):
         raise ParameterError(f"n={n!r} is invalid; give how many words to list (0 or more), or None for all")
-    steps, featurizer, learner = pipeline_parts(model)
-    X = transform_docs(steps, [doc])
+    _, _, learner = pipeline_parts(model)
+    X = transform_docs([], X)
+    if X.shape[0] != 1:
+        raise InputError(f"explain_features takes one document's features (one row); got {X.shape[0]} rows")
     est = linear_weights(learner)
     coef = np.asarray(est.coef_, dtype=np.float64)
     intercept = np.asarray(est.intercept_, dtype=np.float64).reshape(-1)
@@ -254,12 +268,20 @@ def explain(model, doc: str, n: int | None = 10) -> Explanation:
     sds, margin_sd, intercept_sd = _deviations(est, X, cols, vals, None if binary else (top, other))
     ranked = np.lexsort((cols, -np.abs(contributions)))
     shown = ranked if n is None else ranked[:n]
-    words = feature_words(featurizer, doc, cols[shown]) if featurizer is not None and len(shown) else {}
-    terms = tuple(Term(int(cols[i]), words.get(int(cols[i]), ()), float(vals[i]), float(contributions[i]),
+    terms = tuple(Term(int(cols[i]), (), float(vals[i]), float(contributions[i]),
                        None if sds is None else float(sds[i])) for i in shown)
     hidden = ranked[len(shown):]
     return Explanation(classes[top], classes[other], binary, margin, bias, terms,
                        float(contributions[hidden].sum()), int(len(hidden)), margin_sd, intercept_sd)
+
+
+def with_words(e: Explanation, featurizer, doc: str) -> Explanation:
+    """``e`` with each term's ``words``: the tokens of ``doc`` that ``featurizer`` (the pipeline's
+    only transformer; ``None`` names nothing) maps to its column (:func:`feature_words`)."""
+    if featurizer is None or not e.terms:
+        return e
+    words = feature_words(featurizer, doc, [t.column for t in e.terms])
+    return replace(e, terms=tuple(replace(t, words=words.get(t.column, ())) for t in e.terms))
 
 
 def _deviations(est, X, cols, vals, pair):

@@ -8,10 +8,11 @@
   each word's contribution ``x_j (w_yj - w_rj)`` to the score difference of the predicted label
   ``y`` and the runner-up ``r``, with its standard deviation under the Gaussian learners'
   ``w ~ N(mu, Sigma)`` (Dredze, Crammer and Pereira, "Confidence-Weighted Linear
-  Classification", ICML 2008, section 3). It featurizes and scores each document again, so it
-  runs while the model is held for reading, with the prediction: the explanation is of the same
-  model state as the label beside it. That is what the bounds of
-  :data:`~textcw_serve.schemas.MAX_EXPLAIN_DOCUMENTS` and ``MAX_EXPLAIN_WORDS`` limit.
+  Classification", ICML 2008, section 3). The features the prediction was scored on are weighed
+  (:func:`textcw.explain.explain_features`) while the model is held for reading, with the
+  prediction, so the explanation is of the same model state as the label beside it; the terms'
+  words are named after the model is let go (:func:`textcw.explain.with_words`). The bounds of
+  :data:`~textcw_serve.schemas.MAX_EXPLAIN_DOCUMENTS` and ``MAX_EXPLAIN_WORDS`` limit that work.
 - ``/suggest``: the unlabelled documents most worth labelling, ranked as
   :func:`textcw.suggest.rank` ranks them (``mistake``: the probability of a mistake under the
   weight distribution, ICML 2008 eq. 3's ``Pr[y w.x >= 0]``; ``margin``; ``random``). The
@@ -29,7 +30,7 @@ import math
 import numpy as np
 
 from textcw.errors import InputError, ParameterError
-from textcw.explain import check_k, explain, top_k
+from textcw.explain import check_k, explain_features, pipeline_parts, top_k, with_words
 from textcw.suggest import gaussian_learner, mistake_probability_of, top_two_gap_of
 
 from textcw_serve.model_ops import featurize, is_multilabel, jsonable_label, learner_of, prediction_rows, score
@@ -91,7 +92,11 @@ def predict_answers(service, documents: list[str], top: int | None, words: int |
     X = featurize(model, documents)
     with service.lock.shared():
         version, scored = service.counters.seq, score(model, X)
-        explained = [explain(model, doc, words) for doc in documents] if words is not None else None
+        # only the weights are read here; the words are named from the document after (with_words)
+        explained = [explain_features(model, X[i], words) for i in range(len(documents))] if words is not None else None
+    if explained is not None:
+        _, featurizer, _ = pipeline_parts(model)
+        explained = [with_words(e, featurizer, doc) for e, doc in zip(explained, documents)]
     rows = prediction_rows(scored, service.labels)
     if top is not None:
         for row, ranked in zip(rows, top_rows(scored, learner_of(model).classes_, top)):

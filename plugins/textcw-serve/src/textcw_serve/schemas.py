@@ -16,10 +16,11 @@ from textcw.corpus.labels import MAX_LABEL_CHARS  # one bound for every door: wh
 MAX_BODY_BYTES = 4 << 20
 MAX_BATCH = 512
 MAX_DOCUMENT_CHARS = 100_000
-# ``explain``: the library's explanation featurizes and scores each document again, all while the
-# model is held for reading (learning waits meanwhile; about 2 ms per newsgroup post on a
-# 2^20-column model, more for longer documents: docs/serve.md), so a request explains at most
-# this many documents and characters, and lists at most MAX_EXPLAIN_WORDS words for each.
+# ``explain``: each document's terms are weighed against the model's weights (and variances) while
+# the model is held for reading (learning waits meanwhile), and its words named by tokenizing it
+# again after (about 2 ms per newsgroup post on a 2^20-column model in all, more for longer
+# documents: docs/serve.md), so a request explains at most this many documents and characters,
+# and lists at most MAX_EXPLAIN_WORDS words for each.
 MAX_EXPLAIN_DOCUMENTS = 16
 MAX_EXPLAIN_CHARS = 50_000
 MAX_EXPLAIN_WORDS = 50
