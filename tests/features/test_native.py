@@ -156,3 +156,15 @@ def test_a_pickled_vocabulary_featurizer_drops_and_rebuilds_its_table():
     assert_same(copy.transform(["beta gamma unknown"]), first)
     bow.fit(["other words entirely"])  # a new vocabulary, a new table
     assert bow.transform(["beta gamma"]).nnz == 0 and bow.transform(["other"]).nnz == 1
+
+
+def test_the_row_sort_is_a_sort():
+    # rows of more than 64 keys are heap-sorted in the kernel; duplicates and every length kept
+    from textcw.features._native_kernels import _heapsort
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 2, 3, 64, 65, 200, 1000):
+        keys = rng.integers(-5, 40 if n < 100 else 10**9, size=n + 3).astype(np.int64)
+        work = keys.copy()
+        _heapsort(work, n)
+        assert work[:n].tolist() == sorted(keys[:n].tolist()) and work[n:].tolist() == keys[n:].tolist()
