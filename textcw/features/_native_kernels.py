@@ -157,7 +157,7 @@ def _heapsort(a, n):
         _sift_down(a, start, n)
     for end in range(n - 1, 0, -1):
         a[0], a[end] = a[end], a[0]
-        _sift_down(a, 0, end)
+        _sift_down(a, np.int64(0), end)
 
 
 @kernel
@@ -225,7 +225,7 @@ def _hash_unigrams(buf, offsets, token, letter, lowmap, min_len, letters_only, n
     for r in range(n_docs):
         i = offsets[r]
         stop = offsets[r + 1]
-        count = 0
+        count = np.int64(0)
         while i < stop:
             if token[buf[i]] == 0:
                 i += 1
@@ -301,7 +301,7 @@ def _featurize(buf, offsets, token, letter, min_len, letters_only, lower, low, h
     for r in range(n_docs):
         i = offsets[r]
         stop = offsets[r + 1]
-        count = 0  # features of this row so far (row: columns times 2, plus 1 if negative)
+        count = np.int64(0)  # features of this row so far (row: columns times 2, plus 1 if negative)
         seen = 0  # tokens of this document so far
         while i < stop:
             if token[src[i]] == 0:
@@ -323,7 +323,7 @@ def _featurize(buf, offsets, token, letter, min_len, letters_only, lower, low, h
                         key = _key(src, i, j, n_features, alternate_sign, hashing,
                                    slots, terms, term_starts, term_ends, columns)
                     else:
-                        p = 0
+                        p = np.int64(0)
                         for m in range(seen - n, seen):
                             if m > seen - n:
                                 scratch[p] = 32
