@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.optimize
-from scipy.special import logsumexp, softmax
+from scipy.special import softmax
 
 from textcw.errors import ParameterError
 
@@ -140,20 +140,30 @@ def _targets(logits: np.ndarray, target: np.ndarray, smoothing: bool) -> np.ndar
     return hard
 
 
+def softmax_and_log_partition(scaled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(softmax(scaled), logsumexp(scaled))`` by row, from one exponential of the shifted
+    scores: the fits evaluate both at every step, and scipy's two functions take one
+    exponential each (most of a fit's time on tens of thousands of documents by tens of labels)."""
+    top = scaled.max(axis=1, keepdims=True)
+    e = np.exp(scaled - top)
+    total = e.sum(axis=1, keepdims=True)
+    return e / total, (top + np.log(total))[:, 0]
+
+
 def temperature_log_loss(beta: float, logits: np.ndarray, target: np.ndarray, *,
                          smoothing: bool = False) -> float:
     """Mean cross-entropy of ``softmax(beta * logits)`` against the labels ``target`` (the
     log-loss), or against Platt's targets (:func:`smoothed_targets`) with ``smoothing``."""
     scaled = beta * logits
     weights = _targets(logits, target, smoothing)
-    return float(np.mean(logsumexp(scaled, axis=1) - (weights * scaled).sum(axis=1)))
+    return float(np.mean(softmax_and_log_partition(scaled)[1] - (weights * scaled).sum(axis=1)))
 
 
 def _gradient(beta, logits, weights) -> float:
     """``d/d beta`` of the cross-entropy against ``weights``: ``mean(E_p[z] - E_t[z])``;
     increasing in ``beta`` (its derivative is the mean variance of ``z`` under ``p``), as the
     loss is convex."""
-    p = softmax(beta * logits, axis=1)
+    p = softmax_and_log_partition(beta * logits)[0]
     return float(np.mean(((p - weights) * logits).sum(axis=1)))
 
 
@@ -219,10 +229,11 @@ def top_bias_log_loss(beta: float, bias: float, logits: np.ndarray, target: np.n
     """:func:`temperature_log_loss` of ``softmax(beta * z + bias * e_top)``."""
     scaled = _top_bias_logits(logits, beta, bias)
     weights = _targets(logits, target, smoothing)
-    return float(np.mean(logsumexp(scaled, axis=1) - (weights * scaled).sum(axis=1)))
+    return float(np.mean(softmax_and_log_partition(scaled)[1] - (weights * scaled).sum(axis=1)))
 
 
-def fit_top_bias(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = True) -> tuple[float, float]:
+def fit_top_bias(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = True,
+                 beta0: float | None = None) -> tuple[float, float]:
     """``(beta, bias)``, both ``>= 0``, minimising the cross-entropy of ``softmax(beta * z +
     bias * e_top)`` against Platt's targets, where ``e_top`` is 1 at each document's highest
     score (none on a tie: :func:`_top_indicator`).
@@ -235,22 +246,25 @@ def fit_top_bias(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = Tr
     top bin needs, which one temperature cannot give. ``bias >= 0`` only raises the predicted
     label, so the most probable label stays ``predict``'s. The loss is convex in ``(beta,
     bias)`` (a log-sum-exp of functions linear in them, minus a linear one); L-BFGS-B from
-    the temperature's own fit, within ``[0, BETA_MAX / max|z|] x [0, BIAS_MAX]``.
+    the temperature's own fit (``beta0``: that fit when the caller has it, the same
+    :func:`fit_inverse_temperature` of these scores), within ``[0, BETA_MAX / max|z|] x [0, BIAS_MAX]``.
     """
     logits = np.asarray(logits, dtype=float)
-    beta0 = fit_inverse_temperature(logits, target, smoothing=smoothing)
+    if beta0 is None:
+        beta0 = fit_inverse_temperature(logits, target, smoothing=smoothing)
     spread = float(np.max(np.abs(logits))) if logits.size else 0.0
     if spread == 0.0 or beta0 == 0.0:
         return beta0, 0.0  # no information in the scores: nothing for an offset to sharpen
     weights = _targets(logits, target, smoothing)
     top = _top_indicator(logits)
+    # the targets' side of the loss is linear in (beta, bias): its two coefficients, once
+    target_z, target_top = np.mean((weights * logits).sum(axis=1)), np.mean((weights * top).sum(axis=1))
 
     def loss(theta):
-        scaled = theta[0] * logits + theta[1] * top
-        p = softmax(scaled, axis=1)
-        value = np.mean(logsumexp(scaled, axis=1) - (weights * scaled).sum(axis=1))
-        return value, np.array([np.mean(((p - weights) * logits).sum(axis=1)),
-                                np.mean(((p - weights) * top).sum(axis=1))])
+        p, log_partition = softmax_and_log_partition(theta[0] * logits + theta[1] * top)
+        value = np.mean(log_partition) - theta[0] * target_z - theta[1] * target_top
+        return value, np.array([np.mean((p * logits).sum(axis=1)) - target_z,
+                                np.mean((p * top).sum(axis=1)) - target_top])
 
     found = scipy.optimize.minimize(loss, np.array([beta0, 0.0]), jac=True, method="L-BFGS-B",
                                     bounds=[(0.0, BETA_MAX / spread), (0.0, BIAS_MAX)])
@@ -270,7 +284,7 @@ def held_out_log_losses(logits: np.ndarray, target: np.ndarray) -> dict[str, flo
     for fitted, scored in (halves, halves[::-1]):
         beta = fit_inverse_temperature(logits[fitted], target[fitted])
         losses["temperature"] += temperature_log_loss(beta, logits[scored], target[scored]) / 2
-        beta, bias = fit_top_bias(logits[fitted], target[fitted])
+        beta, bias = fit_top_bias(logits[fitted], target[fitted], beta0=beta)
         losses["top-bias"] += top_bias_log_loss(beta, bias, logits[scored], target[scored]) / 2
     return losses
 
@@ -388,6 +402,6 @@ def fit_temperature(scores: np.ndarray, variances: np.ndarray | None, target: np
         logits = as_logits(tried[chosen])
         if method == "top-bias" or (informative_scores(tried[chosen]) >= MIN_TOP_BIAS_SCORES and (
                 lambda losses: losses["top-bias"] < losses["temperature"])(held_out_log_losses(logits, target))):
-            beta, bias = fit_top_bias(logits, target)
+            beta, bias = fit_top_bias(logits, target, beta0=beta)
     return TemperatureScaling(margin=chosen, inverse_temperature=beta, record=record,
                               recorded_log_loss={name: loss for name, (loss, _) in fits.items()}, top_bias=bias)
