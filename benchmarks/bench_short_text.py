@@ -249,6 +249,16 @@ def extrapolated_inverse_temperature(beta_quarter, beta_half):
     return float(np.clip(2.0 * beta_half - beta_quarter, beta_half / 2.0, 2.0 * beta_half))
 
 
+def _self_tuned(name, X, y):
+    """``(learner, final model, learner with the final model's self-tuned values)``: the learner as
+    ``textcw train`` builds it, fitted to ``X``; honest scores come from clones of the third."""
+    learner = textcw.make_learner(name, **learner_train_defaults(name))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = clone(learner).fit(X, y)
+    return learner, model, clone(learner).set_params(**dict(getattr(model, "tuned_params_", {})))
+
+
 def calibration_rows(task, learners, folds=(2, 3, 5)) -> dict:
     """Each calibrator fitted to honest scores of the learner ``textcw train`` fits and applied
     to that same final model's test scores: :data:`CALIBRATORS` on the scores of ``k``-fold
@@ -264,12 +274,8 @@ def calibration_rows(task, learners, folds=(2, 3, 5)) -> dict:
     labels = np.unique(task.y_train)
     target = np.searchsorted(labels, task.y_train)
     for name in learners:
-        learner = textcw.make_learner(name, **learner_train_defaults(name))
+        learner, model, settings = _self_tuned(name, Xtr, task.y_train)
         gaussian = hasattr(learner, "margin_variance")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = clone(learner).fit(Xtr, task.y_train)
-        settings = clone(learner).set_params(**dict(getattr(model, "tuned_params_", {})))
         seed = learner.get_params().get("random_state", 0)
         recorded = {}
         for k in sorted({*folds, 2}):
@@ -323,12 +329,8 @@ def fit_time_rows(task, learners, repeat=5) -> dict:
     target = np.searchsorted(labels, task.y_train)
     rows = {}
     for name in learners:
-        learner = textcw.make_learner(name, **learner_train_defaults(name))
+        learner, model, settings = _self_tuned(name, Xtr, task.y_train)
         gaussian = hasattr(learner, "margin_variance")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = clone(learner).fit(Xtr, task.y_train)
-        settings = clone(learner).set_params(**dict(getattr(model, "tuned_params_", {})))
         scores, variances, norms, halves = honest_scores(settings, Xtr, task.y_train, labels, 2, gaussian,
                                                          learner.get_params().get("random_state", 0))
         seconds = {method: [] for method in CALIBRATORS}
