@@ -167,13 +167,16 @@ class MisspelledField:
 
 def test_registration_fields_are_typed_per_kind():
     from textcw.errors import PluginError
+    from textcw.learners.selftune import tune_grid
     from textcw.registry import CorpusEntry, LearnerEntry
 
     regs = registries()
     cw = regs.learners.get("cw-var")
-    assert isinstance(cw, LearnerEntry) and cw.online and cw.quick_grid is None  # on the class
-    assert regs.learners.get("sgd").quick_grid == {"alpha": [1e-5, 1e-3]}
-    assert not regs.learners.get("svm").online and regs.learners.get("perceptron").grid is None
+    assert isinstance(cw, LearnerEntry) and cw.online
+    assert not any(hasattr(cw, field) for field in ("grid", "quick_grid", "train_defaults"))  # on the class
+    assert tune_grid(regs.learners.get("sgd").factory, quick=True) == {"alpha": [1e-5, 1e-3]}
+    assert tune_grid(regs.learners.get("svm").factory) == {"C": [1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0]}
+    assert not regs.learners.get("svm").online and tune_grid(regs.learners.get("perceptron").factory) == {}
     svmlight = regs.corpora.get("svmlight")
     assert isinstance(svmlight, CorpusEntry) and svmlight.takes_path and svmlight.featurizer == "precomputed"
     assert regs.corpora.get("newsgroups").featurizer == "tfidf"
@@ -181,7 +184,7 @@ def test_registration_fields_are_typed_per_kind():
     assert not hasattr(regs.corpora.get("amazon"), "extra")  # typed fields only
     assert regs.corpora.get("newsgroups").takes_download and not regs.corpora.get("synthetic").takes_download
     with pytest.raises(PluginError, match=r"MisspelledField registered learner 'typo-perceptron' with unknown "
-                                          r"keyword\(s\) 'quick_grd'; a learner takes grid, quick_grid, online"):
+                                          r"keyword\(s\) 'quick_grd'; a learner takes online"):
         registries(MisspelledField)
     register = regs.register_callable("featurizers", "some-plugin")
     with pytest.raises(PluginError, match="a featurizer takes no keyword beyond name, factory and summary"):

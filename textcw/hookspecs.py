@@ -42,17 +42,17 @@ def register_learners(register: Register) -> None:
     Parameters
     ----------
     register : callable
-        ``register(name, factory, summary="", *, grid=None, quick_grid=None, online=False)``.
+        ``register(name, factory, summary="", *, online=False)``.
         ``factory(**params)`` must return an unfitted scikit-learn classifier: ``fit``, ``predict`` and ``get_params``/``set_params``, and
         ideally ``partial_fit``, ``decision_function`` and ``predict_proba``. Subclassing
         :class:`textcw.learners.base.OnlineLinearClassifier` gives all of these plus epochs,
-        shuffling and online mistake counting; a subclass supplies only its update.
+        shuffling and online mistake counting; a subclass supplies only its update. The
+        ``tune`` evaluator's grids, and what ``textcw train`` self-tunes, are declared on the
+        class (its ``tuning``: :class:`textcw.learners.selftune.Axis`); without them only the
+        number of passes is tuned.
 
     Other Parameters
     ----------------
-    grid, quick_grid : dict, optional
-        ``{parameter: values}`` searched by the ``tune`` evaluator (``quick_grid`` with
-        ``--quick``); without them only the number of passes is tuned.
     online : bool
         Declare that the learner has ``partial_fit`` and that its ``fit`` takes
         ``progress(done, total)`` (true of every subclass of ``OnlineLinearClassifier``):

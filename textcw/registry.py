@@ -8,7 +8,7 @@ can never silently shadow each other.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -61,8 +61,6 @@ def declared_fields(entry_type: type[Entry]) -> list[str]:
     return [f.name for f in fields(entry_type) if f.name not in base]
 
 
-Grid = Mapping[str, Sequence]
-
 
 @dataclass(frozen=True, kw_only=True)
 class LearnerEntry(Entry):
@@ -70,12 +68,6 @@ class LearnerEntry(Entry):
 
     Attributes
     ----------
-    grid, quick_grid : dict, optional
-        ``{parameter: values}`` the ``tune`` evaluator searches (``quick_grid`` with
-        ``--quick``; without it, ``grid``), for a class that cannot declare its own ``tuning``
-        (:class:`textcw.learners.selftune.Axis`: a scikit-learn estimator); a textcw learner
-        declares its grids, and what ``textcw train`` self-tunes, there. Without either the
-        learner tunes only its passes.
     online : bool
         The learner learns one document at a time: it has ``partial_fit`` and its ``fit``
         takes ``progress(done, total)`` (every subclass of
@@ -85,8 +77,6 @@ class LearnerEntry(Entry):
         and ``textcw evaluate --plot`` draws its cumulative mistakes.
     """
 
-    grid: Grid | None = None
-    quick_grid: Grid | None = None
     online: bool = False
 
 

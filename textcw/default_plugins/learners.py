@@ -2,9 +2,7 @@
 
 The tuning grids the ``tune`` evaluator searches, and what ``textcw train`` self-tunes, are
 declared on each learner class (its ``tuning``, :class:`textcw.learners.selftune.Axis`, where the
-choices are explained); a
-registration's ``grid``/``quick_grid`` is for a learner whose class declares none (SGD here). A
-learner without either tunes only its passes.
+choices are explained). A learner whose class declares none tunes only its passes.
 """
 
 from textcw.hookspecs import hookimpl
@@ -12,11 +10,6 @@ from textcw.hookspecs import hookimpl
 GAUSSIAN_FORMS = "covariance=diag-kl|diag-l2|full"
 MULTICLASS = "multiclass=top1|seq|par|exact, k"
 
-
-
-def decades(low: int, high: int) -> list[float]:
-    """``[10**low, ..., 10**high]``."""
-    return [float(10.0 ** k) for k in range(low, high + 1)]
 
 
 @hookimpl
@@ -32,7 +25,6 @@ def register_learners(register):
     register("pa2", "textcw.learners.passive_aggressive:PassiveAggressiveII", online=True,
              summary=f"Passive-Aggressive II, squared slack (Crammer et al. JMLR 2006); {MULTICLASS}")
     register("sgd", "textcw.learners.sgd:SGD", online=True,
-             grid={"alpha": decades(-7, -1)}, quick_grid={"alpha": [1e-5, 1e-3]},
              summary="SGD, loss=hinge|log|modified_huber with L2 decay (Bottou 2012 schedule)")
     register("sop", "textcw.learners.sop:SecondOrderPerceptron", online=True,
              summary="Second-order perceptron (Cesa-Bianchi et al. SIAM J. Comput. 2005); "

@@ -1,8 +1,7 @@
 """The hyperparameter grids the ``tune`` evaluator searches.
 
-A learner class declares its grids in ``tuning`` (:class:`textcw.learners.selftune.Axis`); a
-registration may instead carry them (``register(..., grid={"C": [...]}, quick_grid=...)``,
-:class:`textcw.registry.LearnerEntry`). ``--quick`` uses the quick values, or the full grid when a
+A learner class declares its grids in ``tuning`` (:class:`textcw.learners.selftune.Axis`), the one
+place a learner's tuning is declared. ``--quick`` uses the quick values, or the full grid when a
 learner has none. Parameters a learner spec fixes are not tuned.
 """
 
@@ -18,9 +17,7 @@ from textcw.plugins import current_registries
 
 def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     """``{parameter: values}`` to search for learner ``name``, leaving out the ``fixed`` parameters."""
-    entry = current_registries().learners.get(name)
-    grid = ((entry.quick_grid if quick else None) or entry.grid
-            or tune_grid(entry.factory, quick=quick))
+    grid = tune_grid(current_registries().learners.get(name).factory, quick=quick)
     grid = {k: list(v) for k, v in grid.items() if k not in fixed}
     for key, values in grid.items():
         if not values:

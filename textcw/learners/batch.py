@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from textcw.errors import InputError
 from textcw.learners.inputs import check_features, check_labels, check_targets
 from textcw.learners.params import BOOL, POSITIVE, SCALE, SEED, Interval, Options, check_params
+from textcw.learners.selftune import Axis, decades
 
 # liblinear and lbfgs count iterations in a C int: a larger max_iter overflows (liblinear raises
 # a bare OverflowError) instead of meaning "more".
@@ -131,6 +132,7 @@ class NaiveBayes(BatchBaseline):
 
     constraints = {"alpha": POSITIVE, "event_model": Options(("multinomial", "bernoulli")),
                    "binarize": Interval()}
+    tuning = (Axis("alpha", grid=decades(-3, 0), quick=(0.1, 1.0)),)  # the tune evaluator's grid
 
     def __init__(self, *, alpha=1.0, event_model="multinomial", binarize=0.0):
         self.alpha = alpha
@@ -180,6 +182,7 @@ class MaxEnt(BatchBaseline):
     """
 
     constraints = {"C": SCALE, "max_iter": MAX_ITER, "fit_intercept": BOOL}
+    tuning = (Axis("C", grid=decades(-3, 2), quick=(1.0, 10.0)),)  # the tune evaluator's grid
 
     def __init__(self, *, C=1.0, max_iter=100, fit_intercept=True):
         self.C = C
@@ -216,6 +219,7 @@ class LinearSVM(BatchBaseline):
     constraints = {"C": SCALE, "multi_class": Options(("ovr", "ovo", "crammer_singer")),
                    "max_iter": MAX_ITER, "fit_intercept": BOOL,
                    "random_state": SEED}
+    tuning = (Axis("C", grid=decades(-4, 1), quick=(0.1, 1.0)),)  # the tune evaluator's grid
 
     def __init__(self, *, C=1.0, multi_class="ovr", max_iter=10000, fit_intercept=True, random_state=0):
         self.C = C

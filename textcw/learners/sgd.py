@@ -29,6 +29,7 @@ from textcw.learners._kernels import sgd
 from textcw.learners._kernels.constants import CONSTANT, DECAY, HINGE, INVSCALING, LOG, MODIFIED_HUBER
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.params import SCALE, SCALE_HIGH, Interval, Options
+from textcw.learners.selftune import Axis, decades
 
 LOSS_CODES = {"hinge": HINGE, "log_loss": LOG, "modified_huber": MODIFIED_HUBER,
               "log": LOG}  # deprecated alias of log_loss (scikit-learn removed it in 1.3)
@@ -79,6 +80,8 @@ class SGD(OnlineLinearClassifier):
         "power_t": Interval(0.0, 10.0, closed="right", natural="> 0"),
         **weighting.CONSTRAINTS,
     }
+    # tune's grid (no self-tuning: the decay's scale is not a margin's)
+    tuning = (Axis("alpha", grid=decades(-7, -1), quick=(1e-5, 1e-3)),)
 
     def __init__(self, *, loss="hinge", alpha=1e-4, learning_rate="decay", eta0=1.0, power_t=0.5,
                  n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None):
