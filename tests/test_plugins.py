@@ -226,3 +226,22 @@ def test_builtin_commands_come_through_the_register_commands_hook():
     assert [c.callback for c in app.registered_commands][0] is train.train
     names = [c.name or c.callback.__name__ for c in build_app(pm).registered_commands]
     assert names[:2] == ["train", "predict"] and {"list", "export", "cache", "reproduce"} <= set(names)
+
+
+def test_the_register_protocols_take_the_fields_of_their_kind():
+    # the hooks' annotations and the registry's typed entries must not drift apart
+    from textcw.registry import CorpusEntry, LearnerEntry, declared_fields
+
+    def keywords(protocol):
+        parameters = inspect.signature(protocol.__call__).parameters.values()
+        return [p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+    assert keywords(hookspecs.RegisterLearner) == declared_fields(LearnerEntry)
+    assert keywords(hookspecs.RegisterCorpus) == declared_fields(CorpusEntry)
+    assert keywords(hookspecs.Register) == []
+    hooks = {name: inspect.signature(f).parameters["register"].annotation
+             for name, f in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")
+             and name != "register_commands"}
+    assert hooks == {"register_learners": "RegisterLearner", "register_corpora": "RegisterCorpus",
+                     "register_featurizers": "Register", "register_evaluators": "Register",
+                     "register_metrics": "Register", "register_comparisons": "Register"}

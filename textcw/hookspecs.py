@@ -12,7 +12,9 @@ Each registration hook receives a ``register`` callable::
 
 ``fields`` are keyword-only and typed per kind (:class:`textcw.registry.LearnerEntry`,
 :class:`textcw.registry.CorpusEntry`; featurizers, evaluators, metrics and comparisons take none:
-the evaluation components declare their contract on their class): a keyword the kind
+the evaluation components declare their contract on their class), and each hook's ``register``
+is annotated with the protocol of its kind (:class:`RegisterLearner`, :class:`RegisterCorpus`,
+:class:`Register`), so a type checker sees the same fields: a keyword the kind
 does not have is a :class:`textcw.errors.PluginError` naming the plugin, never a value silently
 ignored. ``name`` is what users type; registering a name another plugin already registered is an error
 that names both plugins. ``factory`` is the callable itself or a ``"package.module:attribute"``
@@ -22,8 +24,8 @@ names its factories adds nothing to the start-up of every command.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 import pluggy
 
@@ -32,11 +34,32 @@ PROJECT = "textcw"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-Register = Callable[..., None]
+Factory = Callable[..., Any] | str  # the callable, or a "package.module:attribute" reference to it
+
+
+class Register(Protocol):
+    """The ``register`` of the featurizer, evaluator, metric and comparison hooks: no fields."""
+
+    def __call__(self, name: str, factory: Factory, summary: str = "") -> None: ...
+
+
+class RegisterLearner(Protocol):
+    """The ``register`` of :func:`register_learners` (the fields of :class:`textcw.registry.LearnerEntry`)."""
+
+    def __call__(self, name: str, factory: Factory, summary: str = "", *, online: bool = False) -> None: ...
+
+
+class RegisterCorpus(Protocol):
+    """The ``register`` of :func:`register_corpora` (the fields of :class:`textcw.registry.CorpusEntry`)."""
+
+    def __call__(self, name: str, factory: Factory, summary: str = "", *, tasks: Mapping[str, str] = ...,
+                 featurizer: str = ..., task_check: Callable[[str], Any] | None = None,
+                 task_patterns: Mapping[str, str] = ..., takes_path: bool = False, takes_download: bool = False,
+                 stream: Callable[..., Any] | None = None, size: Callable[..., int] | None = None) -> None: ...
 
 
 @hookspec
-def register_learners(register: Register) -> None:
+def register_learners(register: RegisterLearner) -> None:
     """Register learners (online or batch classifiers).
 
     Parameters
@@ -84,7 +107,7 @@ def register_featurizers(register: Register) -> None:
 
 
 @hookspec
-def register_corpora(register: Register) -> None:
+def register_corpora(register: RegisterCorpus) -> None:
     """Register corpora and their tasks.
 
     Parameters
