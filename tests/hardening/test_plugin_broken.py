@@ -216,7 +216,7 @@ def test_misspelled_and_refused_hooks_are_reported(site, caplog):
     pm, regs, lines = load(caplog)
     misspelled = only_broken(pm, "misspelled").reason
     assert misspelled.startswith("it implements 'register_learner', which is not a textcw hook (misspelled?); "
-                                 "textcw's hooks are: register_commands, register_comparisons, register_corpora,")
+                                 "textcw's hooks are: provide_client, register_commands, register_comparisons,")
     assert "PluginValidationError" in only_broken(pm, "wrong-arguments").reason
     assert "reg" in only_broken(pm, "wrong-arguments").reason
     assert "optional-ok" in regs.learners and "never-seen" not in regs.learners
