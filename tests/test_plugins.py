@@ -245,3 +245,22 @@ def test_the_register_protocols_take_the_fields_of_their_kind():
     assert hooks == {"register_learners": "RegisterLearner", "register_corpora": "RegisterCorpus",
                      "register_featurizers": "Register", "register_evaluators": "Register",
                      "register_metrics": "Register", "register_comparisons": "Register"}
+
+
+class FunctionFactory:
+    @staticmethod
+    @textcw.hookimpl
+    def register_learners(register):
+        from textcw.learners.sgd import SGD
+
+        register("sgd-by-function", lambda **params: SGD(**params), summary="SGD built by a function")
+
+
+def test_a_factory_function_tunes_with_the_grid_of_the_class_it_builds():
+    # tuning is declared on the class only, so the tune grid is read from what the factory builds
+    from textcw.evaluation.grids import grid_for
+    from textcw.plugins import use_registries
+
+    with use_registries(registries(FunctionFactory)):
+        assert grid_for("sgd-by-function", {}, quick=True) == {"alpha": [1e-5, 1e-3]}
+        assert grid_for("sgd-by-function", {"alpha": 1e-4}) == {}

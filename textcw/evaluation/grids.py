@@ -17,7 +17,8 @@ from textcw.plugins import current_registries
 
 def grid_for(name: str, fixed: dict, *, quick: bool = False) -> dict:
     """``{parameter: values}`` to search for learner ``name``, leaving out the ``fixed`` parameters."""
-    grid = tune_grid(current_registries().learners.get(name).factory, quick=quick)
+    # the tuning of the class the factory builds (a factory may be a function, not the class)
+    grid = tune_grid(current_registries().learners.get(name).factory(), quick=quick)
     grid = {k: list(v) for k, v in grid.items() if k not in fixed}
     for key, values in grid.items():
         if not values:

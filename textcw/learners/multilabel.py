@@ -351,7 +351,11 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         (so a label whose probability is exactly 1/2 under the fallback cut is not given, as a
         binary learner answers classes_[0] at a zero margin), each row completed to
         ``min_labels_`` labels by its most probable ones."""
-        proba = self.predict_proba(X)
+        return self.indicator_of(self.predict_proba(X))
+
+    def indicator_of(self, proba: np.ndarray) -> np.ndarray:
+        """:meth:`predict_indicator` from probabilities ``predict_proba`` gave, for a caller that
+        has them already (the service answers both)."""
         return at_least((proba > self.thresholds_).astype(int), proba, self.min_labels_)
 
     @property

@@ -289,9 +289,9 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     variances (``/suggest``'s ``mistake``), from the same compiled pass when it applies."""
     learner = learner_of(model)
     if isinstance(learner, MultiLabel):  # the tags (indicator rows), each label's score and probability
-        return Scored(np.asarray(learner.predict_indicator(X), dtype=bool),
-                      np.asarray(learner.decision_function(X), dtype=float),
-                      np.asarray(learner.predict_proba(X), dtype=float))
+        proba = np.asarray(learner.predict_proba(X), dtype=float)
+        return Scored(np.asarray(learner.indicator_of(proba), dtype=bool),
+                      np.asarray(learner.decision_function(X), dtype=float), proba)
     scaling = getattr(model, "probability_calibration_", None)  # textcw train's calibrated default
     needs = _needs_variances(learner, scaling)
     compiled = scores_and_variances(learner, X, variances=needs or variances)
