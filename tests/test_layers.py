@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1] / "textcw"
 # ``textcw`` (its lazy public surface) is the top, so nothing inside imports from it.
 LAYERS: list[tuple[str, ...]] = [
     # Foundations: depend on nothing in textcw but the errors.
-    ("textcw._version", "textcw.errors", "textcw._jit", "textcw._compile_notice", "textcw._limits", "textcw._compare",
-     "textcw._deferred", "textcw._sklearn_compat"),
+    ("textcw._version", "textcw.errors", "textcw._jit", "textcw._jit_numba", "textcw._compile_notice", "textcw._limits",
+     "textcw._compare", "textcw._deferred", "textcw._sklearn_compat"),
     # Low-level services: the kernel input contract, atomic writes, reading untrusted files, the
     # registry tables and the hook specifications.
     ("textcw._csr", "textcw._csr_kernel", "textcw.atomic", "textcw.untrusted", "textcw.trust", "textcw.cache_location",

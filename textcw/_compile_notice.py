@@ -3,8 +3,8 @@
 numba compiles each kernel the first time it is used and caches the machine code on disk
 (:mod:`textcw._jit`), so the first ``textcw train`` on a machine spends most of its time (20 s
 or more, against a few seconds warm) compiling, with nothing on the screen to say why. The
-command line calls :func:`enable` in its own process; :mod:`textcw._jit`, once it has imported
-numba, calls :func:`attach`, which listens to numba's ``"numba:compile"`` event (sent only when
+command line calls :func:`enable` in its own process; :mod:`textcw._jit_numba`, which imports
+numba when a kernel is first used, calls :func:`attach`, which listens to numba's ``"numba:compile"`` event (sent only when
 a kernel is compiled, not when it is loaded from the cache) and writes the notice once, on a
 terminal. Piped or captured output is left as it is (scripts and logs parse it), and the
 library used from Python stays silent; worker processes forked from the command do not repeat
@@ -27,12 +27,12 @@ def enable() -> None:
     """Show the notice in this process (the command line's) when a kernel is compiled."""
     global _enabled_in
     _enabled_in = os.getpid()
-    if "numba" in sys.modules and "textcw._jit" in sys.modules:
-        attach()  # textcw._jit was imported before the command line started (e.g. by a test)
+    if "textcw._jit_numba" in sys.modules:
+        attach()  # kernels were used before the command line started (e.g. by a test)
 
 
 def attach() -> None:
-    """Listen for compilations (called by :mod:`textcw._jit` after it has imported numba)."""
+    """Listen for compilations (called by :mod:`textcw._jit_numba` when it has imported numba)."""
     global _attached
     if _attached or _enabled_in != os.getpid():
         return

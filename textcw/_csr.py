@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from textcw._jit import kernels_loaded
 from textcw._limits import MAX_ABS_VALUE
 from textcw.errors import InputError
 
@@ -100,14 +101,37 @@ def as_kernel_csr(X, n_features: int | None = None, *, what: str = "X") -> sp.cs
     return X
 
 
-def _meets_contract(X) -> bool:
-    from textcw._csr_kernel import kernel_ready  # numba loads only when needed
+#: Up to this many stored values, a matrix is checked with numpy while no kernel has been used in
+#: the process: a one-line prediction then never imports numba (about 0.3 s of one core) for a
+#: check numpy does in microseconds; past it, or once numba is loaded, the compiled check runs.
+SMALL_NNZ = 1 << 16
 
-    return (sp.issparse(X) and X.format == "csr" and X.dtype == VALUE_DTYPE
+
+def _meets_contract(X) -> bool:
+    if not (sp.issparse(X) and X.format == "csr" and X.dtype == VALUE_DTYPE
             and X.indices.dtype == X.indptr.dtype and X.indices.dtype in _INDEX_DTYPES
             and X.data.flags.c_contiguous and X.indices.flags.c_contiguous
-            and X.indptr.flags.c_contiguous
-            and kernel_ready(X.indptr, X.indices, X.data, X.shape[1]))
+            and X.indptr.flags.c_contiguous):
+        return False
+    if X.nnz <= SMALL_NNZ and not kernels_loaded():
+        return contract_met(X.indptr, X.indices, X.data, X.shape[1])
+    from textcw._csr_kernel import kernel_ready  # numba loads only when needed
+
+    return kernel_ready(X.indptr, X.indices, X.data, X.shape[1])
+
+
+def contract_met(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, n_columns: int) -> bool:
+    """:func:`textcw._csr_kernel.kernel_ready` in numpy (the same verdict on every input; for
+    small matrices, where it is the faster of the two)."""
+    if len(indptr) < 1 or indptr[0] != 0 or indptr[-1] != len(data) or len(indices) != len(data):
+        return False
+    # zero, beyond the largest value (inf included), or NaN (for which the comparison is false)
+    if np.any(data == 0) or not np.all(np.abs(data) <= MAX_ABS_VALUE) or np.any(np.diff(indptr) < 0):
+        return False
+    if len(indices) and (indices.min() < 0 or indices.max() >= n_columns):
+        return False
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))  # each stored value's row
+    return not np.any((rows[1:] == rows[:-1]) & (np.diff(indices) <= 0))
 
 
 def _check_width(X, n_features: int | None, what: str) -> None:

@@ -1,20 +1,31 @@
-"""The only module that imports numba.
+"""The kernels' decorators and references; numba itself is imported on a kernel's first use.
 
 Policy: kernels are compiled ahead of first use and cached on disk (``cache=True``), release the
 GIL (``nogil=True``) so shard training can use threads, and never use ``fastmath``: the update
 rules divide by small margin variances, and reassociating those sums would make the kernels
 disagree with their plain-numpy twins beyond 1e-12.
 
+Loaded when used: importing numba costs about 0.3 s of one core, and loading its first cached
+kernel initialises the compiler on top, which a one-line ``textcw predict`` (the model's modules
+imported to unpickle it, then a few words featurized by scikit-learn's own code) never needs.
+So :func:`kernel` returns a :class:`Kernel`, which builds the numba function only when it is
+first called, compiled into another kernel, or asked for one of numba's attributes
+(``signatures``, ``stats``); importing a module full of kernels imports no numba.
+:mod:`textcw._jit_numba` is the numba side (the types and intrinsics below are typed there), and
+tells numba that a :class:`Kernel` is the function it wraps, so a kernel calling a kernel
+compiles, and is cached, exactly as with numba's own functions. With ``NUMBA_DISABLE_JIT=1`` in
+the environment the decorators return the plain functions, as numba's would.
+
 For developers: numba invalidates a cached kernel only when the source file that defines it
 changes, not when a kernel it calls in another module does, so after editing, say,
 ``learners/_kernels/common.py`` the kernels of ``gaussian_diag.py`` would silently run their
 stale machine code from ``__pycache__``. ``python3 dev.py`` (``train``, ``test``, ``docs``)
 therefore runs everything with ``NUMBA_CACHE_DIR`` set to ``build/numba-cache/<digest>``,
-named by the sha256 of every kernel module's source (this one, ``_csr_kernel.py``,
-``learners/_kernels/*.py`` and the first-party plugins' kernel modules): any kernel change
-starts a fresh cache, and an unchanged tree reuses its folder, so warm runs stay warm. Running
-``pytest`` by hand uses numba's default cache; after changing a kernel that others call, set
-``NUMBA_CACHE_DIR`` yourself or delete the ``__pycache__/*.nbi`` and ``*.nbc`` files.
+named by the sha256 of every kernel module's source (this one, ``_jit_numba.py``,
+``_csr_kernel.py``, ``learners/_kernels/*.py`` and the first-party plugins' kernel modules): any
+kernel change starts a fresh cache, and an unchanged tree reuses its folder, so warm runs stay
+warm. Running ``pytest`` by hand uses numba's default cache; after changing a kernel that others
+call, set ``NUMBA_CACHE_DIR`` yourself or delete the ``__pycache__/*.nbi`` and ``*.nbc`` files.
 
 Kernels passed to kernels: the epoch loops (``learners/_kernels/diagonal_loop.py`` and
 ``feature_loop.py``) take a variant's update as functions, as scikit-learn's one SGD loop takes
@@ -31,40 +42,120 @@ twins, so nothing is written to the cache that no process could read.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib
 import itertools
 import os
 import sys
 import uuid
+from collections.abc import Iterable, Iterator
 
-import numba
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.core.datamodel import models
-from numba.core.imputils import lower_constant
-from numba.core.typing import signature
-from numba.extending import NativeValue, intrinsic, register_model, typeof_impl, unbox
+__all__ = ["Kernel", "KernelRef", "call", "closure_kernel", "dispatchers_in", "kernel", "kernels_loaded", "prefetch", "uncached"]
 
-from textcw import _compile_notice
 
-_compile_notice.attach()  # the command line's notice of a first run's compiling
+def _jit_disabled() -> bool:
+    """numba's own reading of ``NUMBA_DISABLE_JIT`` (an integer; anything else means 0)."""
+    try:
+        return int(os.environ.get("NUMBA_DISABLE_JIT", "0")) != 0
+    except ValueError:
+        return False
+
+
+DISABLED = _jit_disabled()  # plain Python kernels: the decorators return the functions themselves
+
+
+def kernels_loaded() -> bool:
+    """Whether a kernel has been used in this process (numba is then imported and initialised):
+    from then on the compiled path of a small input costs no more than a Python one."""
+    return "textcw._jit_numba" in sys.modules
+
+
+def _numba_side():
+    """:mod:`textcw._jit_numba`, imported (with numba) on the first use of a kernel."""
+    return importlib.import_module("textcw._jit_numba")
+
+
+class Kernel:
+    """A textcw kernel: ``py_func``, compiled by numba on first use (module docstring).
+
+    Calling it calls the compiled function; numba's attributes (``signatures``, ``stats``,
+    ``overloads`` ...) are the compiled function's. ``dispatcher`` is that numba function, built
+    when first asked for; ``loaded`` says whether it has been.
+    """
+
+    def __init__(self, fn, *, cache: bool):
+        functools.update_wrapper(self, fn)
+        self.py_func = fn
+        self._cache = cache
+        self._dispatcher = None
+
+    @property
+    def dispatcher(self):
+        if self._dispatcher is None:
+            self._dispatcher = _numba_side().jit(self.py_func, cache=self._cache)
+        return self._dispatcher
+
+    @property
+    def loaded(self) -> bool:
+        return self._dispatcher is not None
+
+    def __call__(self, *args, **kwargs):
+        return (self._dispatcher or self.dispatcher)(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        # only for names the instance does not have: numba's public attributes of the compiled
+        # function; a private name (what inspect and copy probe for) does not compile anything
+        if name.startswith("_") or name == "py_func":
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __reduce__(self):
+        # by reference, as a function pickles: the module attribute of that name
+        return _kernel_named, (self.__module__, self.__qualname__)
+
+    def __repr__(self) -> str:
+        return f"<textcw kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _kernel_named(module: str, qualname: str):
+    found = importlib.import_module(module)
+    for part in qualname.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def kernel(fn):
-    """Compile ``fn`` as a textcw kernel (no Python objects, cached, GIL released)."""
-    return numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")(fn)
+    """Compile ``fn`` as a textcw kernel (no Python objects, cached, GIL released), on first use."""
+    return fn if DISABLED else Kernel(fn, cache=True)
 
 
 def closure_kernel(fn):
     """:func:`kernel`'s policy for a function built inside a factory, which numba cannot cache
     on disk: it is compiled on first call in each process."""
-    return numba.njit(nogil=True, fastmath=False, error_model="numpy")(fn)
+    return fn if DISABLED else Kernel(fn, cache=False)
 
 
 def uncached(dispatcher):
     """A twin of the kernel ``dispatcher`` that is never cached: for loops called with a
     :class:`KernelRef` that is not ``cacheable``."""
     return closure_kernel(getattr(dispatcher, "py_func", dispatcher))
+
+
+def dispatchers_in(values: Iterable) -> Iterator:
+    """The numba functions among ``values`` (a module's attributes): those of the kernels that
+    have been loaded, and numba functions made elsewhere."""
+    numba = sys.modules.get("numba")
+    if numba is None:
+        return
+    from numba.core.dispatcher import Dispatcher
+
+    for value in values:
+        if isinstance(value, Kernel):
+            if value.loaded and isinstance(value.dispatcher, Dispatcher):
+                yield value.dispatcher
+        elif isinstance(value, Dispatcher):
+            yield value
 
 
 # ---------------------------------------------------------------- kernels passed to kernels
@@ -128,90 +219,42 @@ class KernelRef:
         return f"KernelRef({self.key})"
 
 
-class KernelRefType(types.Dummy):
-    """numba's type of a :class:`KernelRef`: its name and nothing else, so that it pickles into
-    the cache index and compares equal across processes."""
+class _Intrinsic:
+    """A function of :mod:`textcw._jit_numba` that kernels call (an LLVM intrinsic there), named
+    here without importing numba: numba types it as that function."""
 
-    def __init__(self, key: str):
-        self.ref_key = key
-        super().__init__(f"kernel_ref[{key}]")
+    def __init__(self, name: str, doc: str):
+        self.name = name
+        self.__doc__ = doc
 
+    @property
+    def target(self):
+        return getattr(_numba_side(), self.name)
 
-register_model(KernelRefType)(models.OpaqueModel)
+    def __call__(self, *args):
+        return self.target(*args)
 
-
-@typeof_impl.register(KernelRef)
-def _typeof_kernel_ref(value, context):
-    _REFERENCED[value.key] = value.function
-    return KernelRefType(value.key)
-
-
-@unbox(KernelRefType)
-def _unbox_kernel_ref(typ, obj, c):
-    return NativeValue(c.context.get_dummy_value())  # the type says everything
+    def __repr__(self) -> str:
+        return f"<textcw kernel intrinsic {self.name}>"
 
 
-@lower_constant(KernelRefType)
-def _constant_kernel_ref(context, builder, typ, value):
-    return context.get_dummy_value()  # a KernelRef global of a kernel
-
-
-def _call_codegen(function, inner):
-    def codegen(context, builder, sig, llargs):
-        args = cgutils.unpack_tuple(builder, llargs[1])
-        return context.get_function(function, inner)(builder, args)
-    return codegen
-
-
-if numba.config.DISABLE_JIT:
+if DISABLED:
     def call(ref, *args):
         """``ref``'s function called with ``args`` (:class:`KernelRef`)."""
         return ref.function(*args)
-else:
-    @intrinsic
-    def call(typingctx, ref, *args):
-        """``ref``'s function called with ``args``: in compiled code, a direct call of that
-        function's compilation for these arguments (:class:`KernelRef`)."""
-        if not isinstance(ref, KernelRefType):
-            return None
-        function = typingctx.resolve_value_type(_REFERENCED[ref.ref_key])
-        inner = typingctx.resolve_function_type(function, args, {})
-        if inner is None:
-            return None
-        return signature(inner.return_type, ref, types.StarArgTuple(args)), _call_codegen(function, inner)
 
-
-# ---------------------------------------------------------------- cache prefetch hint
-def _prefetch_codegen(context, builder, sig, args):
-    """``llvm.prefetch(&arr[i, k], read, high locality, data cache)`` (``&arr[i]`` if 1-d)."""
-    aryty = sig.args[0]
-    ary = context.make_array(aryty)(context, builder, args[0])
-    inds = [context.cast(builder, value, kind, types.intp)
-            for value, kind in zip(args[1:1 + aryty.ndim], sig.args[1:1 + aryty.ndim])]
-    ptr = cgutils.get_item_pointer2(
-        context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
-        strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-        inds=inds, wraparound=False, boundscheck=False,
-    )
-    byte_ptr = ir.IntType(8).as_pointer()
-    i32 = ir.IntType(32)
-    hint = cgutils.get_or_insert_function(
-        builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]), "llvm.prefetch.p0"
-    )
-    builder.call(hint, [builder.bitcast(ptr, byte_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3),
-                        ir.Constant(i32, 1)])
-    return context.get_dummy_value()
-
-
-if numba.config.DISABLE_JIT:
     def prefetch(arr, i, k):
         """No-op without the JIT (the hint only matters to compiled code)."""
 else:
-    @intrinsic
-    def prefetch(typingctx, arr, i, k):
-        """Hint the CPU to bring the cache line of ``arr[i, k]`` in (of ``arr[i]`` if ``arr`` is
-        1-d: ``k`` is then ignored, so one kernel serves vectors and matrices)."""
-        if (isinstance(arr, types.Array) and arr.ndim in (1, 2) and isinstance(i, types.Integer)
-                and isinstance(k, types.Integer)):
-            return types.none(arr, i, k), _prefetch_codegen
-        return None
+    call = _Intrinsic("call", "``ref``'s function called with ``args``: in compiled code, a direct "
+                              "call of that function's compilation for these arguments (:class:`KernelRef`).")
+    prefetch = _Intrinsic("prefetch", "Hint the CPU to bring the cache line of ``arr[i, k]`` in (of "
+                                      "``arr[i]`` if ``arr`` is 1-d: ``k`` is then ignored).")
+
+
+def __getattr__(name: str):
+    # numba's cache index pickles the type of a KernelRef argument by its module and name: an
+    # index written when the type lived here still finds it
+    if name == "KernelRefType":
+        return _numba_side().KernelRefType
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

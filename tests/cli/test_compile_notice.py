@@ -10,7 +10,7 @@ import sys
 import numba
 import pytest
 
-import textcw._jit  # noqa: F401 - loaded, as after any command that used a kernel
+import textcw._jit_numba  # noqa: F401 - loaded, as after any command that used a kernel
 from textcw import _compile_notice
 from textcw._compile_notice import NOTICE
 
@@ -36,7 +36,7 @@ def compile_something(offset: float):
 def test_a_command_on_a_terminal_says_once_that_it_compiles(fresh_notice, monkeypatch):
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    fresh_notice.enable()  # what textcw.cli.main does; textcw._jit is imported already here
+    fresh_notice.enable()  # what textcw.cli.main does; a kernel has been used already here
     assert compile_something(1.0) == 2.0
     assert compile_something(2.0) == 3.0
     assert terminal.getvalue() == NOTICE + "\n"
@@ -70,8 +70,11 @@ def test_a_forked_worker_does_not_repeat_it(fresh_notice, monkeypatch):
 
 
 def test_the_command_line_enables_it_before_any_kernel_loads():
-    """In a fresh ``textcw`` process, textcw._jit attaches the listener when it imports numba."""
+    """In a fresh ``textcw`` process, importing kernels imports no numba and attaches nothing;
+    the first kernel used imports numba and attaches the listener."""
     code = ("import sys; from textcw import _compile_notice as n; n.enable(); import textcw._jit;"
-            "print(n._attached)")
+            "from textcw._csr_kernel import kernel_ready; print('numba' in sys.modules, n._attached);"
+            "import numpy as np; z = np.zeros(1, np.int64); kernel_ready(z, z[:0], np.zeros(0), 1);"
+            "print('numba' in sys.modules, n._attached)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+    assert out.stdout.split("\n")[:2] == ["False False", "True True"]

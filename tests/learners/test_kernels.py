@@ -8,7 +8,7 @@ from scipy.special import ndtri
 
 import reference as ref
 from sparse_data import random_sparse
-from textcw._csr import as_kernel_csr
+from textcw._csr import as_kernel_csr, contract_met
 from textcw.learners._kernels import (
     averaged,
     common,
@@ -375,6 +375,7 @@ def test_kernel_ready_equals_its_twin():
         want = ref.kernel_ready(indptr, indices, data, 8)
         assert common.kernel_ready(indptr, indices, data, 8) == want
         assert common.kernel_ready(indptr.astype(np.int32), indices.astype(np.int32), data, 8) == want
+        assert contract_met(indptr, indices, data, 8) == want  # the numpy check of small inputs
         verdicts.add(want)
     assert verdicts == {True, False}
 

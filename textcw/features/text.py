@@ -28,6 +28,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 
+from textcw._jit import kernels_loaded
 from textcw._sklearn_compat import InvalidParameterError
 from textcw.errors import InputError, ParameterError
 from textcw.features import native
@@ -103,7 +104,9 @@ class WordCounts(CountVectorizer):
         else:
             check_documents(raw_documents, "the bag-of-words featurizer")
         try:
-            if isinstance(raw_documents, (list, tuple, np.ndarray, native.TextBlock)) and native.supports(self):
+            if isinstance(raw_documents, native.TextBlock) or (
+                    isinstance(raw_documents, (list, tuple, np.ndarray)) and native.supports(self)
+                    and not _small_before_kernels(raw_documents)):
                 self._check_vocabulary()
                 table = self._vocabulary_table()
                 return native.transform(self, raw_documents,
@@ -147,6 +150,26 @@ class WordCounts(CountVectorizer):
         super().__setstate__(state)
         if table is not None:  # transform probes the loaded arrays: nothing is packed again
             remember(self, "vocabulary_", self.vocabulary_, table)
+
+
+#: Up to this many characters, documents are featurized by scikit-learn's code while no kernel
+#: has been used in the process (the same matrix, :mod:`textcw.features.native`): a one-line
+#: prediction then never imports numba, which costs about 0.3 s of one core, about what
+#: scikit-learn's tokenizer takes for a megabyte of text.
+SMALL_TEXT_CHARS = 1 << 16
+
+
+def _small_before_kernels(docs) -> bool:
+    """Whether ``docs`` (checked text) are at most :data:`SMALL_TEXT_CHARS` characters in all
+    and no kernel is loaded yet; stops counting once past the bound."""
+    if kernels_loaded() or len(docs) > SMALL_TEXT_CHARS:
+        return False
+    total = 0
+    for doc in docs:
+        total += len(doc)
+        if total > SMALL_TEXT_CHARS:
+            return False
+    return True
 
 
 def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:

@@ -178,15 +178,14 @@ def kernel_cache_counts() -> tuple[int, int]:
     """
     import sys
 
-    from numba.core.dispatcher import Dispatcher
+    from textcw._jit import dispatchers_in
 
     hits = misses = 0
     for name, module in list(sys.modules.items()):
         if name.startswith("textcw") and module is not None:
-            for value in list(vars(module).values()):
-                if isinstance(value, Dispatcher):
-                    hits += sum(value.stats.cache_hits.values())
-                    misses += sum(value.stats.cache_misses.values())
+            for dispatcher in dispatchers_in(list(vars(module).values())):
+                hits += sum(dispatcher.stats.cache_hits.values())
+                misses += sum(dispatcher.stats.cache_misses.values())
     return hits, misses
 
 

@@ -1,0 +1,82 @@
+"""Kernels load on first use: a module of kernels imports no numba, and a one-line prediction
+(small text, small matrices) runs without numba, with the same result as the compiled path."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import textcw._jit as jit
+from hang import HANG_SECONDS
+from textcw.features import text as text_features
+from textcw.pipeline import make_featurizer
+from textcw.testing import make_documents
+
+
+def run(code: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_SECONDS)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_importing_kernels_imports_no_numba_and_first_use_does():
+    out = run("import sys\n"
+              "import textcw.learners.arow, textcw.features.native, textcw.kernels\n"
+              "from textcw.learners._kernels.common import column\n"
+              "print('numba' in sys.modules, type(column).__name__, column.loaded)\n"
+              "import numpy as np, scipy.sparse as sp, textcw\n"
+              "textcw.make_learner('arow').fit(sp.identity(4, format='csr'), [0, 1, 0, 1])\n"
+              "print('numba' in sys.modules)")
+    assert out == ["False", "Kernel", "False", "True"]
+
+
+def test_a_kernel_is_its_numba_function():
+    from textcw.learners._kernels.common import column
+
+    assert column(np.int64(3)) == 3
+    assert column.loaded and column.signatures  # numba's attributes, of the compiled function
+    assert column.py_func.__name__ == "column" and column.__qualname__ == "column"
+    assert pickle.loads(pickle.dumps(column)) is column  # by reference, as a function
+    assert list(jit.dispatchers_in([column, 1, "x"])) == [column.dispatcher]
+
+
+def test_one_line_predict_imports_no_numba(tmp_path):
+    path = str(tmp_path / "m.textcw-model")
+    lines = ["orbit and moon", "the doctor gave a dose", "Straße über die Sterne"]
+    want = run("import textcw\n"
+               "from textcw.pipeline import make_pipeline\n"
+               "from textcw.testing import make_documents\n"
+               "docs, labels = make_documents(30, random_state=0)\n"
+               f"model = make_pipeline('tfidf', 'scw1').fit(docs, labels)\n"
+               f"textcw.save(model, {path!r})\n"
+               f"print(*model.predict_proba({lines!r}).round(12).ravel())")
+    got = run("import sys, io, textcw\n"
+              f"model = textcw.load({path!r})\n"
+              f"print(*model.predict_proba({lines!r}).round(12).ravel())\n"
+              f"sys.stdin = io.TextIOWrapper(io.BytesIO({lines[0].encode()!r} + b'\\n'))\n"
+              "from textcw.cli import main\n"
+              f"main(['predict', {path!r}])\n"
+              "print('numba' in sys.modules)")
+    assert got[:6] == want and got[-1] == "False" and got[6] in ("space", "medicine")
+
+
+@pytest.mark.parametrize("params", [{}, {"ngram_range": (1, 2)}, {"lowercase": False, "binary": True},
+                                    {"token_pattern": r"(?u)\b\w+\b"}])
+@pytest.mark.parametrize("name", ["binary-bow", "tfidf"])
+def test_small_text_before_the_kernels_is_featurized_as_the_kernels_do(monkeypatch, name, params):
+    docs, _ = make_documents(20, random_state=1)
+    featurizer = make_featurizer(name, **params).fit(docs)
+    new = ["Orbit, orbit and MOON!", "", "naïve Straße ß and moon", "x", "dose dose of the doctor " * 50]
+    compiled = featurizer.transform(new)
+    monkeypatch.setattr(text_features, "kernels_loaded", lambda: False)
+    assert text_features._small_before_kernels(new)
+    small = featurizer.transform(new)
+    assert (small.shape, small.dtype, small.indices.dtype) == (compiled.shape, compiled.dtype, compiled.indices.dtype)
+    for a, b in ((small.indptr, compiled.indptr), (small.indices, compiled.indices), (small.data, compiled.data)):
+        assert np.array_equal(a, b)
+    long = ["moon " * (text_features.SMALL_TEXT_CHARS // 5 + 1)]
+    assert not text_features._small_before_kernels(long)  # past the bound: the kernels featurize
