@@ -12,7 +12,7 @@ import pytest
 
 import textcw._jit as jit
 from hang import HANG_SECONDS
-from textcw.features import text as text_features
+from textcw.features import native
 from textcw.pipeline import make_featurizer
 from textcw.testing import make_documents
 
@@ -66,17 +66,18 @@ def test_one_line_predict_imports_no_numba(tmp_path):
 
 @pytest.mark.parametrize("params", [{}, {"ngram_range": (1, 2)}, {"lowercase": False, "binary": True},
                                     {"token_pattern": r"(?u)\b\w+\b"}])
-@pytest.mark.parametrize("name", ["binary-bow", "tfidf"])
+@pytest.mark.parametrize("name", ["binary-bow", "tfidf", "hashing", "hashed-tfidf"])
 def test_small_text_before_the_kernels_is_featurized_as_the_kernels_do(monkeypatch, name, params):
     docs, _ = make_documents(20, random_state=1)
     featurizer = make_featurizer(name, **params).fit(docs)
     new = ["Orbit, orbit and MOON!", "", "naïve Straße ß and moon", "x", "dose dose of the doctor " * 50]
     compiled = featurizer.transform(new)
-    monkeypatch.setattr(text_features, "kernels_loaded", lambda: False)
-    assert text_features._small_before_kernels(new)
+    monkeypatch.setattr(native, "kernels_loaded", lambda: False)
+    assert native.small_before_kernels(new)
     small = featurizer.transform(new)
     assert (small.shape, small.dtype, small.indices.dtype) == (compiled.shape, compiled.dtype, compiled.indices.dtype)
     for a, b in ((small.indptr, compiled.indptr), (small.indices, compiled.indices), (small.data, compiled.data)):
         assert np.array_equal(a, b)
-    long = ["moon " * (text_features.SMALL_TEXT_CHARS // 5 + 1)]
-    assert not text_features._small_before_kernels(long)  # past the bound: the kernels featurize
+    long = ["moon " * (native.SMALL_TEXT_CHARS // 5 + 1)]
+    assert not native.small_before_kernels(long)  # past the bound: the kernels featurize
+    assert not native.small_before_kernels(["m"] * (native.SMALL_TEXT_CHARS + 1))

@@ -145,7 +145,8 @@ class HashedTfidf(Hashing):
         if hasattr(X, "__len__") and len(X) == 0:
             return sp.csr_matrix((0, self.n_features), dtype=np.float64)
         try:
-            if isinstance(X, (list, tuple, np.ndarray)) and native.supports(self):
+            if isinstance(X, (list, tuple, np.ndarray)) and native.supports(self) \
+                    and not native.small_before_kernels(X):
                 return self._native(X)
             return HashingVectorizer.transform(self, X)
         except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents

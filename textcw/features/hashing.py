@@ -75,7 +75,8 @@ class Hashing(HashingVectorizer):
             # on an empty list; no documents are simply no rows.
             return sp.csr_matrix((0, self.n_features), dtype=self.dtype)
         try:
-            if isinstance(X, (list, tuple, np.ndarray)) and native.supports(self):
+            if isinstance(X, (list, tuple, np.ndarray)) and native.supports(self) \
+                    and not native.small_before_kernels(X):
                 return self._native(X)
             return super().transform(X)
         except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents

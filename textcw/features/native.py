@@ -48,9 +48,10 @@ from textcw.features._native_kernels import (  # noqa: F401  (_murmur3: imported
     _hash_unigrams,
     _murmur3,
 )
+from textcw._jit import kernels_loaded
 from textcw.features.params import SAFE_TOKEN_PATTERNS
 
-__all__ = ["TextBlock", "ascii_block", "hash_block", "lookup_block", "supports"]
+__all__ = ["TextBlock", "ascii_block", "hash_block", "lookup_block", "small_before_kernels", "supports"]
 
 # Token classes of SAFE_TOKEN_PATTERNS, in that order: \b\w\w+\b, \b\w+\b, letters only, \S+.
 _PATTERN_KIND = {pattern: kind for kind, pattern in enumerate(SAFE_TOKEN_PATTERNS)}
@@ -113,6 +114,26 @@ class TextBlock:
 
     def __reduce__(self):
         return TextBlock, (self.buf, self.offsets, self.ascii)
+
+
+#: Up to this many characters, documents are featurized by scikit-learn's code while no kernel
+#: has been used in the process (the same matrix: module docstring): a one-line
+#: prediction then never imports numba, which costs about 0.3 s of one core, about what
+#: scikit-learn's tokenizer takes for a megabyte of text.
+SMALL_TEXT_CHARS = 1 << 16
+
+
+def small_before_kernels(docs) -> bool:
+    """Whether ``docs`` (checked text) are at most :data:`SMALL_TEXT_CHARS` characters in all
+    and no kernel is loaded yet; stops counting once past the bound."""
+    if kernels_loaded() or len(docs) > SMALL_TEXT_CHARS:
+        return False
+    total = 0
+    for doc in docs:
+        total += len(doc)
+        if total > SMALL_TEXT_CHARS:
+            return False
+    return True
 
 
 def supports(vectorizer) -> bool:

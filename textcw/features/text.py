@@ -28,7 +28,6 @@ import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.feature_extraction.text import CountVectorizer
 
-from textcw._jit import kernels_loaded
 from textcw._sklearn_compat import InvalidParameterError
 from textcw.errors import InputError, ParameterError
 from textcw.features import native
@@ -106,7 +105,7 @@ class WordCounts(CountVectorizer):
         try:
             if isinstance(raw_documents, native.TextBlock) or (
                     isinstance(raw_documents, (list, tuple, np.ndarray)) and native.supports(self)
-                    and not _small_before_kernels(raw_documents)):
+                    and not native.small_before_kernels(raw_documents)):
                 self._check_vocabulary()
                 table = self._vocabulary_table()
                 return native.transform(self, raw_documents,
@@ -150,26 +149,6 @@ class WordCounts(CountVectorizer):
         super().__setstate__(state)
         if table is not None:  # transform probes the loaded arrays: nothing is packed again
             remember(self, "vocabulary_", self.vocabulary_, table)
-
-
-#: Up to this many characters, documents are featurized by scikit-learn's code while no kernel
-#: has been used in the process (the same matrix, :mod:`textcw.features.native`): a one-line
-#: prediction then never imports numba, which costs about 0.3 s of one core, about what
-#: scikit-learn's tokenizer takes for a megabyte of text.
-SMALL_TEXT_CHARS = 1 << 16
-
-
-def _small_before_kernels(docs) -> bool:
-    """Whether ``docs`` (checked text) are at most :data:`SMALL_TEXT_CHARS` characters in all
-    and no kernel is loaded yet; stops counting once past the bound."""
-    if kernels_loaded() or len(docs) > SMALL_TEXT_CHARS:
-        return False
-    total = 0
-    for doc in docs:
-        total += len(doc)
-        if total > SMALL_TEXT_CHARS:
-            return False
-    return True
 
 
 def _explain(exc: ValueError, docs, featurizer: CountVectorizer) -> Exception:
