@@ -20,7 +20,8 @@ every call, so a kernel may trust them. Variant choices are integer codes, never
 callables, and every dispatch on a code ends in an error for an unknown one (the two loops
 below take a variant's compiled functions instead, and call nothing else).
 
-:func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``); the
+:func:`kernel` is textcw's compilation policy (cached, GIL released, no ``fastmath``), applied
+when a kernel is first called (:class:`textcw._jit.Kernel`: importing kernels imports no numba); the
 functions below are compiled with it and may be called from a plugin's kernels, as may
 :func:`prefetch` (a cache hint); :func:`as_kernel_csr` puts a matrix in the form the kernels
 take.
