@@ -81,3 +81,30 @@ def test_small_text_before_the_kernels_is_featurized_as_the_kernels_do(monkeypat
     long = ["moon " * (native.SMALL_TEXT_CHARS // 5 + 1)]
     assert not native.small_before_kernels(long)  # past the bound: the kernels featurize
     assert not native.small_before_kernels(["m"] * (native.SMALL_TEXT_CHARS + 1))
+
+
+def test_a_kernel_built_inside_a_function_pickles_by_value():
+    def make(offset):
+        return jit.closure_kernel(lambda x: x + offset)
+
+    add_two = make(2.0)
+    again = pickle.loads(pickle.dumps(add_two))
+    assert again is not add_two and again(1.0) == 3.0 and isinstance(again, jit.Kernel)
+
+
+def test_threads_starting_on_one_kernel_share_its_numba_function():
+    import threading
+
+    fresh = jit.closure_kernel(lambda x: 2 * x)
+    seen, barrier = [], threading.Barrier(4)
+
+    def first_call():
+        barrier.wait()
+        seen.append((fresh(3), id(fresh.dispatcher)))
+
+    threads = [threading.Thread(target=first_call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(HANG_SECONDS)
+    assert seen and {s[0] for s in seen} == {6} and len({s[1] for s in seen}) == 1 and len(seen) == 4

@@ -48,6 +48,7 @@ import importlib
 import itertools
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Iterable, Iterator
 
@@ -63,6 +64,7 @@ def _jit_disabled() -> bool:
 
 
 DISABLED = _jit_disabled()  # plain Python kernels: the decorators return the functions themselves
+_BUILDING = threading.Lock()
 
 
 def kernels_loaded() -> bool:
@@ -93,7 +95,9 @@ class Kernel:
     @property
     def dispatcher(self):
         if self._dispatcher is None:
-            self._dispatcher = _numba_side().jit(self.py_func, cache=self._cache)
+            with _BUILDING:  # threads starting on the same kernel share one numba function
+                if self._dispatcher is None:
+                    self._dispatcher = _numba_side().jit(self.py_func, cache=self._cache)
         return self._dispatcher
 
     @property
@@ -111,11 +115,23 @@ class Kernel:
         return getattr(self.dispatcher, name)
 
     def __reduce__(self):
-        # by reference, as a function pickles: the module attribute of that name
-        return _kernel_named, (self.__module__, self.__qualname__)
+        # by reference where its name reaches it, as a function pickles; a kernel built inside a
+        # function pickles as its numba function does (numba serialises the code)
+        try:
+            if _kernel_named(self.__module__, self.__qualname__) is self:
+                return _kernel_named, (self.__module__, self.__qualname__)
+        except (ImportError, AttributeError):
+            pass
+        return _rebuilt, (self.dispatcher, self._cache)
 
     def __repr__(self) -> str:
         return f"<textcw kernel {self.__module__}.{self.__qualname__}>"
+
+
+def _rebuilt(dispatcher, cache: bool) -> Kernel:
+    built = Kernel(dispatcher.py_func, cache=cache)
+    built._dispatcher = dispatcher
+    return built
 
 
 def _kernel_named(module: str, qualname: str):
