@@ -13,7 +13,7 @@ import textcw
 from textcw import hookspecs
 from textcw.errors import DuplicateNameError, UnknownNameError
 from textcw.learners.perceptron import Perceptron
-from textcw.plugins import BUILTIN_PLUGINS, build_registries, get_plugin_manager, installed_plugins
+from textcw.plugins import BUILTIN_PLUGINS, build_registries, get_plugin_manager, installed_plugins, use_registries
 
 
 class ExtraLearners:
@@ -60,7 +60,8 @@ def test_extra_plugin_is_isolated_to_its_manager():
     assert entry.provider == "ExtraLearners"
     assert entry.summary == "A perceptron under another name"  # first line only
     assert "my-perceptron" not in registries().learners
-    model = textcw.make_learner("my-perceptron", registries=with_extra, n_epochs=2)
+    with use_registries(with_extra):
+        model = textcw.make_learner("my-perceptron", n_epochs=2)
     assert isinstance(model, Perceptron) and model.n_epochs == 2
 
 
@@ -75,10 +76,11 @@ def test_unknown_names_list_the_valid_ones():
     regs = registries()
     with pytest.raises(UnknownNameError, match="unknown learner 'cw'; valid learner names: .*cw-stdev, cw-var"):
         regs.learners.get("cw")
-    with pytest.raises(UnknownNameError, match="unknown task of corpus 'newsgroups' 'politics'; valid .*newsgroups:comp"):
-        textcw.load_corpus("newsgroups:politics", registries=regs)
-    with pytest.raises(UnknownNameError, match="unknown corpus 'reuter'"):
-        textcw.load_corpus("reuter", registries=regs)
+    with use_registries(regs):
+        with pytest.raises(UnknownNameError, match="unknown task of corpus 'newsgroups' 'politics'; valid .*newsgroups:comp"):
+            textcw.load_corpus("newsgroups:politics")
+        with pytest.raises(UnknownNameError, match="unknown corpus 'reuter'"):
+            textcw.load_corpus("reuter")
 
 
 def test_installed_plugins_lists_builtins_with_version():

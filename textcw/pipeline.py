@@ -26,7 +26,7 @@ from textcw.learners.calibrated_pipeline import resolve_probability as calibrate
 from textcw.learners.online_curve import first_pass_curve
 from textcw.learners.selftune import train_defaults
 from textcw.metrics import classification_metrics, untested_metrics
-from textcw.plugins import current_registries, resolve_corpus, use_registries
+from textcw.plugins import current_registries, deprecated_registries, resolve_corpus, use_registries
 from textcw.train_result import TrainResult, jsonable_params
 from textcw.registry import DEFAULT_FEATURIZER, Entry, Registries
 
@@ -34,10 +34,6 @@ __all__ = ["DEFAULT_FEATURIZER", "PROBABILITIES", "TrainResult", "assemble", "bu
            "default_featurizer", "jsonable_params", "learner_train_defaults", "load_corpus", "make_featurizer",
            "make_learner", "make_pipeline", "resolve_probability", "score_metrics", "train"]
 
-
-
-def _registries(registries: Registries | None) -> Registries:
-    return registries if registries is not None else current_registries()
 
 
 def _instantiate(kind: str, entry: Entry, params: dict, *, validate: bool = True):
@@ -80,23 +76,25 @@ def validate_object(kind: str, name: str, obj) -> None:
             raise ParameterError(f"{kind} {name!r}: {exc}") from None
 
 
-# ``registries=`` on the functions below is an optional override of the registries in use
-# (textcw.plugins.current_registries) for that one call, the same as a use_registries block.
+# ``registries=`` on the functions below is deprecated (textcw.plugins.deprecated_registries):
+# the registries in use are chosen with a textcw.plugins.use_registries block around the call.
 
 def make_learner(name: str, /, *, registries: Registries | None = None, **params):
     """An unfitted learner by registered name, e.g. ``make_learner("cw-stdev", eta=0.95)``."""
-    return _instantiate("learner", _registries(registries).learners.get(name), params)
+    with use_registries(deprecated_registries(registries, "textcw.make_learner")):
+        return _instantiate("learner", current_registries().learners.get(name), params)
 
 
 def make_featurizer(name: str, /, *, registries: Registries | None = None, **params):
     """An unfitted featurizer by registered name, e.g. ``make_featurizer("binary-bow")``."""
-    return _instantiate("featurizer", _registries(registries).featurizers.get(name), params)
+    with use_registries(deprecated_registries(registries, "textcw.make_featurizer")):
+        return _instantiate("featurizer", current_registries().featurizers.get(name), params)
 
 
 def load_corpus(spec: str, split: str = "train", *, registries: Registries | None = None,
                 **options) -> Dataset:
     """Load ``corpus[:task]`` (e.g. ``"newsgroups:comp"``) for ``split``."""
-    with use_registries(registries):
+    with use_registries(deprecated_registries(registries, "textcw.load_corpus")):
         entry, task = resolve_corpus(spec)
     dataset = entry.factory(task=task, split=split, **options)
     if isinstance(dataset, Dataset) and "description" not in dataset.info:
@@ -108,7 +106,8 @@ def load_corpus(spec: str, split: str = "train", *, registries: Registries | Non
 def default_featurizer(spec: str, registries: Registries | None = None) -> str:
     """The featurizer the corpus of ``corpus[:task]`` names for its documents."""
     corpus, _ = split_task_name(spec)
-    return _registries(registries).corpora.get(corpus).featurizer
+    with use_registries(deprecated_registries(registries, "textcw.pipeline.default_featurizer")):
+        return current_registries().corpora.get(corpus).featurizer
 
 
 def _component(kind: str, name: str, params: dict) -> dict:
@@ -183,7 +182,7 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
         textcw.save(model, "m.joblib"); textcw.export_model(model, "m.textcw")
     """
     featurizer_params = dict(featurizer_params or {})
-    with use_registries(registries):
+    with use_registries(deprecated_registries(registries, "textcw.make_pipeline")):
         if train_defaults:
             learner_params = {**learner_train_defaults(learner), **learner_params}
         est = make_learner(learner, **learner_params)
@@ -243,7 +242,7 @@ def train(
     :mod:`textcw.corpus.cache`, and fills it on a miss. The result, the saved model file
     included, is the same with or without it.
     """
-    with corpus_cache.disabled(not cache), use_registries(registries):
+    with corpus_cache.disabled(not cache), use_registries(deprecated_registries(registries, "textcw.pipeline.train")):
         return _train(corpus, learner, featurizer=featurizer, params=params,
                       featurizer_params=featurizer_params, epochs=epochs, seed=seed, progress=progress,
                       probability_metrics=probability_metrics, probability=probability,

@@ -70,7 +70,7 @@ from textcw.learners.calibrated_pipeline import CalibratedPipeline
 from textcw.learners.temperature import BETA_MAX, TemperatureScaling
 from textcw.model_card import export_card
 from textcw.pipeline import make_featurizer, make_learner
-from textcw.plugins import current_registries, use_registries
+from textcw.plugins import current_registries, deprecated_registries, use_registries
 from textcw.portable_export import export_model
 from textcw.portable_format import (
     DEFAULT_MAX_BYTES,
@@ -109,9 +109,10 @@ def import_model(path: str | os.PathLike, *, registries=None, max_bytes: int = D
     ``max_bytes`` bounds the unpacked size of the file; a larger one is refused before anything
     is decompressed (``model.json`` may take a 32nd of it, at least 1 MiB). Raises
     :class:`~textcw.errors.ModelFileError` for a file that is not a valid export, naming what is
-    wrong. ``registries`` overrides the registries in use for this call
-    (:func:`textcw.plugins.use_registries`).
+    wrong. The components are looked up in the registries in use
+    (:func:`textcw.plugins.use_registries`; ``registries=`` is deprecated).
     """
+    registries = deprecated_registries(registries, "textcw.import_model")
     path = Path(path)
     document, arrays = read_export(path, max_bytes)
     try:

@@ -299,6 +299,7 @@ class Counting:
 ])
 def test_only_what_a_chosen_metric_needs_is_computed(metrics, expected):
     import textcw
+    from textcw.plugins import use_registries
     from textcw.testing import make_registries
 
     class Plugin:
@@ -307,8 +308,8 @@ def test_only_what_a_chosen_metric_needs_is_computed(metrics, expected):
             register("counting", Counting, summary="majority class, counting calls")
 
     Counting.calls.update(decision_function=0, predict_proba=0)
-    report = CV(folds=3).run(["synthetic-text:120"], ["counting"], metrics=metrics,
-                             registries=make_registries(Plugin()))
+    with use_registries(make_registries(Plugin())):
+        report = CV(folds=3).run(["synthetic-text:120"], ["counting"], metrics=metrics)
     assert Counting.calls == expected
     cell = report.cell("synthetic-text:120", "counting")
     assert cell.metrics["error"] == cell.fold_errors and len(cell.fold_errors) == 3

@@ -12,6 +12,7 @@ from textcw.corpus.base import Dataset
 from textcw.corpus.catalogue import task_rows
 from textcw.errors import DataError, UnknownNameError
 from textcw.pipeline import default_featurizer, load_corpus
+from textcw.plugins import use_registries
 from textcw.registry import Registries
 
 
@@ -54,14 +55,15 @@ def registries():
 
 
 def test_listed_and_pattern_tasks_are_accepted(registries):
-    assert len(load_corpus("toy:big", "test", registries=registries)) == 4
-    assert load_corpus("toy:n42", registries=registries).name == "toy:n42"
-    with pytest.raises(UnknownNameError, match="toy:nNUMBER"):
-        load_corpus("toy:zz", registries=registries)
-    with pytest.raises(UnknownNameError, match="valid task of corpus 'plain' names: plain:small"):
-        load_corpus("plain:n42", registries=registries)
-    assert default_featurizer("toy:n1", registries) == "hashing"
-    assert default_featurizer("plain", registries) == "tfidf"
+    with use_registries(registries):
+        assert len(load_corpus("toy:big", "test")) == 4
+        assert load_corpus("toy:n42").name == "toy:n42"
+        with pytest.raises(UnknownNameError, match="toy:nNUMBER"):
+            load_corpus("toy:zz")
+        with pytest.raises(UnknownNameError, match="valid task of corpus 'plain' names: plain:small"):
+            load_corpus("plain:n42")
+        assert default_featurizer("toy:n1") == "hashing"
+        assert default_featurizer("plain") == "tfidf"
 
 
 def test_task_rows_have_sizes_classes_and_patterns(registries):

@@ -72,7 +72,7 @@ def test_bad_probabilities_are_refused(proba, y, fragment):
 def test_evaluator_trains_and_reports_on_the_test_split(regs, tmp_path):
     from textcw.evaluation.calibration import calibration
 
-    run = calibration(bins=5, registries=regs)
+    run = calibration(bins=5)
     report = run("toy:multi", "cw-var", params={"multiclass": "seq"}, epochs=3)
     assert report.n_test == 120 and report.n_classes == 3 and len(report.bins) == 5
     assert report.accuracy > 0.7 and 0 < report.normalized_entropy < 1

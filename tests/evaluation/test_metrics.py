@@ -132,8 +132,8 @@ def test_bad_input():
 def test_train_result_carries_the_metrics(regs):
     from textcw.pipeline import load_corpus, train
 
-    result = train("toy:multi", "arow", registries=regs, cache=False)
-    test = load_corpus("toy:multi", "test", registries=regs)
+    result = train("toy:multi", "arow", cache=False)
+    test = load_corpus("toy:multi", "test")
     est = result.model[-1]
     predicted = result.model.predict(test.data)
     proba = result.model.predict_proba(test.data)
@@ -144,7 +144,7 @@ def test_train_result_carries_the_metrics(regs):
     assert out["brier_score"] == pytest.approx(brier_score_loss(test.labels, proba, labels=est.classes_))
     assert set(out["per_class"]) == {"a", "b", "c"}  # the dataset names its labels
 
-    first_order = train("toy:multi", "perceptron", registries=regs, cache=False).to_dict()
+    first_order = train("toy:multi", "perceptron", cache=False).to_dict()
     assert first_order["macro_f1"] > 0
     # calibrated by default: a first-order learner gets probabilities from its temperature
     assert first_order["log_loss"] is not None and first_order["probability"] == "calibrated"
@@ -208,7 +208,7 @@ def test_suite_cells_record_macro_f1_per_fold(regs):
     from textcw.evaluation.suite import SuiteReport, run_suite
     from textcw.evaluation.training import build
 
-    report = run_suite(["toy:multi"], ["perceptron"], folds=3, registries=regs)
+    report = run_suite(["toy:multi"], ["perceptron"], folds=3)
     cell = report.cell("toy:multi", "perceptron")
     assert len(cell.fold_macro_f1) == 3 and cell.mean_macro_f1 == pytest.approx(np.mean(cell.fold_macro_f1))
     # the first fold again, by hand: the same learner on the same split gives the recorded values

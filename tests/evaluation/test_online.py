@@ -55,7 +55,7 @@ def test_other_learners_are_scored_chunk_by_chunk(stream):
 
 
 def test_online_evaluator_report(regs):
-    report = online(registries=regs, runs=2, points=5)("toy:binary", ["perceptron", "cw-var"])
+    report = online(runs=2, points=5)("toy:binary", ["perceptron", "cw-var"])
     assert [c.learner for c in report.curves] == ["perceptron", "cw-var"]
     assert report.runs == 2 and report.curves[0].std_final is not None
     assert OnlineReport.from_json(report.to_json()) == report

@@ -123,8 +123,7 @@ def test_calibration_panels_show_the_whole_probability_axis(tmp_path, drawn):
 
 
 def test_suite_figures_in_every_format_asked_for_with_every_learner(regs, tmp_path):
-    report = run_suite(["toy:binary"], ["perceptron", "cw-var"], folds=2, curves=True, probabilities=True,
-                       registries=regs)
+    report = run_suite(["toy:binary"], ["perceptron", "cw-var"], folds=2, curves=True, probabilities=True)
     written = plot.suite_figures(report, tmp_path, formats=("png", "svg"))
     assert sorted(p.name for p in written) == sorted(p.name for p in tmp_path.iterdir()) == [
         "curve-toy_binary.png", "curve-toy_binary.svg", "reliability-toy_binary.png", "reliability-toy_binary.svg"]

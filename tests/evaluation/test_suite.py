@@ -20,7 +20,7 @@ def report(regs):
 
     warnings.simplefilter("ignore", ConvergenceWarning)  # liblinear on 160 random documents
     return run_suite(["toy:binary", "toy:multi"], ["perceptron", "cw-var", "svm"], folds=3, tune=True, quick=True,
-                     noise=[0.0, 0.2], baseline="perceptron", curves=True, probabilities=True, registries=regs)
+                     noise=[0.0, 0.2], baseline="perceptron", curves=True, probabilities=True)
 
 
 def test_cells_and_spread(report):
@@ -85,7 +85,7 @@ def test_interrupt_keeps_finished_folds(regs, monkeypatch):
         return real(est, X, y)
 
     monkeypatch.setattr(cv_module, "fit_timed", flaky)
-    report = run_suite(["toy:binary", "toy:multi"], ["perceptron"], folds=5, registries=regs)
+    report = run_suite(["toy:binary", "toy:multi"], ["perceptron"], folds=5)
     assert report.interrupted
     cell = report.cell("toy:binary", "perceptron")
     assert len(cell.fold_errors) == 3 and not cell.complete and "." in cell.outcomes
@@ -95,17 +95,17 @@ def test_interrupt_keeps_finished_folds(regs, monkeypatch):
 
 def test_bad_specs_fail_before_any_work(regs):
     with pytest.raises(UnknownNameError, match="unknown learner 'nope'"):
-        run_suite(["toy:binary"], ["nope"], registries=regs)
+        run_suite(["toy:binary"], ["nope"])
     with pytest.raises(UnknownNameError, match="toy:binary"):
-        run_suite(["toy:nope"], ["perceptron"], registries=regs)
+        run_suite(["toy:nope"], ["perceptron"])
     with pytest.raises(ParameterError, match="baseline 'svm' is not among"):
-        run_suite(["toy:binary"], ["perceptron"], baseline="svm", registries=regs)
+        run_suite(["toy:binary"], ["perceptron"], baseline="svm")
     with pytest.raises(ParameterError, match="listed twice"):
-        run_suite(["toy:binary"], ["perceptron", "perceptron"], registries=regs)
+        run_suite(["toy:binary"], ["perceptron", "perceptron"])
 
 
 def test_cv_evaluator_factory(regs):
-    report = cv(folds=2, registries=regs)(["toy:binary"], ["pa"])
+    report = cv(folds=2)(["toy:binary"], ["pa"])
     assert report.cell("toy:binary", "pa").complete and report.folds == 2
 
 
@@ -130,22 +130,22 @@ def test_evaluators_are_library_functions_and_the_designs_are_registered(regs):
     factory = {name: getattr(evaluators, name) for name in evaluators.__all__}
     assert set(factory) == {"holdout", "cv", "tune", "mcnemar", "curve", "online", "noise", "rank", "timing",
                             "calibration", "combination"}
-    noisy = factory["noise"](levels=(0, 0.2), folds=2, tune=False, registries=regs)(["toy:binary"], ["pa"])
+    noisy = factory["noise"](levels=(0, 0.2), folds=2, tune=False)(["toy:binary"], ["pa"])
     assert noisy.noise == [0.0, 0.2] and noisy.cell("toy:binary", "pa", 0.2).complete
-    tuned = factory["tune"](quick=True, registries=regs)("toy:binary", ["cw-var", "pa1"])
+    tuned = factory["tune"](quick=True)("toy:binary", ["cw-var", "pa1"])
     assert [r.learner for r in tuned.results] == ["cw-var", "pa1"] and tuned.to_dict()["task"] == "toy:binary"
-    curve = factory["curve"](max_passes=3, folds=2, registries=regs)("toy:binary", ["perceptron"])
+    curve = factory["curve"](max_passes=3, folds=2)("toy:binary", ["perceptron"])
     assert curve.passes == [1, 2, 3] and len(curve.accuracy["perceptron"]) == 3
-    timed = factory["timing"](repeats=2, folds=2, registries=regs)("toy:binary", ["perceptron", "svm"])
+    timed = factory["timing"](repeats=2, folds=2)("toy:binary", ["perceptron", "svm"])
     assert [len(r.seconds) for r in timed.results] == [2, 2] and timed.results[0].passes == 5
     for report in (noisy, tuned, curve, timed):
         assert type(report).from_json(report.to_json()) == report
     with pytest.raises(ParameterError, match="no passes"):
-        factory["curve"](registries=regs)("toy:binary", ["svm"])
+        factory["curve"]()("toy:binary", ["svm"])
 
 
 def test_failing_task_is_recorded_and_the_rest_run(regs):
-    report = run_suite(["toy:tiny", "toy:binary"], ["pa"], folds=5, registries=regs)
+    report = run_suite(["toy:tiny", "toy:binary"], ["pa"], folds=5)
     assert len(report.failures) == 1 and report.failures[0].startswith("toy:tiny: ")
     assert "fewer than the 5 folds" in report.failures[0]
     assert report.cell("toy:binary", "pa").complete and not report.interrupted
@@ -156,7 +156,7 @@ def test_specialise_adapts_learners_per_task(regs):
     from textcw.evaluation.specs import LearnerSpec
 
     spec = LearnerSpec("cw-var", {"multiclass": "seq", "k": 5}, "CW K=5")
-    report = run_suite(["toy:multi", "toy:binary"], [spec], folds=2, registries=regs, specialise=cap_k)
+    report = run_suite(["toy:multi", "toy:binary"], [spec], folds=2, specialise=cap_k)
     assert not report.failures, report.failures
     info = {i.label: i for i in report.task_info}
     assert info["toy:multi"].learner_params == {"CW K=5": {"multiclass": "seq", "k": "all"}}
@@ -165,4 +165,4 @@ def test_specialise_adapts_learners_per_task(regs):
 
 def test_bad_folds_fail_before_any_work(regs):
     with pytest.raises(ParameterError, match="at least 2 folds"):
-        run_suite(["toy:binary"], ["pa"], folds=1, registries=regs)
+        run_suite(["toy:binary"], ["pa"], folds=1)

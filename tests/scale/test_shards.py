@@ -10,7 +10,7 @@ from textcw.hookspecs import hookimpl
 from textcw.learners.cw_var import CWVar
 from textcw.pipeline import make_featurizer
 from textcw.pipeline import train as plain_train
-from textcw.plugins import build_registries, get_plugin_manager
+from textcw.plugins import build_registries, get_plugin_manager, use_registries
 from textcw.scale import train_sharded, train_stream
 from textcw.scale.combine import combine
 from textcw.scale.shards import ShardTask, fit_epochs, shard_seeds, train_shard
@@ -179,14 +179,15 @@ class _SortedCorpus:
 
 def test_a_shard_with_one_label_still_knows_every_label():
     regs = build_registries(get_plugin_manager(entry_points=False, extra=[_SortedCorpus()]))
-    result = train_sharded("sorted", "cw-var", shards=2, workers=1, registries=regs, epochs=1)
+    with use_registries(regs):
+        result = train_sharded("sorted", "cw-var", shards=2, workers=1, epochs=1)
     assert list(learner_of(result).classes_) == ["x", "y"] and result.accuracy == 1.0
 
 
 def test_stream_refuses_documents_that_are_not_text():
     regs = build_registries(get_plugin_manager(entry_points=False, extra=[_VectorCorpus()]))
-    with pytest.raises(InputError, match="not text"):
-        train_stream("vectors", "cw-var", registries=regs)
+    with use_registries(regs), pytest.raises(InputError, match="not text"):
+        train_stream("vectors", "cw-var")
 
 
 def test_sharded_stream_on_the_local_backend():

@@ -11,6 +11,7 @@ import textcw
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer
 from sklearn.preprocessing import FunctionTransformer
+from textcw.plugins import use_registries
 from textcw.testing import check_featurizer, make_documents, make_registries, make_sparse_classification
 
 
@@ -28,8 +29,8 @@ NON_TEXT_DOCUMENTS = {"precomputed": word_mappings}
 def test_builtin_featurizers_pass(name):
     regs = make_registries()
     documents, labels = NON_TEXT_DOCUMENTS[name]() if name in NON_TEXT_DOCUMENTS else (None, None)
-    check_featurizer(lambda: textcw.make_featurizer(name, registries=regs), documents, labels,
-                     name=name)
+    with use_registries(regs):
+        check_featurizer(lambda: textcw.make_featurizer(name), documents, labels, name=name)
 
 
 def test_a_stateless_hashing_featurizer_passes():

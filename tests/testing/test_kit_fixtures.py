@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import textcw
 from textcw.errors import UnknownNameError
 from textcw.pipeline import load_corpus, train
-from textcw.plugins import BUILTIN_PROVIDER
+from textcw.plugins import BUILTIN_PROVIDER, use_registries
 from textcw.testing import (
     awkward_documents,
     make_corpus_plugin,
@@ -76,16 +76,16 @@ def test_isolated_registries_hold_builtins_and_the_given_plugins_only():
 def test_in_memory_corpus_trains_end_to_end():
     corpus = make_corpus_plugin("topics", make_documents(20, random_state=0),
                                 make_documents(20, random_state=1))
-    regs = make_registries(corpus)
-    test = load_corpus("topics", split="test", registries=regs)
-    assert test.target_names == ["medicine", "space"] and len(test) == 40
-    assert np.array_equal(test.labels, make_documents(20, random_state=1)[1])
-    result = train("topics", "perceptron", registries=regs)
-    assert result.n_train == 40 and result.accuracy >= 0.9
-    with pytest.raises(UnknownNameError, match="task of corpus 'topics'"):
-        load_corpus("topics:sub", registries=regs)
-    with pytest.raises(UnknownNameError, match="split"):
-        load_corpus("topics", split="validation", registries=regs)
+    with use_registries(make_registries(corpus)):
+        test = load_corpus("topics", split="test")
+        assert test.target_names == ["medicine", "space"] and len(test) == 40
+        assert np.array_equal(test.labels, make_documents(20, random_state=1)[1])
+        result = train("topics", "perceptron")
+        assert result.n_train == 40 and result.accuracy >= 0.9
+        with pytest.raises(UnknownNameError, match="task of corpus 'topics'"):
+            load_corpus("topics:sub")
+        with pytest.raises(UnknownNameError, match="split"):
+            load_corpus("topics", split="validation")
     with pytest.raises(ValueError, match="2 documents but labels of shape"):
         make_corpus_plugin("bad", (["a", "b"], ["x"]), (["a"], ["x"]))
 
@@ -102,8 +102,8 @@ def test_fixtures_give_what_they_promise(binary_data, multiclass_data, text_docu
     assert awkward_docs == awkward_documents()
     pm = make_plugin_manager(topic_corpus)
     assert pm.is_registered(topic_corpus)
-    regs = make_registries(topic_corpus)
-    assert textcw.load_corpus("topics", registries=regs).name == "topics"
+    with use_registries(make_registries(topic_corpus)):
+        assert textcw.load_corpus("topics").name == "topics"
 
 
 def test_fixtures_load_through_pytest_plugins(tmp_path):
@@ -112,13 +112,14 @@ def test_fixtures_load_through_pytest_plugins(tmp_path):
     (tmp_path / "test_uses_fixtures.py").write_text(textwrap.dedent('''
         import textcw
         from textcw.pipeline import train
+        from textcw.plugins import use_registries
 
         def test_all(make_registries, make_plugin_manager, binary_data, multiclass_data,
                      text_documents, awkward_docs, topic_corpus):
-            regs = make_registries(topic_corpus)
-            model = textcw.make_learner("perceptron", registries=regs).fit(*binary_data)
-            assert set(model.predict(binary_data[0])) <= {"neg", "pos"}
-            assert train("topics", "perceptron", registries=regs).accuracy >= 0.9
+            with use_registries(make_registries(topic_corpus)):
+                model = textcw.make_learner("perceptron").fit(*binary_data)
+                assert set(model.predict(binary_data[0])) <= {"neg", "pos"}
+                assert train("topics", "perceptron").accuracy >= 0.9
     '''))
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                           str(tmp_path)], capture_output=True, text=True, cwd=tmp_path, timeout=HANG_SECONDS)

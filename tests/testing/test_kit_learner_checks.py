@@ -14,6 +14,7 @@ from kit_components import (
     NeedsNoClasses,
 )
 from textcw.learners.perceptron import Perceptron
+from textcw.plugins import use_registries
 from textcw.testing import check_learner, make_registries
 
 
@@ -21,7 +22,8 @@ from textcw.testing import check_learner, make_registries
 @pytest.mark.parametrize("name", make_registries().learners.names())
 def test_builtin_learners_pass(name):
     regs = make_registries()
-    check_learner(lambda: textcw.make_learner(name, registries=regs), name=name)
+    with use_registries(regs):
+        check_learner(lambda: textcw.make_learner(name), name=name)
 
 
 def test_a_learner_without_the_base_class_passes_everything():

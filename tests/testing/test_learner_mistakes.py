@@ -168,11 +168,12 @@ def test_b_a_constraint_for_no_parameter_is_warned_where_it_is_declared():
 
 def test_b_every_registered_learner_covers_its_parameters():
     import textcw
-    from textcw.plugins import build_registries, get_plugin_manager
+    from textcw.plugins import build_registries, get_plugin_manager, use_registries
 
     regs = build_registries(get_plugin_manager())  # the built-ins and the installed plugins
     for name in regs["learners"].names():
-        cls = type(textcw.make_learner(name, registries=regs))
+        with use_registries(regs):
+            cls = type(textcw.make_learner(name))
         if issubclass(cls, OnlineLinearClassifier):
             assert set(cls.constraints) == set(cls._get_param_names()), name
 

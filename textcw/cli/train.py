@@ -71,7 +71,6 @@ def train(
     """Train a learner on a corpus's training split and report test accuracy."""
     # The names first, before scikit-learn and numba are imported: a typo is answered at once.
     corpus_entry, _ = resolve_typed_corpus(corpus)
-    registries = current_registries()
     # deferred (start-up): loads NumPy
     from textcw.corpus.multilabel import multilabel_task
 
@@ -90,14 +89,14 @@ def train(
                                        "--probability": probability, "--workers": workers,
                                        "--combine": combine, "--backend": backend})
     return _train_single_label(
-        corpus, corpus_entry.featurizer, learner, registries=registries, featurizer=featurizer, param=param,
+        corpus, corpus_entry.featurizer, learner, featurizer=featurizer, param=param,
         featurizer_param=featurizer_param, epochs=epochs, seed=seed, shards=shards, combine=combine,
         precision=precision, backend=backend, scheduler=scheduler, workers=workers, stream=stream,
         chunk_size=chunk_size, probability=probability, no_cache=no_cache, out=out, as_json=as_json,
         json_out=json_out)
 
 
-def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None, *, registries, featurizer, param,
+def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None, *, featurizer, param,
                         featurizer_param, epochs, seed, shards, combine, precision, backend, scheduler, workers,
                         stream: bool, chunk_size: int, probability, no_cache: bool, out: Path | None, as_json: bool,
                         json_out: Path | None) -> None:
@@ -105,6 +104,7 @@ def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None
     its own featurizer ``corpus_featurizer``): options checked, trained, saved and reported."""
     defaulted = learner is None
     learner = DEFAULT_LEARNER if defaulted else learner
+    registries = current_registries()
     registries.learners.get(learner)
     if featurizer is not None:
         registries.featurizers.get(featurizer)

@@ -30,7 +30,7 @@ from textcw.evaluation import plot as figures
 from textcw.evaluation.report import Report
 from textcw.metrics import BINS, expected_calibration_error, probability_bin_stats
 from textcw.pipeline import load_corpus, make_learner, train
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 
 __all__ = ["BINS", "CalibrationReport", "ProbabilityBin", "calibration", "calibration_report",
            "expected_calibration_error", "normalized_entropy", "plot_calibration", "probability_bins"]
@@ -177,7 +177,7 @@ def calibration(*, bins: int = BINS, seed: int | None = 0, registries=None):
                                   predicted=model.predict(test.data), bins=bins, learner=learner,
                                   task=corpus, params=result.params)
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.calibration"), run)
 
 
 def plot_calibration(reports: list[CalibrationReport], path, *, title: str = "") -> Path:

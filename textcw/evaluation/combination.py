@@ -29,7 +29,7 @@ from textcw.errors import ParameterError
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import as_learner
 from textcw.pipeline import default_featurizer, make_featurizer, make_learner
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 from textcw.scale.backends import Ready, open_backend
 from textcw.scale.combine import METHODS, Combiner, check_combinable
 from textcw.scale.shards import fit_featurizer, iter_shards, needs_fit
@@ -121,7 +121,7 @@ def combination(*, shard_counts=SHARD_COUNTS, passes: int = 1, runs: int = 1, se
         out.seconds = time.perf_counter() - t0
         return out
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.combination"), run)
 
 
 @dataclass

@@ -246,7 +246,9 @@ class Design(_Configured, ABC):
         """Evaluate ``learners`` on ``tasks``, computing ``metrics`` on every fold.
 
         ``hooks`` are ``progress``, ``on_task``, ``curves``, ``probabilities`` and
-        ``featurizer`` as :func:`textcw.evaluation.suite.run_suite` takes them.
+        ``featurizer`` as :func:`textcw.evaluation.suite.run_suite` takes them. A design finds
+        its components in the registries in use (a :func:`textcw.plugins.use_registries` block
+        around the call); the ``registries`` hook is deprecated and warns.
         """
 
     def caption(self, report: SuiteReport) -> str:

@@ -16,7 +16,7 @@ from textcw.evaluation.data import load_task
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import as_learner, as_task, check_specs
 from textcw.evaluation.training import build, has_passes, one_thread
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 
 MAX_PASSES = 10
 
@@ -51,4 +51,4 @@ def curve(*, max_passes: int = MAX_PASSES, folds: int = 10, seed: int = 0, regis
         accuracy = {c.learner: [100.0 - e for e in c.curve] for c in cv.cells}
         return CurveReport(task.label, list(range(1, max_passes + 1)), accuracy, cv.n_folds, cv.interrupted)
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.curve"), run)

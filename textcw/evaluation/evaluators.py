@@ -27,9 +27,10 @@ passes; :mod:`textcw.evaluation.designs`); call these by name::
 ``combination(...)``      ``run(task, learners=("cw-var", "pa"), progress=None) -> CombinationReport``
 ========================  ==============================================================
 
-A factory given ``registries=`` runs its runner within
-:func:`textcw.plugins.use_registries` ``(registries)``; without it the runner uses the
-registries in use when it is called.
+A runner uses the registries in use when it is called (:func:`textcw.plugins.use_registries`).
+The factories' ``registries=`` keyword is deprecated (a ``FutureWarning``,
+:func:`textcw.plugins.deprecated_registries`); given, the runner still runs within
+``use_registries(registries)``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from textcw.evaluation.suite import run_suite, tuning_run
 from textcw.evaluation.timing import timing
 from textcw.evaluation.training import one_thread
 from textcw.evaluation.tune import DEV_SIZE, MAX_PASSES, TuneReport
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 
 __all__ = ["calibration", "combination", "curve", "cv", "holdout", "mcnemar", "noise", "online", "rank",
            "timing", "tune"]
@@ -65,7 +66,7 @@ def cv(*, folds: int = 10, seed: int = 0, tune: bool = False, quick: bool = Fals
         return run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, quick=quick,
                          baseline=baseline, progress=progress)
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.cv"), run)
 
 
 def noise(*, levels=(0.0, 0.05, 0.1, 0.15, 0.2, 0.3), folds: int = 10, seed: int = 0, tune: bool = True,
@@ -82,7 +83,7 @@ def noise(*, levels=(0.0, 0.05, 0.1, 0.15, 0.2, 0.3), folds: int = 10, seed: int
         return run_suite(tasks, learners, folds=folds, seed=seed, tune=tune, noise=list(levels),
                          baseline=baseline, progress=progress)
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.noise"), run)
 
 
 def tune(*, quick: bool = False, max_passes: int = MAX_PASSES, dev_size: float = DEV_SIZE, seed: int = 0,
@@ -101,4 +102,4 @@ def tune(*, quick: bool = False, max_passes: int = MAX_PASSES, dev_size: float =
         return TuneReport(task.label, tuning_run(task, learners, noise=noise, quick=quick,
                                                  max_passes=max_passes, dev_size=dev_size, seed=seed))
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.tune"), run)

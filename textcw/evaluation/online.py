@@ -21,7 +21,7 @@ from textcw.evaluation.report import Report
 from textcw.evaluation.specs import as_learner, as_task, check_specs
 from textcw.evaluation.training import build, one_thread
 from textcw.learners.base import OnlineLinearClassifier
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 
 POINTS = 100
 
@@ -147,4 +147,4 @@ def online(*, points: int = POINTS, runs: int = 1, noise: float = 0.0, seed: int
                                    float(rows[:, -1].std(ddof=1)) if runs > 1 else None))
         return OnlineReport(task.label, len(data), runs, noise, out)
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.online"), run)

@@ -28,7 +28,7 @@ from textcw.evaluation.report import Report, Verdict
 from textcw.evaluation.specs import LearnerSpec, TaskSpec, as_learner, as_task, check_specs
 from textcw.evaluation.training import single_threaded
 from textcw.evaluation.tune import DEV_SIZE, MAX_PASSES, TuneResult, tune_learner
-from textcw.plugins import use_registries
+from textcw.plugins import deprecated_registries, use_registries
 
 Progress = Callable[[str, int, int], None]
 
@@ -227,8 +227,8 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     grids (default: :func:`textcw.evaluation.grids.grid_for`). ``specialise(task data, learners)``
     may return the learners adapted to one task (same labels, e.g. ``k`` capped at the number of
     labels). A task that fails with a textcw error is recorded in ``failures``; the rest run.
-    ``registries`` overrides the registries in use for this call
-    (:func:`textcw.plugins.use_registries`). ``splitter(task data, seed)`` replaces the
+    ``registries=`` is deprecated (:func:`textcw.plugins.deprecated_registries`): run it within
+    :func:`textcw.plugins.use_registries` instead. ``splitter(task data, seed)`` replaces the
     stratified folds (a :class:`~textcw.evaluation.contract.SplitDesign`'s ``splits``);
     ``metrics`` (``{name: Metric}``) are computed on every fold. ``cache`` (a
     :class:`textcw.evaluation.experiments.cells.CellCache`, what the reproductions pass) returns
@@ -239,7 +239,8 @@ def run_suite(tasks, learners, *, folds: int = 10, seed: int = 0, tune: bool = F
     tasks = [as_task(t) for t in tasks]
     learners = [as_learner(s) for s in learners]
     levels = [check_noise(p) for p in noise]
-    with use_registries(registries):
+    # a design's run passes its hooks on here, the deprecated ``registries`` among them
+    with use_registries(deprecated_registries(registries, "textcw.evaluation.suite.run_suite (or a design's run)")):
         check_specs(tasks, learners, baseline)
         if splitter is None and any(t.protocol == "cv" for t in tasks) and (isinstance(folds, bool) or not isinstance(folds, int) or folds < 2):
             raise ParameterError(f"folds={folds!r} is invalid; cross-validation needs at least 2 folds")

@@ -15,7 +15,7 @@ from textcw.evaluation.data import featurize, fold_indices, load_task
 from textcw.evaluation.report import Report
 from textcw.evaluation.specs import as_learner, as_task, check_specs
 from textcw.evaluation.training import build, fit_timed, one_thread
-from textcw.plugins import in_registries
+from textcw.plugins import deprecated_registries, in_registries
 
 REPEATS = 10
 
@@ -63,4 +63,4 @@ def timing(*, repeats: int = REPEATS, folds: int = 10, seed: int = 0, registries
                                             statistics.fmean(seconds), min(seconds)))
         return out
 
-    return in_registries(registries, run)
+    return in_registries(deprecated_registries(registries, "textcw.evaluation.evaluators.timing"), run)

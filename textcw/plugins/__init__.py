@@ -17,10 +17,13 @@ own) says otherwise::
     with use_registries(make_registries(MyPlugin())):
         textcw.pipeline.train("toy", "my-learner")   # and everything it calls
 
-The public entry points (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`,
-:func:`textcw.scale.train_sharded`, the evaluators...) still accept ``registries=`` as an
-optional override for that one call (the same as a :func:`use_registries` block around it);
-nothing passes registries from function to function any more.
+This block is the one way to choose registries. The ``registries=`` keyword that the public
+entry points (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`,
+:func:`textcw.scale.train_sharded`, the evaluator factories, a design's ``run``...) took as an
+override for one call is deprecated: it still works as the same block around that call would,
+with a ``FutureWarning`` (:data:`REGISTRIES_DEPRECATION`, given by
+:func:`deprecated_registries`, the one place that warns), and will be removed in a later
+release. Nothing passes registries from function to function.
 
 Installed plugins are imported on first use
 -------------------------------------------
@@ -75,6 +78,7 @@ import contextlib
 import contextvars
 import functools
 import os
+import warnings
 from collections.abc import Callable, Iterator
 
 import pluggy
@@ -88,10 +92,11 @@ from textcw.registry import Registries
 from textcw.untrusted import safe_text
 
 __all__ = [
-    "BUILTIN_PLUGINS", "BUILTIN_PROVIDER", "NO_PLUGINS_VAR", "SLOW_IMPORT_SECONDS", "BrokenPlugin", "PluginManager",
-    "UnknownHookError", "broken_plugins", "build_registries", "check_hooks", "command_names", "current_registries",
-    "default_plugin_manager", "default_registries", "get_plugin_manager", "in_registries", "installed_plugins",
-    "provider_name", "register_commands", "resolve_corpus", "use_registries",
+    "BUILTIN_PLUGINS", "BUILTIN_PROVIDER", "NO_PLUGINS_VAR", "REGISTRIES_DEPRECATION", "SLOW_IMPORT_SECONDS",
+    "BrokenPlugin", "PluginManager", "UnknownHookError", "broken_plugins", "build_registries", "check_hooks",
+    "command_names", "current_registries", "default_plugin_manager", "default_registries", "deprecated_registries",
+    "get_plugin_manager", "in_registries", "installed_plugins", "provider_name", "register_commands",
+    "resolve_corpus", "use_registries",
 ]
 
 
@@ -187,9 +192,28 @@ def use_registries(registries: Registries | None) -> Iterator[None]:
         _IN_USE.reset(token)
 
 
+# The one message of the deprecated ``registries=`` keyword ({where} names the function); its
+# start is what the test suite's ``filterwarnings`` turns into an error (pyproject.toml).
+REGISTRIES_DEPRECATION = ("the registries= keyword of {where} is deprecated: pass registries with "
+                          "`with textcw.plugins.use_registries(r):` around the call instead; "
+                          "`registries=` will be removed in a later release")
+
+
+def deprecated_registries(registries: Registries | None, where: str) -> Registries | None:
+    """``registries``, after a ``FutureWarning`` (:data:`REGISTRIES_DEPRECATION`) when it is not
+    ``None``: what every public function that still takes the deprecated ``registries=``
+    keyword calls first thing, then uses the result as before (``with use_registries(...)`` or
+    :func:`in_registries`). ``where`` names that function in the message; the warning points
+    at the line that called it (``stacklevel=3``: this helper, that function, its caller)."""
+    if registries is not None:
+        warnings.warn(REGISTRIES_DEPRECATION.format(where=where), FutureWarning, stacklevel=3)
+    return registries
+
+
 def in_registries(registries: Registries | None, function: Callable) -> Callable:
     """``function``, run within :func:`use_registries` ``(registries)`` when called: how an
-    evaluator factory given ``registries=`` keeps them for the runner it returns."""
+    evaluator factory keeps registries it was given for the runner it returns (``None``:
+    ``function`` itself, which uses the registries in use when it runs)."""
     if registries is None:
         return function
 

@@ -20,7 +20,7 @@ from sklearn.pipeline import Pipeline
 from textcw.errors import ParameterError
 from textcw.metrics import ProbabilityScores, label_metrics, untested_metrics
 from textcw.pipeline import TrainResult, assemble, build_learner, default_featurizer, make_featurizer
-from textcw.plugins import use_registries
+from textcw.plugins import deprecated_registries, use_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, local_workers, open_backend
 from textcw.scale.calibration import HonestScores
@@ -116,6 +116,7 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     """
     check_shard_count(shards)
     Combiner(combine, precision=precision)  # an unknown method fails before any work
+    registries = deprecated_registries(registries, "textcw.scale.train_sharded")
     with use_registries(registries):
         template, base_seed = _learner(learner, params, epochs, seed, stream)
         auto = auto_params(template, params) if stream and tune else {}
@@ -235,6 +236,7 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     ``"raw"``: the learner's own probabilities.
     """
     _check_stream_options(probability, workers)
+    registries = deprecated_registries(registries, "textcw.scale.train_stream")
     with use_registries(registries):
         template, base_seed, auto = _stream_learner(learner, params, epochs, seed, tune)
         feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from textcw.pipeline import make_learner
-from textcw.plugins import build_registries, get_plugin_manager
+from textcw.plugins import build_registries, get_plugin_manager, use_registries
 from textcw.testing.datasets import awkward_documents, make_documents
 from textcw.testing.runner import (
     Check,
@@ -152,8 +152,8 @@ def feeds_a_learner(s: FeaturizerSubject) -> None:
     if s.train_labels is None:
         return
     # Train textcw's perceptron from an isolated registry (whatever else is installed).
-    learner = make_learner("perceptron", registries=build_registries(
-        get_plugin_manager(entry_points=False)), random_state=0)
+    with use_registries(build_registries(get_plugin_manager(entry_points=False))):
+        learner = make_learner("perceptron", random_state=0)
     feat = s.make().fit(list(s.train_docs))
     learner.fit(feat.transform(list(s.train_docs)), np.asarray(s.train_labels))
     pred = learner.predict(feat.transform(list(s.test_docs)))

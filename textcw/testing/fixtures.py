@@ -9,8 +9,8 @@ Fixtures
 make_registries
     ``make_registries(*plugins)``: the built-ins plus ``plugins``, ignoring whatever else is
     installed; put the result in use with ``with textcw.plugins.use_registries(regs):``
-    (or pass it as ``registries=`` to a single :func:`textcw.make_learner`,
-    :func:`textcw.pipeline.train`, ... call).
+    around the calls (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`, ...), the
+    one way to choose registries (their ``registries=`` keyword is deprecated).
 make_plugin_manager
     ``make_plugin_manager(*plugins)``: the same isolated :class:`pluggy.PluginManager`.
 binary_data, multiclass_data

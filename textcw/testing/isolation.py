@@ -8,8 +8,9 @@ the plugins under test, and put its registries in use for a block with
     with use_registries(make_registries(my_plugin)):
         result = train("topics", "my-learner")
 
-The entry points (:func:`textcw.make_learner`, :func:`textcw.pipeline.train`, ...) also take
-``registries=`` for a single call.
+That block is the one way to choose registries: the ``registries=`` keyword the entry points
+(:func:`textcw.make_learner`, :func:`textcw.pipeline.train`, ...) took for a single call is
+deprecated (:func:`textcw.plugins.deprecated_registries`).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from textcw.errors import DuplicateNameError
 from textcw.hookspecs import PROJECT
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.pipeline import make_featurizer, make_learner
-from textcw.plugins import broken_plugins, build_registries, get_plugin_manager
+from textcw.plugins import broken_plugins, build_registries, get_plugin_manager, use_registries
 from textcw.registry import KINDS
 from textcw.testing.evaluation_checks import design_under_test, metric_under_test
 from textcw.testing.featurizer_checks import featurizer_under_test
@@ -91,6 +91,13 @@ def _evaluation_component(kind: str, n: str, factory, options: Mapping, expected
     return under_test(factory, name=repr(n), expected_failures=expected, **options)
 
 
+def _made(regs, make, name: str):
+    """``make(name)`` (:func:`~textcw.pipeline.make_learner` or ``make_featurizer``) with the
+    plugin's isolated registries in use, not whatever else the process has installed."""
+    with use_registries(regs):
+        return make(name)
+
+
 def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, min_accuracy: float,
                 expected_failures: dict[str, dict[str, str]] | None,
                 evaluation_options: Mapping[str, Mapping] | None = None) -> Iterator[Component]:
@@ -98,11 +105,11 @@ def _components(regs, own: dict[str, list[str]], featurizer_data: dict | None, m
     _check_arguments(own, expected_failures, evaluation_options)
     expected = dict(expected_failures or {})
     for n in own["learners"]:
-        yield learner_under_test(lambda n=n: make_learner(n, registries=regs), name=repr(n),
+        yield learner_under_test(lambda n=n: _made(regs, make_learner, n), name=repr(n),
                                  min_accuracy=min_accuracy, expected_failures=expected.get(n))
     for n in own["featurizers"]:
         docs, labels = (featurizer_data or {}).get(n, (None, None))
-        yield featurizer_under_test(lambda n=n: make_featurizer(n, registries=regs), docs, labels,
+        yield featurizer_under_test(lambda n=n: _made(regs, make_featurizer, n), docs, labels,
                                     name=repr(n), min_accuracy=min_accuracy,
                                     expected_failures=expected.get(n))
     for kind in ("metrics", "evaluators"):
@@ -306,7 +313,7 @@ class _PluginChecks:
         regs = self.regs
         for n in self.own.get("learners", []):
             entry = regs.learners.get(n)
-            learner = make_learner(n, registries=regs)
+            learner = _made(regs, make_learner, n)
             if isinstance(learner, OnlineLinearClassifier) and not entry.online:
                 fail(f"learner {n!r} is an OnlineLinearClassifier registered without online=True: "
                      "textcw train would neither show its progress nor calibrate its "

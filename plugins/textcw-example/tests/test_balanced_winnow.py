@@ -9,6 +9,7 @@ import textcw
 import winnow_reference as ref
 from numpy.testing import assert_allclose, assert_array_equal
 from textcw.errors import ParameterError
+from textcw.plugins import use_registries
 from textcw.testing import parametrize_with_checks
 
 import textcw_example.plugin
@@ -42,7 +43,10 @@ def random_csr(n, d, density, seed, *, empty_rows=(3,)):
 
 @pytest.fixture
 def registries(make_registries):
-    return make_registries(textcw_example.plugin)
+    """The built-ins plus this plugin, in use for the test (whatever else is installed)."""
+    regs = make_registries(textcw_example.plugin)
+    with use_registries(regs):
+        yield regs
 
 
 # The kit's learner checks, one test each, so that every failing check shows at once.
@@ -182,7 +186,7 @@ def test_fewer_mistakes_than_perceptron_when_irrelevant_attributes_abound(seed, 
     X = X.tocsr()
     y = np.where(np.asarray(X[:, relevant].sum(axis=1)).ravel() >= 1, "yes", "no")
     mistakes = {
-        name: textcw.make_learner(name, registries=registries, n_epochs=1, shuffle=False)
+        name: textcw.make_learner(name, n_epochs=1, shuffle=False)
         .fit(X, y).mistakes_[0]
         for name in ("perceptron", "balanced-winnow")
     }
@@ -200,7 +204,7 @@ def test_fewer_mistakes_than_perceptron_when_irrelevant_attributes_abound(seed, 
 ])
 def test_invalid_values_name_the_parameter_and_range(registries, param, value, allowed):
     with pytest.raises(ParameterError) as err:
-        textcw.make_learner("balanced-winnow", registries=registries, **{param: value})
+        textcw.make_learner("balanced-winnow", **{param: value})
     message = str(err.value)
     assert f"{param}={value!r}" in message and allowed in message
     assert "\n" not in message
@@ -208,4 +212,4 @@ def test_invalid_values_name_the_parameter_and_range(registries, param, value, a
 
 def test_unknown_parameter_lists_the_valid_ones(registries):
     with pytest.raises(ParameterError, match="unknown parameter 'eta'.*alpha.*beta.*margin"):
-        textcw.make_learner("balanced-winnow", registries=registries, eta=0.9)
+        textcw.make_learner("balanced-winnow", eta=0.9)

@@ -7,6 +7,7 @@ import pytest
 import textcw
 from numpy.testing import assert_array_equal
 from textcw.errors import ParameterError
+from textcw.plugins import use_registries
 from textcw.testing import featurizer_under_test, parametrize_with_checks
 
 import textcw_example.plugin
@@ -18,7 +19,10 @@ pytest_plugins = ["textcw.testing.fixtures"]
 
 @pytest.fixture
 def registries(make_registries):
-    return make_registries(textcw_example.plugin)
+    """The built-ins plus this plugin, in use for the test (whatever else is installed)."""
+    regs = make_registries(textcw_example.plugin)
+    with use_registries(regs):
+        yield regs
 
 
 def settings(**params):
@@ -55,11 +59,11 @@ def test_undecodable_bytes_are_replaced_not_fatal():
 
 def test_registered_factory_takes_parameters_from_the_command_line(registries):
     # --featurizer-param ngram_range=[3,4] arrives as a JSON list.
-    featurizer = textcw.make_featurizer("char-ngrams", registries=registries, ngram_range=[3, 4])
+    featurizer = textcw.make_featurizer("char-ngrams", ngram_range=[3, 4])
     assert featurizer.get_params()["ngram_range"] == (3, 4)
     assert all(3 <= len(f) <= 4 for f in featurizer.fit(["hello world"]).get_feature_names_out())
 
 
 def test_unknown_parameter_is_refused(registries):
     with pytest.raises(ParameterError, match="unknown parameter 'n'.*ngram_range"):
-        textcw.make_featurizer("char-ngrams", registries=registries, n=3)
+        textcw.make_featurizer("char-ngrams", n=3)

@@ -8,6 +8,7 @@ import numpy as np
 import textcw
 from numpy.testing import assert_array_equal
 from textcw.pipeline import train
+from textcw.plugins import use_registries
 from textcw.testing import check_plugin, make_documents
 
 import textcw_example
@@ -26,7 +27,7 @@ def test_plugin_passes_the_kit_checks():
 
 
 def test_installed_plugin_serves_the_public_api():
-    # No registries= argument: the process-wide registries, which load installed plugins.
+    # No use_registries block: the process-wide registries, which load installed plugins.
     model = textcw.make_learner("balanced-winnow", alpha=1.2, beta=0.8)
     assert model.get_params()["alpha"] == 1.2
     featurizer = textcw.make_featurizer("char-ngrams", ngram_range=[3, 3])
@@ -34,8 +35,8 @@ def test_installed_plugin_serves_the_public_api():
 
 
 def test_trains_end_to_end(make_registries, topic_corpus):
-    regs = make_registries(textcw_example.plugin, topic_corpus)
-    result = train("topics", "balanced-winnow", featurizer="char-ngrams", registries=regs)
+    with use_registries(make_registries(textcw_example.plugin, topic_corpus)):
+        result = train("topics", "balanced-winnow", featurizer="char-ngrams")
     assert result.n_train == 40 and result.n_test == 40
     assert result.accuracy >= 0.9
     assert result.params["alpha"] == 1.5 and result.params["random_state"] == 0
@@ -49,8 +50,8 @@ def test_trains_end_to_end(make_registries, topic_corpus):
 
 def test_saved_model_names_the_plugin_and_loads(tmp_path, make_registries, topic_corpus):
     # entry_points=True: the plugin comes from its installed distribution, as for users.
-    regs = make_registries(topic_corpus, entry_points=True)
-    result = train("topics", "balanced-winnow", featurizer="char-ngrams", registries=regs)
+    with use_registries(make_registries(topic_corpus, entry_points=True)):
+        result = train("topics", "balanced-winnow", featurizer="char-ngrams")
     assert result.model.textcw_components_["learner"]["provider"] == "textcw-example"
     path = textcw.save(result.model, tmp_path / "winnow.joblib")
     manifest = textcw.read_manifest(path)

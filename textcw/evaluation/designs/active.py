@@ -27,7 +27,7 @@ from textcw.evaluation.specs import CV as CV_PROTOCOL, as_learner, as_task, chec
 from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
 from textcw.evaluation.training import build, error_percent, single_threaded
 from textcw.metrics import label_metrics
-from textcw.plugins import use_registries
+from textcw.plugins import deprecated_registries, use_registries
 from textcw.suggest import STRATEGIES, check_strategy, rank
 
 __all__ = ["Active", "ALL"]
@@ -93,7 +93,7 @@ class Active(Design):
                  for task in map(as_task, tasks)]
         learners = [as_learner(s) for s in learners]
         t0 = time.perf_counter()
-        with use_registries(hooks.get("registries")):
+        with use_registries(deprecated_registries(hooks.get("registries"), "textcw.evaluation.contract.Design.run")):
             check_specs(tasks, learners, baseline)
             strategies = self.chosen_strategies(learners)
             report = SuiteReport(tasks, learners, get("folds"), get("seed"), baseline=baseline,

@@ -18,7 +18,7 @@ from textcw.evaluation.specs import SPLIT, as_learner, as_task, check_specs
 from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
 from textcw.evaluation.training import error_percent
 from textcw.pipeline import make_learner
-from textcw.plugins import use_registries
+from textcw.plugins import deprecated_registries, use_registries
 from textcw.scale.combine import METHODS, check_combinable
 
 __all__ = ["Combination"]
@@ -56,7 +56,7 @@ class Combination(Design):
         tasks = [replace(task, protocol=SPLIT) for task in map(as_task, tasks)]
         learners = [as_learner(s) for s in learners]
         t0 = time.perf_counter()
-        with use_registries(hooks.get("registries")):
+        with use_registries(deprecated_registries(hooks.get("registries"), "textcw.evaluation.contract.Design.run")):
             check_specs(tasks, learners, baseline)
             self._check_learners(learners)
             report = SuiteReport(tasks, learners, 1, self.settings["seed"], baseline=baseline, row_title="shards",

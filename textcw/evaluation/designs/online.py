@@ -20,7 +20,7 @@ from textcw.evaluation.specs import CV as CV_PROTOCOL, as_learner, as_task, chec
 from textcw.evaluation.suite import SuiteReport, TaskInfo, describe_metric, run_each_task, summarise
 from textcw.evaluation.training import build, error_percent, has_passes, single_threaded
 from textcw.metrics import label_metrics
-from textcw.plugins import use_registries
+from textcw.plugins import deprecated_registries, use_registries
 
 __all__ = ["Online"]
 
@@ -51,7 +51,7 @@ class Online(Design):
                  for task in map(as_task, tasks)]
         learners = [as_learner(s) for s in learners]
         t0 = time.perf_counter()
-        with use_registries(hooks.get("registries")):
+        with use_registries(deprecated_registries(hooks.get("registries"), "textcw.evaluation.contract.Design.run")):
             check_specs(tasks, learners, baseline)
             for spec in learners:
                 if not hasattr(build(spec), "partial_fit"):
