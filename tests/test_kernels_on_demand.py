@@ -17,12 +17,16 @@ from textcw.pipeline import make_featurizer
 from textcw.testing import make_documents
 
 
+compiled = pytest.mark.skipif(jit.DISABLED, reason="nothing is compiled")
+
+
 def run(code: str) -> list[str]:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_SECONDS)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
 
+@compiled
 def test_importing_kernels_imports_no_numba_and_first_use_does():
     out = run("import sys\n"
               "import textcw.learners.arow, textcw.features.native, textcw.kernels\n"
@@ -34,6 +38,7 @@ def test_importing_kernels_imports_no_numba_and_first_use_does():
     assert out == ["False", "Kernel", "False", "True"]
 
 
+@compiled
 def test_a_kernel_is_its_numba_function():
     from textcw.learners._kernels.common import column
 
@@ -83,6 +88,7 @@ def test_small_text_before_the_kernels_is_featurized_as_the_kernels_do(monkeypat
     assert not native.small_before_kernels(["m"] * (native.SMALL_TEXT_CHARS + 1))
 
 
+@compiled
 def test_a_kernel_built_inside_a_function_pickles_by_value():
     def make(offset):
         return jit.closure_kernel(lambda x: x + offset)
@@ -92,6 +98,7 @@ def test_a_kernel_built_inside_a_function_pickles_by_value():
     assert again is not add_two and again(1.0) == 3.0 and isinstance(again, jit.Kernel)
 
 
+@compiled
 def test_threads_starting_on_one_kernel_share_its_numba_function():
     import threading
 
