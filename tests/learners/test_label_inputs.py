@@ -57,6 +57,12 @@ def test_a_later_chunk_with_mixed_labels_is_refused_with_the_message():
     (np.array([True]), np.array([False])),
     (np.array([1]), np.array(["1", "2"], dtype=object)),  # another type: never a class
     (np.array(["a"], dtype=object), np.array([], dtype=object)),
+    (np.array(["b", "c"]), np.array(["a", "b", "c"], dtype=object)),  # text labels, a model's object classes
+    (np.array(["b", "zz"]), np.array(["a", "b"], dtype=object)),
+    (np.array(["1"]), np.array([1, 2], dtype=object)),  # text labels, integer classes kept as objects
+    (np.array(["b"]), np.array(["a", "bbb"])),  # <U1 labels, <U3 classes
+    (np.array(["bbb", "a"]), np.array(["a", "bbb"])),
+    (np.array([3, 9], dtype=np.int32), np.arange(5)),  # int32 labels, int64 classes
 ])
 def test_unknown_labels_are_numpy_setdiff1d(labels, classes):
     got, want = unknown_labels(labels, classes), np.setdiff1d(labels, classes)

@@ -18,7 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._compare import same_value
 from textcw._csr import as_kernel_csr
 from textcw.errors import DataError, InputError, ParameterError
-from textcw.learners import autotune, weighting
+from textcw.learners import autotune, blocks, weighting
 from textcw.learners.inputs import (as_label_array, check_features, check_labels, check_targets, distinct_labels,
                                    unknown_labels)
 from textcw.learners.params import BOOL, EPOCHS, SEED, check_params
@@ -251,6 +251,18 @@ class OnlineLinearClassifier(LearnerState, ClassifierMixin, BaseEstimator):
             self.__dict__.pop("_epoch_weights", None)
         warn_if_no_updates(self, X)
         return self
+
+    def partial_fit_each(self, X, y, sizes=None, sample_weight=None):
+        """Consecutive :meth:`partial_fit` calls in one: for each block of ``sizes[i]`` rows of
+        ``(X, y)`` in turn, what ``partial_fit(X[a:b], y[a:b])`` does, bit for bit (the same
+        state arrays, one entry per block appended to ``mistakes_``, ``n_updates_`` and the
+        learner's other per-call counters). ``sizes=None`` makes every row its own block:
+        ``mistakes_[-n:]`` and ``n_updates_[-n:]`` then say of each row whether it was a
+        mistake and whether it changed the model. The checks cost what one call's do, whatever
+        the number of blocks; every block is checked before any is learned (bad input raises
+        and learns nothing). See :mod:`textcw.learners.blocks`. Returns ``self``."""
+        one_call = type(self).partial_fit is OnlineLinearClassifier.partial_fit
+        return blocks.partial_fit_each(self, X, y, sizes, sample_weight, one_call=one_call)
 
     # ----------------------------------------------------------------- example weights
     def check_weight_support(self, binary: bool) -> None:

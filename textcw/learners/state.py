@@ -109,14 +109,26 @@ class LearnerState:
         checks is known to agree: the state with the parameters, ``X``'s width (the kernels
         index the state with its column indices), ``y`` with the labels (multi-class kernels
         index label blocks with it) and ``order`` with the rows. Cheap: shapes, plus a min/max
-        over ``y`` and ``order``, against an epoch that reads every non-zero."""
-        self._check_state_params("continued by partial_fit")
-        self._check_state_arrays(X.shape[1])
+        over ``y`` and ``order``, against an epoch that reads every non-zero.
+
+        Within one ``partial_fit_each`` call (:mod:`textcw.learners.blocks`), whose blocks share
+        one ``X`` and ``y``, only a block's ``order`` is checked again, as long as the state
+        arrays are the very arrays checked for the first block (the kernels change their values
+        only, which the checks do not read)."""
+        blocks = self.__dict__.get("_blocks_of")
         n = X.shape[0]
-        y_ok = (y.ndim == 1 and y.shape[0] == n and y.flags.c_contiguous and
-                (y.dtype == np.float64 if self._binary else y.dtype == np.int64))
-        if y_ok and n and not self._binary:
-            y_ok = 0 <= int(y.min()) and int(y.max()) < len(self.classes_)
+        arrays = ([self._state.get(name) for name in self.state_names]
+                  if blocks is not None and isinstance(self._state, dict) else None)
+        checked = (arrays is not None and blocks[0] is X and blocks[1] is y and len(blocks[2]) == len(arrays)
+                   and all(a is b for a, b in zip(blocks[2], arrays)))
+        y_ok = True
+        if not checked:
+            self._check_state_params("continued by partial_fit")
+            self._check_state_arrays(X.shape[1])
+            y_ok = (y.ndim == 1 and y.shape[0] == n and y.flags.c_contiguous and
+                    (y.dtype == np.float64 if self._binary else y.dtype == np.int64))
+            if y_ok and n and not self._binary:
+                y_ok = 0 <= int(y.min()) and int(y.max()) < len(self.classes_)
         order_ok = order.ndim == 1 and (order.size == 0 or (0 <= int(order.min()) and int(order.max()) < n))
         if not (y_ok and order_ok):
             raise InputError(
@@ -129,6 +141,8 @@ class LearnerState:
             if not (array.flags.c_contiguous and array.flags.writeable):
                 # e.g. a model loaded read-only (memory-mapped): the kernels write in place
                 self._state[name] = np.array(array, order="C", copy=True)
+        if blocks is not None and blocks[0] is X and blocks[1] is y and y_ok:
+            blocks[2][:] = [self._state[name] for name in self.state_names]  # checked, as the kernel gets them
         return [self._state[name] for name in self.kernel_state_names]
 
     def _remember_fitted_params(self) -> None:

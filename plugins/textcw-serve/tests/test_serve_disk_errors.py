@@ -62,16 +62,17 @@ def test_a_failed_fsync_stops_learning_until_a_restart(model_path, monkeypatch):
 
 
 def test_an_update_that_cannot_be_applied_stops_learning_and_keeps_the_others(model_path, monkeypatch):
-    real = service_module.apply_update
+    real = service_module.apply_group
     calls = []
 
-    def flaky(model, X, labels):
+    def flaky(model, parts, labels):  # the second request fails to apply
         calls.append(labels)
         if len(calls) == 2:
-            raise RuntimeError("simulated bug")
-        return real(model, X, labels)
+            assert len(parts) == 1  # the client waits for each reply: one request per group
+            return [], RuntimeError("simulated bug")
+        return real(model, parts, labels)
 
-    monkeypatch.setattr(service_module, "apply_update", flaky)
+    monkeypatch.setattr(service_module, "apply_group", flaky)
     with thread_server(model_path) as server:
         client = server.client()
         assert client.learn(["orbit"], ["space"])["seq"] == 1

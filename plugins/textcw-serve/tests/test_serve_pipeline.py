@@ -15,7 +15,7 @@ import textcw
 from textcw.errors import InputError
 
 from serve_fixtures import assert_same_learner, offline_replay, save_model, stream, train_documents
-from textcw_serve import journal, model_ops as model_ops_module, service as service_module
+from textcw_serve import journal, model_ops as model_ops_module, service as service_module, updates as updates_module
 from textcw_serve.journal import read_log
 from textcw_serve.model_ops import row_wise
 from textcw_serve.service import GROUP_FEATURIZE_CHARS, DurabilityError, NotLearningError
@@ -70,6 +70,14 @@ def test_a_group_is_featurized_in_one_call_and_learns_as_its_requests_one_by_one
     service = open_service(model_path, learn=True, state=tmp_path / "state")
     batches = [([d], [label]) for d, label in stream(5, seed=2)] + [([d for d, _ in stream(3, seed=8)],
                                                                      [label for _, label in stream(3, seed=8)])]
+    served, applied = service.model.steps[-1][1], []
+    real_each = served.partial_fit_each
+
+    def recorded(X, y, sizes):
+        applied.append(list(sizes))
+        return real_each(X, y, sizes)
+
+    monkeypatch.setattr(served, "partial_fit_each", recorded, raising=False)
     try:
         with Held(service, monkeypatch) as held:
             futures = [service.submit_update(docs, labels) for docs, labels in batches]
@@ -88,6 +96,56 @@ def test_a_group_is_featurized_in_one_call_and_learns_as_its_requests_one_by_one
     assert_same_learner(service.model, reference)
     learner = reference.steps[-1][1]
     assert [r["mistakes"] for r in replies] == learner.mistakes_[-1 - len(batches):-1]
+    assert [r["updates"] for r in replies] == learner.n_updates_[-1 - len(batches):-1]
+    assert sum(learner.n_updates_[-1 - len(batches):-1]) > 0
+    # the held group and the large request queued after it: one call, each request its own block
+    # (the first update too, when the committer had not taken it before the group was ready)
+    assert applied in ([[1, 1, 1, 1, 1, 3, 1]], [[1, 1, 1, 1, 1, 1, 3, 1]]), applied
+
+
+def test_a_group_applied_in_one_call_stops_at_the_request_that_fails(model_path):
+    model = textcw.load(model_path)
+    featurizer, learner = model.steps[0][1], model.steps[-1][1]
+    batches = [([d], [label]) for d, label in stream(4, seed=5)]
+    parts = [featurizer.transform(docs) for docs, _ in batches]
+    runs = []
+    real = learner._run_epoch
+
+    def third_fails(*args, **kwargs):
+        runs.append(1)
+        if len(runs) == 3:
+            raise RuntimeError("simulated bug")
+        return real(*args, **kwargs)
+
+    learner._run_epoch = third_fails
+    outcomes, error = updates_module.apply_group(model, parts, [labels for _, labels in batches])
+    del learner._run_epoch
+    assert isinstance(error, RuntimeError) and len(outcomes) == 2  # the first two were applied
+    reference = offline_replay(model_path, batches[:2])
+    assert_same_learner(model, reference)
+    assert [o.mistakes for o in outcomes] == reference.steps[-1][1].mistakes_[-2:]
+
+
+def test_stacked_rows_are_scipy_vstack_bit_for_bit(model_path):
+    import scipy.sparse as sp
+
+    featurizer = textcw.load(model_path).steps[0][1]
+    whole = featurizer.transform([d for d, _ in stream(7, seed=4)] + ["", "orbit orbit"]).tocsr()
+    other = featurizer.transform(["doctor orbit", "patients"]).tocsr()
+    Rows = updates_module.Rows
+    # a group's rows in order: its own matrix, no copy
+    assert updates_module.stack_rows([Rows(whole, 0, 1), Rows(whole, 1, 4), Rows(whole, 4, 9)]) is whole
+    for parts, want in [
+        ([whole[0:1], whole[1:4], whole[4:5], whole[5:9]], sp.vstack([whole], format="csr")),  # slices
+        ([Rows(whole, 1, 3), Rows(whole, 3, 5)], whole[1:5]),  # a stretch of the group's rows
+        ([Rows(whole, 5, 9), Rows(other, 0, 2), Rows(whole, 0, 2), other],  # rows of two matrices, out of order
+         sp.vstack([whole[5:9], other, whole[0:2], other], format="csr")),
+    ]:
+        stacked = updates_module.stack_rows(parts)
+        assert stacked.shape == want.shape
+        for name in ("indptr", "indices", "data"):
+            assert getattr(stacked, name).tolist() == getattr(want, name).tolist(), name
+    assert Rows(whole, 2, 5).columns.tolist() == whole[2:5].indices.tolist()
 
 
 def test_a_document_the_featurizer_cannot_read_fails_only_its_own_request(model_path, tmp_path, monkeypatch):
@@ -264,14 +322,16 @@ def test_checkpoints_under_load_never_lose_an_update(model_path, tmp_path):
 
 
 def test_after_an_update_that_cannot_be_applied_none_written_after_it_is_applied(model_path, tmp_path, monkeypatch):
-    real = service_module.apply_update
+    real = service_module.apply_group
 
-    def flaky(model, X, labels):
-        if list(labels) == ["space"]:
-            raise RuntimeError("simulated bug")
-        return real(model, X, labels)
+    def flaky(model, parts, labels):  # the requests before the one labelled "space" are applied
+        failing = [list(y) for y in labels].index(["space"]) if ["space"] in [list(y) for y in labels] else None
+        if failing is None:
+            return real(model, parts, labels)
+        done = real(model, parts[:failing], labels[:failing])[0] if failing else []
+        return done, RuntimeError("simulated bug")
 
-    monkeypatch.setattr(service_module, "apply_update", flaky)
+    monkeypatch.setattr(service_module, "apply_group", flaky)
     service = open_service(model_path, learn=True, state=tmp_path / "state")
     try:
         overlapped = Overlapped(service, monkeypatch, "none")

@@ -272,8 +272,8 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     @app.post("/learn", response_model=LearnResponse, dependencies=[Depends(require_token)],
               responses=_error_responses(401, 409, 422, 503))
     async def learn(body: LearnRequest):
-        """One online update per document, in order (one ``partial_fit`` call). Answered once the
-        update is fsynced to the update log and applied."""
+        """One online update per document, in order (what one ``partial_fit`` call does).
+        Answered once the update is fsynced to the update log and applied."""
         return await answer_learn(body.documents, body.labels)
 
     async def fast_predict(body: PredictRequest, scope, receive) -> Response:

@@ -119,6 +119,10 @@ class DeltaTracker:
             X = sp.csr_matrix(X)
         self.touched[X.indices] = True
 
+    def mark_columns(self, columns: np.ndarray) -> None:
+        """The rows ``columns`` (the features of the documents just learned) are touched."""
+        self.touched[columns] = True
+
     def _persisted(self) -> None:
         """A checkpoint (full or delta) now holds the model: nothing is touched since."""
         self.touched[: len(self.touched) - int(self.learner.fit_intercept)] = False

@@ -1,9 +1,7 @@
-"""What the service does with a model: predict, check an update, apply it, digest the result.
+"""What the service does with a model: predict, check an update, digest the result.
 
-A served model is the ``Pipeline(featurizer, learner)`` that ``textcw train --out`` saves. An
-update is one ``learner.partial_fit(featurizer.transform(documents), labels)`` call per
-``/learn`` request, in the order of the update log: exactly what an offline ``partial_fit`` over
-the same requests does, so the two give the same arrays bit for bit. The featurizer is fitted
+A served model is the ``Pipeline(featurizer, learner)`` that ``textcw train --out`` saves. How
+updates are featurized and applied is :mod:`textcw_serve.updates`. The featurizer is fitted
 once and never changes, so documents are featurized outside the model lock.
 """
 
@@ -194,48 +192,6 @@ def row_wise(featurizer) -> bool:
     return isinstance(featurizer, (CountVectorizer, HashingVectorizer))
 
 
-def featurize_each(model: Pipeline, requests: list[list[str]], *, together: bool) -> list:
-    """The feature matrix of each request's documents, or the exception featurizing them
-    raised. ``together`` (a :func:`row_wise` featurizer): one featurizer call for all of them,
-    each request given its own rows; its fixed cost (0.2-0.3 ms) is most of a short request's.
-    If that call fails (a document the featurizer cannot read), each request is featurized
-    alone, so that only those that fail fail."""
-    if together and len(requests) > 1:
-        try:
-            X = featurize(model, [doc for documents in requests for doc in documents]).tocsr()
-        except Exception:  # noqa: BLE001 - found out below, one request at a time
-            X = None
-        if X is not None and X.shape[0] == sum(map(len, requests)):
-            out, start = [], 0
-            for documents in requests:
-                out.append(X[start:start + len(documents)])
-                start += len(documents)
-            return out
-    out = []
-    for documents in requests:
-        try:
-            out.append(featurize(model, documents))
-        except Exception as exc:  # noqa: BLE001 - this request's answer (422, or 500 for a bug)
-            out.append(exc)
-    return out
-
-
-@dataclass
-class UpdateOutcome:
-    mistakes: int
-    changes: int
-
-
-def apply_update(model: Pipeline, X, labels: list) -> UpdateOutcome:
-    """One online pass over ``(X, labels)`` in order: one ``partial_fit`` call."""
-    learner = learner_of(model)
-    learner.partial_fit(X, labels)
-    # partial_fit appends this call's counts (OnlineLinearClassifier); other learners have none
-    mistakes = learner.mistakes_[-1] if getattr(learner, "mistakes_", None) else 0
-    changes = learner.n_updates_[-1] if getattr(learner, "n_updates_", None) else X.shape[0]
-    return UpdateOutcome(int(mistakes), int(changes))
-
-
 @dataclass
 class Scored:
     """What a prediction computes under the model lock: the arrays only (rows are built after
@@ -347,21 +303,6 @@ def prediction_rows(scored: Scored, labels: LabelMap) -> list[dict]:
         for row, values, margin in zip(rows, _finite(scores), margins):
             row["decision"], row["margin"] = dict(zip(names, values)), margin
     return rows
-
-
-def learn_reply(counters, documents: int, outcome: UpdateOutcome, unseen: int | None) -> dict:
-    """The ``/learn`` reply of an update just applied (``counters``: the service's, after it)."""
-    c = counters
-    reply = {"seq": c.seq, "documents": documents, "mistakes": outcome.mistakes, "updates": outcome.changes,
-             "changed": outcome.changes > 0, "update_count": c.seq, "documents_seen": c.documents,
-             "online_error": c.mistakes / c.documents if c.documents else None, "unseen_tokens": unseen,
-             "warning": None}
-    if unseen:
-        reply["warning"] = (f"{unseen} term{'s' if unseen > 1 else ''} of these documents "
-                            f"{'are' if unseen > 1 else 'is'} not in the model's fixed vocabulary and "
-                            f"{'were' if unseen > 1 else 'was'} dropped: the model cannot learn new words; "
-                            "train it with --featurizer hashed-tfidf to learn them")
-    return reply
 
 
 def predictions(model: Pipeline, X, labels: LabelMap) -> list[dict]:

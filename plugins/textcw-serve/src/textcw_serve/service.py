@@ -8,11 +8,12 @@ with the group before. The committer takes every group prepared meanwhile, appen
 update log with one write and one ``fsync`` (group commit), applies the updates in log order
 under the exclusive model lock, and only then completes each request's future: an
 acknowledged update is on disk and visible to the next prediction. While it applies a group,
-the next one is written and fsynced beside it (:meth:`ModelService._run`). A request's update
-is still one ``partial_fit`` call (its mistakes and changes are its own): only what does not
-change the result is shared, the featurizer's call, the write and the ``fsync``. Updates keep
-the order they were queued in. Checkpoints go through the same queues, so they are taken
-between groups. Predictions hold the lock shared and never see a half-applied update
+the next one is written and fsynced beside it (:meth:`ModelService._run`). A group is applied
+with one ``partial_fit_each`` call (:func:`~textcw_serve.updates.apply_group`), which is one
+``partial_fit`` call per request bit for bit and reports each request's own mistakes and
+changes: what a group shares is the featurizer's call, the write, the ``fsync`` and the
+learner's checks. Updates keep the order they were queued in. Checkpoints go through the same
+queues, so they are taken between groups. Predictions hold the lock shared and never see a half-applied update
 (:mod:`textcw_serve.rwlock`).
 
 If the log cannot be written (a full disk), the group's requests fail, nothing of them is
@@ -35,8 +36,9 @@ from textcw.errors import TextcwError
 from textcw_serve.deltas import DeltaTracker, write_checkpoint
 from textcw_serve.journal import (HEADER_BYTES, MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_payload,
                                   frame_record)
-from textcw_serve.model_ops import (LabelMap, Vocabulary, apply_update, calibration_of, featurize, featurize_each,
-                                   learn_reply, model_digest, prediction_rows, row_wise, score)
+from textcw_serve.model_ops import (LabelMap, Vocabulary, calibration_of, featurize, model_digest, prediction_rows,
+                                   row_wise, score)
+from textcw_serve.updates import apply_group, featurize_each, learn_reply
 from textcw_serve.rwlock import ReadWriteLock
 from textcw_serve.state import Checkpoint, Counters, StateFolder
 
@@ -355,22 +357,22 @@ class ModelService:
         """Apply a durable group in log order, then answer each of its requests. Not once an
         update before it could not be applied: the model would skip a record of the log."""
         results = []
-        try:
-            if not self._diverged:
-                with self.lock.exclusive():
-                    for update in group:
-                        outcome = apply_update(self.model, update.X, update.labels)
-                        if self.deltas is not None:
-                            self.deltas.mark(update.X)
-                        self.counters.add(len(update.documents), outcome.mistakes, outcome.changes)
-                        results.append(learn_reply(self.counters, len(update.documents), outcome, update.unseen))
-        except Exception as exc:
+        error = None
+        if not self._diverged:
+            with self.lock.exclusive():
+                outcomes, error = apply_group(self.model, [u.X for u in group], [u.labels for u in group])
+                for update, outcome in zip(group, outcomes):  # each request's own counts, in log order
+                    if self.deltas is not None:
+                        self.deltas.mark_columns(update.X.columns)
+                    self.counters.add(len(update.documents), outcome.mistakes, outcome.changes)
+                    results.append(learn_reply(self.counters, len(update.documents), outcome, update.unseen))
+        if error is not None:
             # Checked and featurized beforehand, an update does not fail; if one does, it is in
             # the log but not in the model: stop learning rather than diverge from the log.
-            LOG.exception("an update could not be applied")
+            LOG.error("an update could not be applied", exc_info=error)
             self._diverged = True
             self.degraded = (f"update {self.counters.seq + 1} is in the log but could not be applied "
-                             f"({type(exc).__name__}: {exc})")
+                             f"({type(error).__name__}: {error})")
         if self.metrics is not None:
             self.metrics.committed(len(results), write_seconds, results)
         for update, reply in zip(group, results):

@@ -13,7 +13,8 @@ from textcw.errors import DataError, InputError
 
 from textcw_serve.deltas import FULL_EVERY, DeltaTracker, apply_deltas, delta_files, supports_deltas
 from textcw_serve.journal import LogWriter
-from textcw_serve.model_ops import LabelMap, apply_update, check_learnable, check_servable, featurize
+from textcw_serve.model_ops import LabelMap, check_learnable, check_servable, featurize
+from textcw_serve.updates import apply_update
 from textcw_serve.service import ModelService
 from textcw_serve.state import (INFO_KEY, Checkpoint, CheckpointMoved, Counters, StateFolder, check_state_folder,
                                 prepare_folder)
