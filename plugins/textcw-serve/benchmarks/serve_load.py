@@ -250,7 +250,12 @@ def main() -> None:
             parser.error(f"--compare {spec}: give NAME=SRC with SRC a folder (a copy of plugins/textcw-serve/src)")
         variants.append((name, str(Path(src).resolve())))
     docs, labels, skipped = documents_for(args)
-    chosen = [p for p in phases(args, docs, labels) if p[0] in args.only or (not args.only and p[0] not in OPT_IN)]
+    table = phases(args, docs, labels)
+    unknown = sorted(set(args.only) - {p[0] for p in table})
+    if unknown:
+        parser.error(f"--only {', '.join(unknown)}: not a phase; name one per --only, of "
+                     f"{', '.join(p[0] for p in table)}")
+    chosen = [p for p in table if p[0] in args.only or (not args.only and p[0] not in OPT_IN)]
     results: dict = {}  # (phase, variant) -> list of measure() per round
     folder = Path(tempfile.mkdtemp(prefix="textcw-serve-load-"))
     servers: dict = {}
