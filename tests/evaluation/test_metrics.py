@@ -240,3 +240,48 @@ def test_stream_training_reports_the_same_keys(tmp_path):
     assert out["log_loss"] == pytest.approx(log_loss(test.labels, proba, labels=classes))
     assert out["brier_score"] == pytest.approx(brier_score_loss(test.labels, proba, labels=classes))
     assert out["per_class"][str(classes[0])]["support"] == 12 and out["mode"] == "stream"
+
+
+@pytest.mark.parametrize("kind", ["int", "str"])
+def test_counts_and_log_loss_equal_sklearn_bit_for_bit(kind):
+    """The metrics textcw computes itself (textcw.metrics docstring) against sklearn.metrics, on
+    random labels, predictions and probabilities: classes the test split lacks, labels never
+    predicted, a test label the model never saw (sorting before or after the classes)."""
+    rng = np.random.default_rng(7)
+    from textcw.metrics import label_metrics
+
+    for trial in range(60):
+        k = int(rng.integers(2, 9))
+        classes = np.arange(1, k + 1)
+        y_true = rng.integers(0 if trial % 3 == 0 else 1, k + (trial % 2) + 1, size=int(rng.integers(1, 40)))
+        y_pred = rng.integers(1, k + 1, size=y_true.shape[0])
+        right = (rng.random(y_pred.shape[0]) < 0.5) & (y_true >= 1) & (y_true <= k)  # some right answers
+        y_pred[right] = y_true[right]
+        if kind == "str":
+            classes, y_true, y_pred = (np.array([f"c{v:02d}" for v in a]) for a in (classes, y_true, y_pred))
+        got = label_metrics(y_true, y_pred, classes)
+        seen = np.unique(np.concatenate([y_true, y_pred]))
+        labels = np.concatenate([classes, np.setdiff1d(seen, classes)])
+        p, r, f, s = precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
+        for label, *want in zip(labels, p, r, f, s):
+            row = got["per_class"][str(label.item() if hasattr(label, "item") else label)]
+            assert [row["precision"], row["recall"], row["f1"], row["support"]] == [float(w) for w in want[:3]] + [int(want[3])]
+        assert got["macro_f1"] == float(f1_score(y_true, y_pred, labels=seen, average="macro", zero_division=0))
+        proba = rng.dirichlet(np.ones(len(classes)), size=y_true.shape[0])
+        proba[0, 0] = 0.0 if proba.shape[0] > 1 else proba[0, 0]  # a zero: clipped
+        scores = ProbabilityScores(classes)
+        scores.add(y_true, rng.choice(classes, size=y_true.shape[0]), proba)
+        extra = np.setdiff1d(y_true, classes)
+        if not extra.size:  # sklearn's columns are the sorted labels: comparable without extra labels
+            want = log_loss(y_true, proba / proba.sum(axis=1, keepdims=True), labels=classes, normalize=False)
+            mine = ProbabilityScores(classes)
+            mine.add(y_true, rng.choice(classes, size=y_true.shape[0]), proba / proba.sum(axis=1, keepdims=True))
+            assert mine._log_loss == want
+
+
+def test_an_unseen_test_label_sorting_before_the_classes_gets_probability_zero():
+    # ("a" sorts before the model's classes: sklearn's log_loss orders its columns by the sorted
+    # labels, which here would have read the first document's P(b) as P(a))
+    proba = np.array([[0.8, 0.2], [0.3, 0.7]])
+    m = classification_metrics(["a", "b"], ["b", "c"], proba, classes=["b", "c"])
+    assert m["log_loss"] == pytest.approx((-np.log(np.finfo(float).eps) - np.log(0.3)) / 2)
