@@ -396,7 +396,8 @@ def test_installs(stage: Stage) -> None:
     uv makes each environment and installs into it from its own cache of downloaded and built
     wheels, shared by all profiles (seconds where pip took a minute a profile). Without
     byte-compiling every installed file up front (20 s of CPU a profile): Python compiles the
-    modules a test imports when it imports them.
+    modules a test imports when it imports them, into one folder that later profiles reuse (PYTHONPYCACHEPREFIX:
+    kept inside each environment, it went with it, and each profile's first `textcw` compiled numpy... again).
 
     Each profile's environment is made afresh at one and the same folder (PROFILE_ENV), so that
     the profiles share compiled kernels: numba files a kernel's machine code under the full path
@@ -406,9 +407,8 @@ def test_installs(stage: Stage) -> None:
     cold, as a user's first run does; a profile with other pinned versions (another numba) gets
     a kernel cache of its own, so that it neither uses nor replaces the others' machine code.
     """
-    wheel = build_wheel(stage)
-    failed = []
-    target = INSTALLS / PROFILE_ENV
+    wheel, failed, target = build_wheel(stage), [], INSTALLS / PROFILE_ENV
+    shutil.rmtree(bytecode := INSTALLS / "pycache", ignore_errors=True)  # this run's wheel's only
     for name, (extras, constraints) in INSTALL_PROFILES.items():
         print(f"installed-package tests: {name}", file=stage.log, flush=True)
         if target.exists():
@@ -417,7 +417,8 @@ def test_installs(stage: Stage) -> None:
         requirement = f"{wheel}[{extras}]" if extras else str(wheel)
         uv = str(BIN / "uv")
         env = environment()
-        if constraints is not None:
+        env["PYTHONPYCACHEPREFIX"] = str(bytecode / ("shared" if constraints is None else f"profile-{name}"))
+        if constraints is not None:  # other versions at the same paths: caches of its own
             env["NUMBA_CACHE_DIR"] = str(Path(env["NUMBA_CACHE_DIR"]) / f"profile-{name}")
         plugins = PROFILE_PLUGINS.get(name, [])
         env.update(TEXTCW_INSTALLED_BIN=str(bindir), TEXTCW_INSTALLED_EXTRAS=extras, TEXTCW_INSTALLED_PROFILE=name,

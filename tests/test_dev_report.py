@@ -67,9 +67,9 @@ def test_the_report_s_last_line_is_the_totals(dev, tmp_path, monkeypatch, capsys
 
 def test_every_install_profile_is_made_afresh_in_one_folder_and_shares_the_kernel_cache(dev, tmp_path, monkeypatch):
     """numba files a kernel's machine code under its source file's full path: one folder for every
-    profile's environment lets the later profiles load what the first compiled. The profile with
-    other pinned versions (another numba) has a cache of its own; the README's lines are a stage
-    of their own, run by no profile."""
+    profile's environment lets the later profiles load what the first compiled, and the bytecode
+    Python compiles. The profile with other pinned versions (another numba) has caches of its own;
+    the README's lines are a stage of their own, run by no profile."""
     monkeypatch.setattr(dev, "INSTALLS", tmp_path / "installs")
     monkeypatch.setattr(dev, "RESULTS", tmp_path / "results")
     monkeypatch.setattr(dev, "build_wheel", lambda stage: tmp_path / "textcw-1.0-py3-none-any.whl")
@@ -85,6 +85,8 @@ def test_every_install_profile_is_made_afresh_in_one_folder_and_shares_the_kerne
         return 0
 
     monkeypatch.setattr(dev.Stage, "run", run)
+    (tmp_path / "installs" / "pycache" / "shared" / "stale.pyc").parent.mkdir(parents=True)
+    (tmp_path / "installs" / "pycache" / "shared" / "stale.pyc").write_bytes(b"an earlier wheel's")
     stage = dev.Stage("installed-package tests", open(tmp_path / "log", "w+", encoding="utf-8"))
     dev.test_installs(stage)
     profiles = [env["TEXTCW_INSTALLED_PROFILE"] for _, env in runs]
@@ -96,6 +98,12 @@ def test_every_install_profile_is_made_afresh_in_one_folder_and_shares_the_kerne
     assert pinned == {"minimum-versions"}
     assert {caches[name] for name in caches if name not in pinned} == {str(tmp_path / "kernels")}
     assert caches["minimum-versions"] == str(tmp_path / "kernels" / "profile-minimum-versions")
+    # and their bytecode, in a folder of this run's own (the earlier run's is gone)
+    bytecode = tmp_path / "installs" / "pycache"
+    prefixes = {env["TEXTCW_INSTALLED_PROFILE"]: env["PYTHONPYCACHEPREFIX"] for _, env in runs}
+    assert {prefixes[name] for name in prefixes if name not in pinned} == {str(bytecode / "shared")}
+    assert prefixes["minimum-versions"] == str(bytecode / "profile-minimum-versions")
+    assert not bytecode.exists()
     assert all(f"--ignore={dev.README_TEST}" in cmd for cmd, _ in runs)
     assert [("every_profile" in cmd) for cmd, _ in runs] == [name not in dev.FULL_PROFILES for name in profiles]
     stage.log.seek(0)
