@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import os
+import signal
 import socket
 import sys
 import threading
@@ -163,7 +164,7 @@ class _Deadline:
         self._fired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._fire)
+        self._timer = _Watchdog(seconds, self._fire)
         self._timer.daemon = True
 
     def __enter__(self) -> _Deadline:
@@ -192,6 +193,17 @@ class _Deadline:
             self._fired = True
             for sock in self._sockets:
                 _shut(sock)
+
+
+class _Watchdog(threading.Timer):
+    """The deadline's timer thread, which takes no signals: the kernel delivers a process's
+    signal to any thread that does not block it, and one delivered here would leave the main
+    thread blocked in a read until the socket's own timeout (30 s) before Ctrl-C took effect."""
+
+    def run(self) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # POSIX; elsewhere signals go to the main thread
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+        super().run()
 
 
 def _shut(sock) -> None:
