@@ -34,6 +34,7 @@ __all__ = ["BrokenProcessPool", "close_forked", "fork_available", "forked_execut
 # it inherited at the fork (never in the process that starts the pool).
 _installed: tuple[Callable, list] | None = None
 WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_SECONDS = 10.0  # how long a stopped worker may take to end before it is killed
 
 
 def fork_available() -> bool:
@@ -104,10 +105,16 @@ def forking():
 
 def close_forked(executor: ProcessPoolExecutor, finished: bool) -> None:
     """Shut a pool of :func:`forked_executor` down: its workers idle (``finished``) end at once;
-    otherwise they are stopped, not left to finish tasks that nobody will collect."""
+    otherwise they are stopped, not left to finish tasks that nobody will collect.
+
+    Either way the shutdown waits for the pool's own thread: once the stopped workers are gone
+    it only notes the broken pool and ends. Not waiting left that thread running while the
+    shutdown reset the pool's state, and on Python before 3.12 it could then write to a closed
+    pipe at exit (``OSError: Bad file descriptor`` printed after ``interrupted``; CPython
+    gh-132969)."""
     if not finished:
         _stop_workers(executor)
-    executor.shutdown(wait=finished, cancel_futures=not finished)
+    executor.shutdown(wait=True, cancel_futures=not finished)
 
 
 def _install(fn: Callable, args: list) -> None:
@@ -131,6 +138,12 @@ def run_installed(task):
 def _stop_workers(executor: ProcessPoolExecutor) -> None:
     # The executor has no public way to end running tasks: shutdown(cancel_futures=True) only
     # drops queued ones and waits for the running shards, which can take minutes.
-    for process in list((getattr(executor, "_processes", None) or {}).values()):
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    for process in processes:
         if process.is_alive():
             process.terminate()
+    for process in processes:  # SIGTERM ends a worker (its handler is the default), promptly
+        process.join(STOP_SECONDS)
+        if process.is_alive():
+            process.kill()
+            process.join(STOP_SECONDS)
