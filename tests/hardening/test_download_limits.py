@@ -277,6 +277,10 @@ STALLED_CHILD = textwrap.dedent("""
     from textcw.corpus.datahome import RemoteFile, fetch
     if sys.argv[3] == "term":  # as a command line does: SIGTERM becomes an exception
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
+    else:  # SIGINT raises KeyboardInterrupt, as in the command line, even where the test runner
+        # was started in the background, whose children inherit SIGINT ignored (the child then
+        # sat out the download's 30 s read timeout)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     fetch(RemoteFile("toy", "data.bin", sys.argv[1], (sys.argv[2],)))
 """)
 
