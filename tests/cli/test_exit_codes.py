@@ -94,6 +94,10 @@ CASES = {
     "cache": [
         (["cache", "Info"], 2, "did you mean 'info'?"),
     ],
+    "compile": [
+        (["compile", "--learner", "SCW1"], 2, "did you mean 'scw1'?"),
+        (["compile", "--featurizer", "TFIDF"], 2, "did you mean 'tfidf'?"),
+    ],
     # the serve plugin's command, when it is installed (a command of its own rules, checked here too)
     "serve": [
         (["serve"], 2, "Missing argument"),

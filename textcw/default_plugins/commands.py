@@ -11,7 +11,8 @@ import importlib
 from textcw.hookspecs import hookimpl
 
 # In the order ``textcw --help`` lists them.
-COMMAND_MODULES = ("train", "predict", "suggest", "share", "listing", "plugins_info", "evaluate", "reproduce", "cache")
+COMMAND_MODULES = ("train", "predict", "suggest", "share", "listing", "plugins_info", "evaluate", "reproduce", "cache",
+                   "compile")
 
 
 @hookimpl(tryfirst=True)  # textcw's own commands first in the help, then the plugins'
