@@ -88,10 +88,11 @@ def test_leaving_a_forked_batch_early_stops_the_workers_still_training(tmp_path)
     results = forked_unordered(_sleep_or_return, [tmp_path], _tasks(2), 2)
     assert next(results) == (0, 0)
     deadline = time.monotonic() + WAIT
-    while not (tmp_path / "pid-1").exists():
+    pid_file = tmp_path / "pid-1"
+    while not (pid_file.exists() and pid_file.read_text()):  # created, then written: wait for both
         assert time.monotonic() < deadline
         time.sleep(0.01)
-    sleeper = psutil.Process(int((tmp_path / "pid-1").read_text()))
+    sleeper = psutil.Process(int(pid_file.read_text()))
     results.close()  # the caller gives up on the batch: the sleeping shard is not waited for
     try:
         sleeper.wait(timeout=10)  # TimeoutExpired if it sleeps on
