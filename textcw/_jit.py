@@ -254,13 +254,17 @@ class _Intrinsic:
         return f"<textcw kernel intrinsic {self.name}>"
 
 
-if DISABLED:
-    def call(ref, *args):
-        """``ref``'s function called with ``args`` (:class:`KernelRef`)."""
-        return ref.function(*args)
+def call_in_python(ref, *args):
+    """``ref``'s function called with ``args`` (:class:`KernelRef`): :data:`call` without the JIT."""
+    return ref.function(*args)
 
-    def prefetch(arr, i, k):
-        """No-op without the JIT (the hint only matters to compiled code)."""
+
+def prefetch_in_python(arr, i, k):
+    """:data:`prefetch` without the JIT: a no-op (the hint only matters to compiled code)."""
+
+
+if DISABLED:
+    call, prefetch = call_in_python, prefetch_in_python
 else:
     call = _Intrinsic("call", "``ref``'s function called with ``args``: in compiled code, a direct "
                               "call of that function's compilation for these arguments (:class:`KernelRef`).")

@@ -20,7 +20,7 @@ from numba.core.typing.templates import builtin_registry
 from numba.extending import NativeValue, intrinsic, register_model, typeof_impl, unbox
 
 from textcw import _compile_notice
-from textcw._jit import _REFERENCED, Kernel, KernelRef, _Intrinsic
+from textcw._jit import _REFERENCED, Kernel, KernelRef, _Intrinsic, call_in_python, prefetch_in_python
 
 _compile_notice.attach()  # the command line's notice of a first run's compiling
 
@@ -72,9 +72,7 @@ def _call_codegen(function, inner):
 
 
 if numba.config.DISABLE_JIT:  # set by a config file rather than the environment
-    def call(ref, *args):
-        """``ref``'s function called with ``args`` (:class:`KernelRef`)."""
-        return ref.function(*args)
+    call = call_in_python
 else:
     @intrinsic
     def call(typingctx, ref, *args):
@@ -112,8 +110,7 @@ def _prefetch_codegen(context, builder, sig, args):
 
 
 if numba.config.DISABLE_JIT:
-    def prefetch(arr, i, k):
-        """No-op without the JIT (the hint only matters to compiled code)."""
+    prefetch = prefetch_in_python
 else:
     @intrinsic
     def prefetch(typingctx, arr, i, k):
