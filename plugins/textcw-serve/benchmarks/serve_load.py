@@ -31,12 +31,17 @@ Comparing versions: each ``--compare NAME=SRC`` adds a variant served from anoth
 plugin's source (``SRC`` is put first on the service's ``PYTHONPATH``, e.g. a copy of
 ``plugins/textcw-serve/src`` from before a change); the working tree's own is ``current``.
 Variants take turns phase by phase (in reverse order every other round), so a change of the
-machine's load hits them alike; ``--rounds`` repeats everything and reports the median. The
+machine's load hits them alike; ``--rounds`` repeats everything and reports the median. An
+even number of rounds gives each variant the first turn as often as the others (the order of
+the turns can show: on the 2-core development machine the second of two learn runs was ahead
+in every one of four pairs). The
 load average is printed before and after. A request that fails stops the run with its error.
 Prints a Markdown table, with the first variant's throughput over each other's. "CPU ms" is the
 service's CPU time (user and system, all its threads; from ``/proc``) over the phase's requests
 (of every kind, in the mixed phase): the cost of a request, which the machine's load changes
-less than it changes throughput.
+less than it changes throughput. "client CPU ms" is the same for the benchmark's own client
+threads (their thread clocks): on a machine of few cores they share the cores with the
+service, so a high figure there says the clients, not the service, may bound the throughput.
 """
 
 from __future__ import annotations
@@ -103,13 +108,17 @@ class Connection:
         self.conn.close()
 
 
-def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str, int, float]]:
+def run_clients(port: int, clients: int, seconds: float, work, cpu: list | None = None) -> list[tuple[str, int, float]]:
     """``work(connection, i)`` -> (kind, documents) repeatedly from each client; returns
-    (kind, documents, seconds) per request. A failed request fails the run."""
+    (kind, documents, seconds) per request. A failed request fails the run. ``cpu``: gets the
+    CPU seconds the client threads used together (their own thread clocks: what sending the
+    requests and reading the replies cost this process, on the cores the service also runs on)."""
     results, errors, lock = [], [], threading.Lock()
     deadline = time.perf_counter() + seconds
+    used = []
 
     def loop(index):
+        started = time.thread_time()
         conn, mine, i = Connection(port), [], index * 1_000_000
         try:
             while time.perf_counter() < deadline:
@@ -123,6 +132,7 @@ def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str
             conn.close()
         with lock:
             results.extend(mine)
+            used.append(time.thread_time() - started)
 
     threads = [threading.Thread(target=loop, args=(k,)) for k in range(clients)]
     for t in threads:
@@ -131,6 +141,8 @@ def run_clients(port: int, clients: int, seconds: float, work) -> list[tuple[str
         t.join()
     if errors:
         raise SystemExit(f"{len(errors)} of {clients} clients failed; the first: {errors[0]}")
+    if cpu is not None:
+        cpu.append(sum(used))
     return results
 
 
@@ -278,12 +290,12 @@ def main() -> None:
             for name, _, server, clients, work, unit, kind in chosen:
                 for variant, _ in order:
                     proc, port = servers[(variant, server)]
-                    before = cpu_seconds(proc.pid)
-                    run = run_clients(port, clients, args.seconds, work)
+                    before, used = cpu_seconds(proc.pid), []
+                    run = run_clients(port, clients, args.seconds, work, used)
                     after = cpu_seconds(proc.pid)
                     cpu = None if before is None or after is None else 1000 * (after - before) / len(run)
                     results.setdefault((name, variant), []).append(
-                        [(*m, cpu) for m in measure(run, args.seconds, unit, kind)])
+                        [(*m, cpu, 1000 * used[0] / len(run)) for m in measure(run, args.seconds, unit, kind)])
         probe = Connection(servers[(variants[0][0], chosen[0][2])][1])
         status = probe.get("/status")
         probe.close()
@@ -298,9 +310,10 @@ def main() -> None:
           f"{len(status['classes'])} classes; {len(docs):,} documents ({skipped} over the limit left out); "
           f"{os.cpu_count()} CPUs; {args.seconds:g} s per phase, {args.rounds} round(s); load average "
           f"before {loads[0]}, after {loads[1]}\n")
-    head = "| phase | " + " | ".join(f"{v}: throughput | p50 ms | p99 ms | CPU ms" for v, _ in variants)
+    head = "| phase | " + " | ".join(f"{v}: throughput | p50 ms | p99 ms | CPU ms | client CPU ms"
+                                     for v, _ in variants)
     head += "".join(f" | {variants[0][0]} / {v}" for v, _ in variants[1:])
-    print(head + " |\n|" + " --- |" * (1 + 4 * len(variants) + len(variants) - 1))
+    print(head + " |\n|" + " --- |" * (1 + 5 * len(variants) + len(variants) - 1))
     for name, title, _, _, _, unit, kind in chosen:
         kinds = [m[0] for m in results[(name, variants[0][0])][0]]
         for index, which in enumerate(kinds):
@@ -311,9 +324,10 @@ def main() -> None:
                 p50 = statistics.median(r[2] for r in rounds)
                 p99 = statistics.median(r[3] for r in rounds)
                 cpu = [r[4] for r in rounds if r[4] is not None]
+                clients_cpu = statistics.median(r[5] for r in rounds)
                 first = rate if first is None else first
                 cells.append(f"{rate:,.0f} {unit} | {p50:.2f} | {p99:.2f} | "
-                             f"{f'{statistics.median(cpu):.2f}' if cpu else 'n/a'}")
+                             f"{f'{statistics.median(cpu):.2f}' if cpu else 'n/a'} | {clients_cpu:.2f}")
             others = [statistics.median(r[index][1] for r in results[(name, v)]) for v, _ in variants[1:]]
             ratios = [f"{first / other:.2f}x" if other else "n/a" for other in others]
             label = title if len(kinds) == 1 else f"{title}: {which}"

@@ -45,7 +45,7 @@ SCRIPTS = {
          "| 5 | delta | ")),
     "serve_load.py": (
         ("{model}", "--seconds", "0.5", "--clients", "2"),
-        ("| phase | current: throughput | p50 ms | p99 ms | CPU ms |", "| predict, 1 document, 1 client | ",
+        ("| phase | current: throughput | p50 ms | p99 ms | CPU ms | client CPU ms |", "| predict, 1 document, 1 client | ",
          "| predict, batches of 32, 2 clients | ", "| learn, 1 document, 2 clients, group commit | ",
          "| mixed load, 2 clients: learn | ", "| mixed load, 2 clients: predict | ",
          "| learn, 1 document, 2 clients, one fsync per update | ")),
@@ -73,6 +73,10 @@ def test_serve_load_measures_the_answers_besides_the_label(tmp_path):
         "| predict, batches of 16, 1 client", "| predict with top 2, batches of 32, 1 client",
         "| predict with explain 10, batches of 16, 1 client", "| suggest (mistake), 32 documents, 1 client"], rows
     assert all(float(row.split(" | ")[1].split()[0].replace(",", "")) > 0 for row in rows), rows
+    # the clients' CPU time per request, and the service's (read from /proc: Linux only), measured
+    assert all(float(row.rstrip(" |").split(" | ")[5]) > 0 for row in rows), rows
+    if Path("/proc/self/stat").exists():
+        assert all(float(row.split(" | ")[4]) > 0 for row in rows), rows
 
 
 def test_every_serve_benchmark_is_smoke_run():

@@ -159,3 +159,78 @@ def test_the_fast_endpoints_answer_byte_for_byte_as_fastapi_and_decline_the_rest
                                                           405, 200, 200, 401, 401, 422, 422, 422, 422, 200, 200]
     assert json.loads(answers[True][-1][2])["model_version"] == 3
     assert declined[len(requests):] == [not fast for *_, fast in requests]
+
+
+# ---------------------------------------------------------------------------------- a client gone
+def test_disconnected_asks_without_waiting_and_leaves_nothing_waiting():
+    import asyncio
+
+    async def check():
+        arrived = asyncio.Event()
+
+        async def would_wait():  # uvicorn's receive before the client goes: waits for a message
+            await arrived.wait()
+            return {"type": "http.disconnect"}
+
+        async def gone():  # ... and after: the disconnect at once
+            return {"type": "http.disconnect"}
+
+        async def more_body():
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        def pending_future():  # a receive that returns a future rather than a coroutine
+            return asyncio.get_running_loop().create_future()
+
+        found = [app_module.disconnected(receive) for receive in (would_wait, gone, more_body, pending_future)]
+        # the given-up wait left no waiter behind: setting the event wakes nobody
+        return found, len(arrived._waiters)
+
+    assert asyncio.run(check()) == ([False, True, False, False], 0)
+
+
+def test_a_prediction_whose_client_left_while_it_waited_for_its_turn_is_not_made(model_path):
+    import socket
+    import threading
+    import time
+
+    service = open_service(model_path)
+    made, hold = [], threading.Event()
+    predict = service.predict
+
+    def holding(documents):
+        made.append(documents[0])
+        if documents[0].startswith("hold"):
+            assert hold.wait(60), "never released"
+        return predict(documents)
+
+    service.predict = holding
+    js = {"Content-Type": "application/json"}
+    body = lambda docs: json.dumps({"documents": docs}).encode()  # noqa: E731
+    with ThreadServer(service) as server:
+        holders = [threading.Thread(target=exchange, args=(server.port, "POST", "/predict", body([f"hold {i}"]), js))
+                   for i in range(app_module.PREDICT_SLOTS)]
+        for thread in holders:
+            thread.start()
+        deadline = time.monotonic() + 60
+        while len(made) < app_module.PREDICT_SLOTS:  # every slot busy
+            assert time.monotonic() < deadline, made
+            time.sleep(0.01)
+        connections = server.server.server_state.connections
+        gone = socket.create_connection(("127.0.0.1", server.port))
+        payload = body(["gone"])
+        gone.sendall(b"POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: %d\r\n\r\n%s" % (len(payload), payload))
+        while not any(c.cycle is not None and c.cycle.scope.get("textcw.queued") for c in list(connections)):
+            assert time.monotonic() < deadline, "the request never waited for its turn"
+            time.sleep(0.01)
+        queued = len(connections)
+        gone.close()
+        while len(connections) >= queued:  # the service saw it close
+            assert time.monotonic() < deadline, "the close was never seen"
+            time.sleep(0.01)
+        hold.set()
+        for thread in holders:
+            thread.join(60)
+        status, _, reply = exchange(server.port, "POST", "/predict", body(["after"]), js)
+    assert status == 200 and len(json.loads(reply)["predictions"]) == 1
+    assert sorted(made) == ["after"] + [f"hold {i}" for i in range(app_module.PREDICT_SLOTS)]
