@@ -21,9 +21,14 @@ so read them next to the load; for textcw also the expected calibration error of
 probabilities. Without ``vowpalwabbit`` installed (``pip install
 'textcw[bench]'``) the VW rows are skipped with a message.
 
+With ``--repeat R`` each size and task is run R rounds, interleaved (in each round VW, then
+each ``--learner`` in turn), and a summary gives per system the median and best wall and CPU
+seconds over the rounds, and, with several sizes, the time each system adds from the smallest
+size to the largest (difference of the medians): the figures a shared machine allows.
+
 Run by hand (not a test): ``python benchmarks/bench_vw.py [--sizes 100000 1000000]
-[--classes 2 4] [--learner arow] [--workers 2] [--featurize-only] [--json out.json]``. Results: docs/benchmarks.md
-and docs/scale.md.
+[--classes 2 4] [--learner arow [scw1 ...]] [--workers 2] [--repeat 3] [--featurize-only]
+[--json out.json]``. Results: docs/benchmarks.md and docs/scale.md.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -143,16 +149,61 @@ def _ece(result: dict) -> str:
     return "-" if ece is None else f"{ece:.4f}"
 
 
+def summarize(rows: list[dict]) -> list[dict]:
+    """Per (documents, classes, system): rounds, median and best wall and CPU seconds, median accuracy."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["documents"], row["classes"], row["system"]), []).append(row)
+    out = []
+    for (n, k, system), runs in groups.items():
+        walls = [r["wall_seconds"] for r in runs]
+        cpus = [r["cpu_seconds"] for r in runs]
+        out.append({"documents": n, "classes": k, "system": system, "runs": len(runs),
+                    "wall_median": statistics.median(walls), "wall_best": min(walls),
+                    "cpu_median": statistics.median(cpus), "cpu_best": min(cpus),
+                    "accuracy": statistics.median(r["accuracy"] for r in runs)})
+    return out
+
+
+def added_time(summary: list[dict]) -> list[dict]:
+    """Per (classes, system) run at several sizes: the median wall and CPU seconds the largest
+    size adds to the smallest."""
+    out = []
+    for k, system in dict.fromkeys((s["classes"], s["system"]) for s in summary):
+        sized = sorted((s for s in summary if s["classes"] == k and s["system"] == system),
+                       key=lambda s: s["documents"])
+        if len(sized) > 1:
+            out.append({"classes": k, "system": system, "from": sized[0]["documents"], "to": sized[-1]["documents"],
+                        "wall_added": sized[-1]["wall_median"] - sized[0]["wall_median"],
+                        "cpu_added": sized[-1]["cpu_median"] - sized[0]["cpu_median"]})
+    return out
+
+
+def print_summary(summary: list[dict], added: list[dict]) -> None:
+    print("\n| documents | classes | system | runs | wall median (s) | wall best (s) | CPU median (s) | "
+          "CPU best (s) | test accuracy |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s in summary:
+        print(f"| {s['documents']:,} | {s['classes']} | {s['system']} | {s['runs']} | {s['wall_median']:.2f} | "
+              f"{s['wall_best']:.2f} | {s['cpu_median']:.2f} | {s['cpu_best']:.2f} | {s['accuracy']:.4f} |")
+    for a in added:
+        print(f"added from {a['from']:,} to {a['to']:,} documents ({a['classes']} classes), {a['system']}: "
+              f"wall {a['wall_added']:+.2f} s, CPU {a['cpu_added']:+.2f} s (medians)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--classes", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--learner", default="arow")
+    parser.add_argument("--learner", nargs="+", default=["arow"], help="one or more learners, run in turn")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds of every run (median and best)")
     parser.add_argument("--folder", type=Path, default=Path("build/bench-vw"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--featurize-only", action="store_true", help="only the featurizing rate")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error(f"--repeat {args.repeat} is invalid; give at least 1 round")
     args.folder.mkdir(parents=True, exist_ok=True)
     train, _ = write_files(args.sizes[0], 2, args.folder)
     rate = featurize_rate(train)
@@ -161,23 +212,34 @@ def main() -> None:
     if args.featurize_only:
         return
     rows = []
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     print("| documents | classes | system | wall (s) | documents/s | CPU (s) | test accuracy | ECE | load before |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
         for k in args.classes:
             train, test = write_files(n, k, args.folder)
             n_train = sum(1 for _ in open(train, "rb"))
-            for result in (run_vw(train, test, k, args.folder), run_textcw(train, test, args.learner, args.workers)):
-                if result is None:
-                    continue
-                result.update(documents=n_train, classes=k, mb=round(train.stat().st_size / 1e6, 1))
-                rows.append(result)
-                print(f"| {n_train:,} | {k} | {result['system']} | {result['wall_seconds']:.1f} | "
-                      f"{n_train / result['wall_seconds']:,.0f} | {result['cpu_seconds']:.1f} | "
-                      f"{result['accuracy']:.4f} | {_ece(result)} | "
-                      f"{result['load_before']:.1f} |", flush=True)
+            for _ in range(args.repeat):
+                runs = [lambda: run_vw(train, test, k, args.folder)]
+                runs += [lambda name=name: run_textcw(train, test, name, args.workers) for name in args.learner]
+                for run in runs:
+                    result = run()
+                    if result is None:
+                        continue
+                    result.update(documents=n_train, classes=k, mb=round(train.stat().st_size / 1e6, 1))
+                    rows.append(result)
+                    print(f"| {n_train:,} | {k} | {result['system']} | {result['wall_seconds']:.1f} | "
+                          f"{n_train / result['wall_seconds']:,.0f} | {result['cpu_seconds']:.1f} | "
+                          f"{result['accuracy']:.4f} | {_ece(result)} | "
+                          f"{result['load_before']:.1f} |", flush=True)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    summary = summarize(rows)
+    added = added_time(summary)
+    if args.repeat > 1 or len(args.sizes) > 1:
+        print_summary(summary, added)
     if args.json:
-        args.json.write_text(json.dumps({"rows": rows, "featurize": rate, "cpus": os.cpu_count()}, indent=2))
+        args.json.write_text(json.dumps({"rows": rows, "summary": summary, "added": added, "featurize": rate,
+                                         "cpus": os.cpu_count()}, indent=2))
 
 
 if __name__ == "__main__":

@@ -122,3 +122,42 @@ def test_a_stream_trains_from_the_file_as_from_the_documents(tmp_path):
     two = train_stream(f"vw:{path}", "arow", chunk_size=100, workers=2)
     assert one.n_train == 480 and one.n_test == 120 and one.accuracy > 0.9
     assert np.array_equal(one.model[-1].coef_, two.model[-1].coef_)
+
+
+def reference(lines: list[str]) -> tuple[list[str], list[str]]:
+    """Labels and documents of ``label | text`` lines, by plain Python: the text is everything
+    after the first ``|`` (a Windows line end dropped), blank lines are skipped."""
+    labels, texts = [], []
+    for line in lines:
+        if not line.strip(" \t\r"):
+            continue
+        head, _, text = line.partition("|")
+        labels.append(head.split()[0])
+        texts.append(text[:-1] if text.endswith("\r") else text)
+    return labels, texts
+
+
+def test_the_text_is_everything_after_the_first_bar(tmp_path):
+    lines = ["1 | a | b || c", "-1\t|tab before the bar", "1 |", " \t", "x |   spaced  ", "-1 |ends with cr\r",
+             "1 | ü|ñ"] * (vw.CHECKPOINT // 3)
+    path = write(tmp_path / "bars.vw", lines)
+    labels, texts = reference(lines)
+    data = vw.load(f"{path},{path}", "train")
+    assert list(data.data) == texts and data.labels.tolist() == labels
+    start = vw.CHECKPOINT + 3  # a range starting past a checkpoint, in the middle of the pattern
+    (chunk,) = vw.stream(f"{path},{path}", "train", start=start, stop=start + 50, chunk_size=50)
+    assert list(chunk.data) == texts[start:start + 50] and chunk.labels.tolist() == labels[start:start + 50]
+
+
+def test_counting_a_file_imports_no_scikit_learn(tmp_path):
+    # a file's scan (the first step of a stream, and of `textcw list`-style questions about its
+    # size) needs numpy and numba only
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "s.vw", [f"{label} | {text}" for label, text in docs(40)])
+    code = ("import sys; from textcw.corpus import vw; n = vw.size(sys.argv[1], 'train'); "
+            "print(n, sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True,
+                         timeout=300)
+    assert out.stdout.split(None, 1) == ["32", "[]\n"]

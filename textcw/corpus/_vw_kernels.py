@@ -1,6 +1,8 @@
 """The compiled kernels of :mod:`textcw.corpus.vw`: lines, labels and text of a mapped file.
 
-Kept apart so that registering the corpus (``textcw list``) imports no compiler.
+Kept apart so that registering the corpus (``textcw list``) imports no compiler. The label hash
+comes from :mod:`textcw.features._native_kernels` itself, not from :mod:`textcw.features.native`,
+which imports scikit-learn: a file's scan needs numpy and numba only.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.features.native import _murmur3
+from textcw.features._native_kernels import _murmur3
 
 @kernel
 def _label_key(buf, a, b):
@@ -33,12 +35,17 @@ def _find_label(slots, keys, key):
 @kernel
 def _line(buf, i, n):
     """``(end of line, bar, label start, label end, words before the bar)`` of the line at ``i``."""
+    # Up to the first '|' or line end, then only the line end: one comparison per byte of the
+    # text, which is nearly all of a line (the scan and every chunk's read run this loop).
     j = i
-    bar = -1
-    while j < n and buf[j] != 10:
-        if bar < 0 and buf[j] == 124:
-            bar = j
+    while j < n and buf[j] != 10 and buf[j] != 124:
         j += 1
+    bar = -1
+    if j < n and buf[j] == 124:
+        bar = j
+        j += 1
+        while j < n and buf[j] != 10:
+            j += 1
     a = -1
     b = -1
     words = 0
@@ -56,6 +63,15 @@ def _line(buf, i, n):
                     b = k
                 words += 1
     return j, bar, a, b, words
+
+
+@kernel
+def _line_end(buf, i, n):
+    """The end of the line at ``i`` (its newline, or ``n``)."""
+    j = i
+    while j < n and buf[j] != 10:
+        j += 1
+    return j
 
 
 @kernel
@@ -115,8 +131,8 @@ def _read(buf, begin, limit, skip, count, slots, keys, label_class):
     n = len(buf)
     i = begin
     seen = 0
-    while i < n and seen < skip:
-        j, bar, a, b, words = _line(buf, i, n)
+    while i < n and seen < skip:  # the lines before the chunk: only where they end
+        j = _line_end(buf, i, n)
         if not _blank(buf, i, j):
             seen += 1
         i = j + 1
@@ -135,9 +151,9 @@ def _read(buf, begin, limit, skip, count, slots, keys, label_class):
             stop = j
             if stop > bar + 1 and buf[stop - 1] == 13:  # a Windows line end
                 stop -= 1
-            for k in range(bar + 1, stop):
-                text[p] = buf[k]
-                p += 1
+            if stop > bar + 1:  # one slice copy per document rather than a store per byte
+                text[p:p + stop - bar - 1] = buf[bar + 1:stop]
+                p += stop - bar - 1
             d += 1
             offsets[d] = p
         i = j + 1
