@@ -269,3 +269,69 @@ def test_clear_removes_the_plugin_index_too(tmp_path, monkeypatch):
     assert index.cache_folder() == tmp_path / "cache"
     assert cache.clear() == (1, 2)
     assert not index_folder.exists()
+
+
+def test_the_archive_read_in_memory_is_tarfiles_own_reading(tmp_path, monkeypatch):
+    import gzip
+
+    path = tmp_path / "small.tar.gz"
+    _archive(path, MESSAGES)
+    parsed = newsgroups._read_archive.__wrapped__(str(path))
+    assert parsed["train"] == [("sci.med", 1, "doctor pills caf\xe9"), ("sci.space", 2, "orbit rocket")]
+    assert parsed["test"] == [("sci.med", 3, "nurse"), ("sci.space", 4, "moon \xff landing")]
+    # a gzip file of two members (as `cat a.gz b.gz` makes) is read whole, as gzip reads it
+    whole = gzip.decompress(path.read_bytes())
+    two = tmp_path / "two.tar.gz"
+    two.write_bytes(gzip.compress(whole[:1000]) + gzip.compress(whole[1000:]) + b"\0" * 512)  # zero-padded
+    assert newsgroups._read_archive.__wrapped__(str(two)) == parsed
+    # member names that are not plain are read as pathlib reads them
+    odd = tmp_path / "odd.tar.gz"
+    _archive(odd, {**MESSAGES, "train//sci.med/8": "double slash", "test/./sci.space/9": "dot part",
+                   "train/sci.med/extra/10": "too deep"})
+    again = newsgroups._read_archive.__wrapped__(str(odd))
+    assert again["train"] == [*parsed["train"][:1], ("sci.med", 8, "double slash"), *parsed["train"][1:]]
+    assert again["test"] == [*parsed["test"], ("sci.space", 9, "dot part")]
+    # cut short, or decompressing past the bound: one line that says what to do
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(path.read_bytes()[:-30])
+    with pytest.raises(newsgroups.DataError, match=r"^cannot read .*cut\.tar\.gz: .*delete it and download it again$"):
+        newsgroups._read_archive.__wrapped__(str(cut))
+    monkeypatch.setattr(newsgroups, "MAX_TAR_BYTES", len(whole) - 1)
+    with pytest.raises(newsgroups.DataError, match=f"decompresses to more than {len(whole) - 1:,} bytes"):
+        newsgroups._read_archive.__wrapped__(str(path))
+    size = path.stat().st_size  # a file larger than the bound is refused before it is read
+    monkeypatch.setattr(newsgroups, "MAX_TAR_BYTES", size - 1)
+    with pytest.raises(newsgroups.DataError, match=f"it is larger than {size - 1:,} bytes"):
+        newsgroups._read_archive.__wrapped__(str(path))
+
+
+@pytest.mark.parametrize("value, plain", [
+    ({"cat": 0, "dog": 1}, True),
+    ([1.5, 2.0, 1e-300], True),
+    ({"a": [1, "x", None, True, {"b": [0.5]}]}, True),
+    ([], True), ({}, True), ("text", True), (None, True), (3, True),
+    ([1.0, float("inf")], False), ({"a": [1.0, float("nan")]}, False), (float("-inf"), False),
+    ({"a": 1, 2: "b"}, False),  # a key JSON would turn into "2"
+    ([1, (2, 3)], False), ({"a": [[np.float64(1.0)]]}, False), ([np.int64(1)], False),
+    ({"a": {"b": {"c": [1, {"d": (1,)}]}}}, False),
+])
+def test_only_values_json_gives_back_exactly_are_plain(value, plain):
+    assert feature_cache._plain(value) is plain
+    if plain:
+        text = cache._to_json(value)
+        assert json.loads(text) == value and cache._to_json(json.loads(text)) == text
+
+
+def test_an_entry_written_from_its_json_text_is_the_same_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
+    meta = {"state": [["vocabulary_", "json", {"caf\xe9": 0, "\ud800": 1, "x\"\\": 2}], ["idf_", "json", [0.1, 1e300]]],
+            "names": ["a"]}
+    key = cache.make_key("features", name="small", featurizer="tfidf")
+    text = cache._entry_json(key, meta, cache._to_json(meta))
+    assert text == cache._to_json({"key": key, "meta": meta})
+    # the members, byte for byte (the zip's own timestamps may differ by a second)
+    first = cache.read_npz(cache.save_entry(key, {"x": np.arange(3)}, meta))
+    second = cache.read_npz(cache.save_entry(key, {"x": np.arange(3)}, meta, meta_json=cache._to_json(meta)))
+    assert first.keys() == second.keys() and all(first[k].tobytes() == second[k].tobytes() for k in first)
+    assert cache.load_entry(key)[1] == meta

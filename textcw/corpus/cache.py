@@ -281,9 +281,12 @@ def entry_name(key: dict) -> str:
     return f"{label}-{hashlib.sha256(text.encode()).hexdigest()[:32]}.npz"
 
 
-def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | None:
+def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict, *, meta_json: str | None = None) -> Path | None:
     """Write one entry atomically and owner-only; returns its path, or None when nothing could
-    be written (the cache is off, read-only, not the user's own, or full)."""
+    be written (the cache is off, read-only, not the user's own, or full).
+
+    ``meta_json`` is ``meta`` already written as JSON (``to_json(meta)``), for a caller that
+    needed the text itself: it is not encoded twice."""
     if not enabled() or _no_writes.get():
         return None
     folder = cache_dir(create=True)
@@ -293,7 +296,7 @@ def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | N
     path = sub / entry_name(key)
     members = {name: np.ascontiguousarray(a) for name, a in arrays.items()}
     # not sort_keys: the order of a fitted dict (a vocabulary) is part of what is restored
-    members[_KEY_MEMBER] = text_array(_to_json({"key": key, "meta": meta}))
+    members[_KEY_MEMBER] = text_array(_entry_json(key, meta, meta_json))
     members[_DIGEST_MEMBER] = text_array(members_digest(members))
     if not cache_limit.make_room(folder, KINDS, cache_limit.estimated_size(members), keep=path):
         log.debug("not caching %s: it is larger than the cache limit (%s)", path.name, cache_limit.LIMIT_VAR)
@@ -305,6 +308,14 @@ def save_entry(key: dict, arrays: dict[str, np.ndarray], meta: dict) -> Path | N
         log.debug("cannot write the cache file %s: %s", path, exc)
         return None
     return path
+
+
+def _entry_json(key: dict, meta: dict, meta_json: str | None) -> str:
+    """``to_json({"key": key, "meta": meta})``, with ``meta``'s text when it is given: JSON writes
+    a dict as its items' texts between braces, so this is the same text (tested)."""
+    if meta_json is None:
+        return _to_json({"key": key, "meta": meta})
+    return '{"key": ' + _to_json(key) + ', "meta": ' + meta_json + "}"
 
 
 def load_entry(key: dict) -> tuple[dict[str, np.ndarray], dict]:

@@ -22,6 +22,7 @@ these is deleted and rebuilt.
 from __future__ import annotations
 
 import json
+import math
 import sys
 
 import numpy as np
@@ -165,22 +166,33 @@ def _check_like_an_import(featurizer, name: str) -> None:
             raise ValueError(str(exc)) from None
 
 
+_SCALARS = frozenset((str, int, bool, float, type(None)))
+
+
 def _plain(value) -> bool:
     """A value that JSON gives back exactly: str, int, float, bool, None, and dicts of str keys
-    and lists of them (no tuples, no NumPy scalars)."""
+    and lists of them (no tuples, no NumPy scalars, no infinite or NaN float)."""
     stack = [value]
     while stack:
         v = stack.pop()
-        if v is None or type(v) in (str, int, bool):
-            continue
-        if type(v) is float and np.isfinite(v):
-            continue
-        if type(v) is list:
-            stack.extend(v)
-        elif type(v) is dict and all(type(k) is str for k in v):
-            stack.extend(v.values())
+        kind = type(v)
+        if kind is dict:
+            if not set(map(type, v)) <= {str}:
+                return False
+            items = v.values()
+        elif kind is list:
+            items = v
         else:
+            items = (v,)
+        # by the types present, not item by item: a vocabulary or idf list holds 130,107 scalars
+        kinds = set(map(type, items))
+        if float in kinds and not all(map(math.isfinite, items if kinds == {float} else
+                                          (x for x in items if type(x) is float))):
             return False
+        if not kinds <= _SCALARS:
+            if not kinds <= _SCALARS | {dict, list} or kind not in (dict, list):
+                return False
+            stack.extend(x for x in items if type(x) in (dict, list))
     return True
 
 
@@ -223,8 +235,11 @@ def save_features(key: dict, fitted, make_fresh, Xtr, Xte, train_set, test_set) 
         arrays.update(packed)
     meta = {"state": state, "target_names": names, "matrix": type(Xtr).__name__,
             "test_matrix": type(Xte).__name__}
-    # The model file must not depend on whether the cache was used: check the round trip now.
-    restored = restore_featurizer(make_fresh(), json.loads(_to_json(state)), key["featurizer"])
+    # The model file must not depend on whether the cache was used: check the round trip now,
+    # from the very JSON text the entry holds (encoded once: a vocabulary and its idf weights
+    # take a third of a second to write as JSON).
+    meta_json = _to_json(meta)
+    restored = restore_featurizer(make_fresh(), json.loads(meta_json)["state"], key["featurizer"])
     if _pickled(restored) != _pickled(fitted):
         log.debug("not caching the features of %s: the featurizer does not round-trip", key["name"])
         return False
@@ -234,7 +249,7 @@ def save_features(key: dict, fitted, make_fresh, Xtr, Xte, train_set, test_set) 
             return False
     arrays["train_target"] = np.asarray(train_set.target, dtype=np.int64)
     arrays["test_target"] = np.asarray(test_set.target, dtype=np.int64)
-    return save_entry(key, arrays, meta) is not None
+    return save_entry(key, arrays, meta, meta_json=meta_json) is not None
 
 
 def _width(featurizer) -> int | None:

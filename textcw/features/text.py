@@ -13,8 +13,10 @@ Documents that are not text, and training documents without a single word, are r
 document nor what to do).
 
 ``transform`` (of a fitted vocabulary) tokenises and looks terms up in compiled code
-(:mod:`textcw.features.native`), with exactly scikit-learn's result; learning the vocabulary
-(``fit``) is scikit-learn's. A pickle (a saved model) holds the fitted vocabulary as arrays
+(:mod:`textcw.features.native`), and ``fit`` learns the vocabulary there too
+(:func:`textcw.features.native.learn`: each new term numbered as scikit-learn's
+``_count_vocab`` numbers it, then sorted and pruned by scikit-learn), both with exactly
+scikit-learn's result. A pickle (a saved model) holds the fitted vocabulary as arrays
 (:mod:`textcw.features.vocabulary`), which load without a Python object per word;
 ``vocabulary_`` is the usual dict.
 """
@@ -97,15 +99,32 @@ class WordCounts(CountVectorizer):
         except (AttributeError, TypeError) as exc:  # a non-text item in a stream of documents
             raise InputError(f"the bag-of-words featurizer featurizes text: {one_line(exc)}") from None
 
+    def _count_vocab(self, raw_documents, fixed_vocab):
+        """scikit-learn's counting of ``fit_transform`` and ``transform``; learning the
+        vocabulary runs in the compiled kernels where ``transform`` does (module docstring), with
+        scikit-learn's result: the same terms, numbered in the same order, and the same matrix,
+        which scikit-learn then sorts and prunes (``min_df``, ``max_features``) as usual."""
+        if fixed_vocab or not self._compiled(raw_documents):
+            return super()._count_vocab(raw_documents, fixed_vocab)
+        vocabulary, indptr, indices, counts = native.learn(self, raw_documents)
+        if not vocabulary:  # no words: scikit-learn's own error, which _explain rewords
+            return super()._count_vocab(raw_documents, fixed_vocab)
+        return vocabulary, native.count_matrix(indptr, indices, counts, len(vocabulary), self.dtype)
+
+    def _compiled(self, raw_documents) -> bool:
+        """Whether the kernels featurize ``raw_documents`` (checked documents) with these settings."""
+        if isinstance(raw_documents, native.TextBlock):
+            return native.supports(self)
+        return isinstance(raw_documents, (list, tuple, np.ndarray)) and native.supports(self) \
+            and not native.small_before_kernels(raw_documents)
+
     def transform(self, raw_documents):
         if isinstance(raw_documents, native.TextBlock):
             raw_documents = raw_documents if native.supports(self) else list(raw_documents)
         else:
             check_documents(raw_documents, "the bag-of-words featurizer")
         try:
-            if isinstance(raw_documents, native.TextBlock) or (
-                    isinstance(raw_documents, (list, tuple, np.ndarray)) and native.supports(self)
-                    and not native.small_before_kernels(raw_documents)):
+            if self._compiled(raw_documents):
                 self._check_vocabulary()
                 table = self._vocabulary_table()
                 return native.transform(self, raw_documents,
