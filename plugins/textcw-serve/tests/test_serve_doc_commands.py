@@ -11,7 +11,8 @@ the documents claim: the recipe learns a word the model never saw, and each repl
 shows (a ```` ```json ```` block after a command) is the service's reply, its numbers to the
 precision shown, as is the temperature its start-up warning shows; a ``/predict`` with ``top`` or
 ``explain`` agrees with the plain prediction and its explanation adds up, and ``/suggest`` ranks
-most informative first.
+most informative first. docs/serve.md serves a multi-label model too (a second service, which the
+commands after it reach): its correction gives a ticket both tags, and the word it never saw.
 """
 
 from __future__ import annotations
@@ -204,8 +205,9 @@ class Service:
         return code
 
 
-def run_document(document: Path, cwd: Path, env: dict) -> tuple[list[tuple[str, str]], list[Service]]:
-    """Run the document's commands; ``[(command, output)]`` and the services started."""
+def run_document(document: Path, cwd: Path, env: dict) -> tuple[list[tuple[str, str, int]], list[Service]]:
+    """Run the document's commands; ``[(command, output, service)]`` (``service``: the index of
+    the service started last before the command, -1 before any) and the services started."""
     outputs, services = [], []
     try:
         for command in shell_commands(document.read_text()):
@@ -221,7 +223,7 @@ def run_document(document: Path, cwd: Path, env: dict) -> tuple[list[tuple[str, 
                                   timeout=COMMAND_SECONDS)
             assert done.returncode == 0, f"{document.name}: `{command}` exited with {done.returncode}:\n" \
                                          f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
-            outputs.append((command, done.stdout))
+            outputs.append((command, done.stdout, len(services) - 1))
     finally:
         codes = [service.stop() for service in services]
     # a clean stop: the exit code of SIGTERM (128 + 15), after the final checkpoint
@@ -243,13 +245,19 @@ def test_every_command_runs_as_written_and_the_recipe_learns_a_new_word(document
     work.mkdir()
     outputs, services = run_document(document, work, env)
 
-    assert len(services) == 1 and "(learning)" in services[0].output()
-    replies = {}
-    for command, output in outputs:
+    assert all("(learning)" in service.output() for service in services)
+    assert len(services) == (2 if document.name == "serve.md" else 1)
+    replies, tagged = {}, {}  # the topic filter's replies; the multi-label model's (docs/serve.md)
+    for command, output, service in outputs:
         if command.startswith("curl"):
             reply = json.loads(output)
             assert "error" not in reply, (command, reply)
-            replies.setdefault(re.search(r"/(predict|learn|suggest)", command).group(1), []).append(reply)
+            (tagged if service == 1 else replies).setdefault(
+                re.search(r"/(predict|learn|suggest)", command).group(1), []).append(reply)
+    if tagged:  # the correction gave the ticket both tags, and the word it never saw now has them
+        assert [r["changed"] for r in tagged["learn"]] == [True] and tagged["predict"][-1]["model_version"] == 1
+        before, after = (r["predictions"] for r in tagged["predict"])
+        assert before[0]["label"] != ["billing", "mobile"] == after[0]["label"] == after[1]["label"]
     # the correction was learned, and the word the model never saw now names its class
     assert replies["learn"] == [{**replies["learn"][0], "changed": True, "unseen_tokens": None, "warning": None}]
     plain = [r for r in replies["predict"] if all(set(p) == PLAIN_FIELDS for p in r["predictions"])]
@@ -269,7 +277,9 @@ def test_every_command_runs_as_written_and_the_recipe_learns_a_new_word(document
     shown = shown_replies(document.read_text())
     run_here = [c for c in shell_commands(document.read_text())
                 if not c.startswith("pip install") and not re.match(r"^textcw serve \S+\.textcw-model", c)]
-    replies_of = dict(zip(run_here, (output for _, output in outputs)))
+    replies_of = dict(zip(run_here, (output for _, output, _ in outputs)))
+    shown_commands = [command for command, _ in shown]
+    assert len(set(shown_commands)) == len(shown_commands), f"{document.name}: a shown reply's command is repeated"
     for command, reply in shown:
         assert differences(reply, json.loads(replies_of[command])) == [], f"{document.name}: `{command}`"
     temperature = re.search(r"temperature \(([0-9.]+)\)", document.read_text())

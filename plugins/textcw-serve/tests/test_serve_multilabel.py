@@ -1,17 +1,15 @@
-"""A multi-label model served read-only: ``/predict`` gives each document its set of tags, as
-the model's own ``predict`` does; learning, ``top``, ``explain`` and ``/suggest`` are refused in
-one line."""
+"""A multi-label model served: ``/predict`` gives each document its set of tags, as the model's
+own ``predict`` does; ``top``, ``explain`` and ``/suggest`` are refused in one line. Learning tag
+sets (``--learn``) is tested in test_serve_multilabel_learn.py."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from textcw.errors import InputError
 
 from serve_fixtures import save_tagged_model, stream, thread_server
 from test_serve_answers import post
-from textcw_serve.startup import open_service
 
 
 @pytest.fixture
@@ -35,11 +33,8 @@ def test_predict_gives_each_document_the_model_s_tags(tagged):
         assert row["margin"] is None
 
 
-def test_learning_and_the_single_label_answers_are_refused_in_one_line(tagged):
+def test_the_single_label_answers_are_refused_in_one_line(tagged):
     path, _ = tagged
-    with pytest.raises(InputError, match=r"is a multi-label model \(a set of tags per document\): the service "
-                                         r"predicts its tags but cannot learn .* serve it without --learn"):
-        open_service(path, learn=True)
     with thread_server(path, learn=False) as server:
         answers = [post(server.port, "/predict", {"documents": ["orbit"], "top": 1}),
                    post(server.port, "/predict", {"documents": ["orbit"], "explain": 3}),

@@ -89,11 +89,24 @@ def _error_responses(*codes: int) -> dict:
     return {code: {"model": ErrorResponse, "description": _ERRORS.get(code, "error")} for code in codes}
 
 
+_LABEL_SHAPE = ("not a label: give one of the model's classes (a string, a number, true or false) or, for a "
+                "multi-label model, the list of the document's tags")
+
+
 def describe_validation_error(exc: RequestValidationError) -> str:
     """One line per problem, e.g. ``documents[2]: Input should be a valid string``, without
     echoing the client's input (it may be huge or unprintable)."""
     problems = []
-    for error in exc.errors()[:5]:
+    errors, labels = [], set()
+    for error in exc.errors():
+        loc = [part for part in error.get("loc", ()) if part != "body"]
+        if len(loc) > 2 and loc[0] == "labels" and isinstance(loc[1], int):  # the union's every branch, once
+            if loc[1] not in labels:
+                labels.add(loc[1])
+                errors.append({"loc": loc[:2], "msg": _LABEL_SHAPE, "type": "value_error"})
+        else:
+            errors.append(error)
+    for error in errors[:5]:
         loc = [part for part in error.get("loc", ()) if part != "body"]
         if error.get("type") == "json_invalid":
             reason = (error.get("ctx") or {}).get("error", "")
@@ -110,7 +123,7 @@ def describe_validation_error(exc: RequestValidationError) -> str:
             message = message.removeprefix("Value error, ")
         message = safe_text(message, 200)
         problems.append(f"{where}: {message}" if where else message)
-    more = len(exc.errors()) - 5
+    more = len(errors) - 5
     return "; ".join(problems) + (f"; and {more} more problems" if more > 0 else "")
 
 

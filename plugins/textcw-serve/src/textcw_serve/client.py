@@ -6,6 +6,7 @@
     service.predict(["win a free cruise now"], top=2, explain=5)   # best labels and why
     service.suggest(unlabelled, n=10, strategy="margin")           # what to label next
     service.learn(["win a free cruise now"], ["spam"])   # returns after the update is durable
+    service.learn(["app charged me twice"], [["billing", "mobile"]])   # a multi-label model: its tags
     service.status()["update_count"]
 
 Errors the service reports come back as :class:`ServiceError` (a
@@ -88,8 +89,10 @@ class Client:
                                                "seed": seed})
 
     def learn(self, documents: list[str], labels: list) -> dict:
-        """Learn ``documents`` with their correct ``labels``; returns once the update is durable."""
-        return self._call("POST", "/learn", {"documents": list(documents), "labels": list(labels)})
+        """Learn ``documents`` with their correct ``labels``; returns once the update is durable.
+        For a multi-label model each label is the document's tags: a list, tuple or set (``[]``
+        for none; a set is sent sorted, so that the same call sends the same bytes)."""
+        return self._call("POST", "/learn", {"documents": list(documents), "labels": [_label(v) for v in labels]})
 
     def checkpoint(self) -> dict:
         return self._call("POST", "/checkpoint", None)
@@ -135,3 +138,10 @@ def _message(body: bytes, reason) -> str:
         return str(json.loads(body)["error"])
     except (ValueError, KeyError, TypeError):
         return str(reason)
+
+
+def _label(value):
+    """A label as JSON takes it: a tag set (tuple, set) as a list."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=lambda tag: (type(tag).__name__, tag))
+    return list(value) if isinstance(value, tuple) else value

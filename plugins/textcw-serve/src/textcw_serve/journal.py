@@ -7,6 +7,11 @@ Every ``/learn`` request becomes one record. A record is framed as::
     seq    (8 bytes, big-endian)   the record's number: 1, 2, 3, ... since the model was first served
     payload (length bytes)         JSON: {"documents": [...], "labels": [...]}
 
+A label is one class, or, for a multi-label model, the list of a document's tags: the format
+is the same, and a record is checked on replay to have the shape of the model it is replayed
+into (:func:`textcw_serve.startup._record_labels`), so logs written before multi-label models
+learned replay as they did.
+
 Records are written in groups (group commit): the writer collects every request that arrived
 while the previous ``fsync`` ran, writes them with one ``write`` and makes them durable with one
 ``fsync``. Only then are they applied and acknowledged, so an acknowledged update is on disk.
@@ -174,7 +179,8 @@ def _decode_at(data: bytes, offset: int) -> tuple[Record | None, int]:
         return None, offset
     try:
         body = json.loads(payload.decode("ascii"))
-        record = Record(seq, list(body["documents"]), list(body["labels"]))
+        # as JSON gave them: whether they make a request this model takes is checked on replay
+        record = Record(seq, body["documents"], body["labels"])
     except (UnicodeDecodeError, ValueError, KeyError, TypeError):
         return None, offset  # a checksum collision on garbage: still not a record we wrote
     return record, end

@@ -23,6 +23,7 @@ from textcw.learners.temperature import TemperatureScaling
 from textcw.untrusted import safe_text
 
 from textcw_serve.scoring import scores_and_variances
+from textcw_serve.tagsets import check_shapes, multilabel_digest, split
 
 
 def check_servable(model, name: str) -> None:
@@ -42,12 +43,9 @@ def is_multilabel(model) -> bool:
 
 
 def check_learnable(model, name: str) -> None:
-    """``--learn`` needs a learner that continues with ``partial_fit``, one label per document."""
+    """``--learn`` needs a learner that continues with ``partial_fit`` (a multi-label model learns
+    each document's tag set: :mod:`textcw_serve.tagsets`)."""
     learner = model.steps[-1][1]
-    if is_multilabel(model):
-        raise InputError(f"{name} is a multi-label model (a set of tags per document): the service predicts its "
-                         "tags but cannot learn from corrections, since /learn takes one label per document; "
-                         "serve it without --learn")
     if not callable(getattr(learner, "partial_fit", None)):
         raise InputError(f"the learner of {name} ({type(learner).__name__}) has no partial_fit, so it "
                          "cannot learn online; serve it without --learn, or train an online learner")
@@ -80,7 +78,8 @@ class LabelMap:
     class ``True``, so clients need not know the classes' type; ``true`` names only ``True``.
     """
 
-    def __init__(self, classes):
+    def __init__(self, classes, *, multilabel: bool = False):
+        self.multilabel = multilabel  # each label a list of tags (tagsets.check_shapes)
         self.values = list(classes)
         self.classes = [jsonable_label(c) for c in self.values]
         self._exact: dict = {}
@@ -94,12 +93,19 @@ class LabelMap:
             self._by_text.setdefault(str(shown), (value, shown))
 
     def resolve(self, labels: list) -> list:
-        """The class each label names (the model's own values, for ``partial_fit``)."""
-        return [found[0] for found in self._find(labels)]
+        """The class each label names (the model's own values, for ``partial_fit``); for a
+        multi-label model, the list of classes each list of tags names."""
+        return self._each(labels, 0)
 
     def canonical(self, labels: list) -> list:
         """The JSON form of the class each label names (what the update log records)."""
-        return [found[1] for found in self._find(labels)]
+        return self._each(labels, 1)
+
+    def _each(self, labels: list, part: int) -> list:
+        check_shapes(labels, self.multilabel)
+        if not self.multilabel:
+            return [found[part] for found in self._find(labels)]
+        return split([found[part] for found in self._find([tag for tags in labels for tag in tags])], labels)
 
     def _find(self, labels: list) -> list:
         found, unknown = [], []
@@ -112,8 +118,9 @@ class LabelMap:
             found.append(hit)
         if unknown:
             shown = ", ".join(safe_text(json.dumps(u), 60) for u in unknown[:5])
-            raise InputError(f"unknown label {shown}: this model's classes are fixed "
-                             f"({', '.join(json.dumps(c) for c in self.classes)}); correct the label or "
+            what = "tag" if self.multilabel else "label"
+            raise InputError(f"unknown {what} {shown}: this model's classes are fixed "
+                             f"({', '.join(json.dumps(c) for c in self.classes)}); correct the {what} or "
                              "train a model that has it")
         return found
 
@@ -322,10 +329,18 @@ def _finite(values: np.ndarray) -> list:
 
 def model_digest(model: Pipeline) -> str:
     """sha256 of the learner's classes and state arrays (names, dtypes, shapes and bytes): equal
-    digests mean bit-for-bit equal models. Learners without ``state_dict`` are digested by their
-    pickle."""
+    digests mean bit-for-bit equal models. A multi-label model is digested label by label with
+    its calibration (:func:`textcw_serve.tagsets.multilabel_digest`); learners without
+    ``state_dict`` by their pickle."""
     learner = learner_of(model)
+    if isinstance(learner, MultiLabel):
+        return multilabel_digest(learner, _digest_learner)
     digest = hashlib.sha256()
+    _digest_learner(digest, learner)
+    return digest.hexdigest()
+
+
+def _digest_learner(digest, learner) -> None:
     if hasattr(learner, "state_dict"):
         state = learner.state_dict()
         digest.update(json.dumps([jsonable_label(c) for c in state["classes"]]).encode())
@@ -341,4 +356,3 @@ def model_digest(model: Pipeline) -> str:
         buffer = io.BytesIO()
         joblib.dump(learner, buffer)
         digest.update(buffer.getvalue())
-    return digest.hexdigest()

@@ -2,7 +2,8 @@
 
 Every bound here is checked before any work is done for a request: the body's size by
 :mod:`textcw_serve.guards` as it arrives, then the number of documents, each document's length
-and the labels' types here. Strict types: a number is not a document, a list is not a label.
+and the labels' types here. Strict types: a number is not a document, a list of lists is not a label
+(a list of tags is, for a multi-label model).
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ Document = Annotated[StrictStr, StringConstraints(max_length=MAX_DOCUMENT_CHARS)
 Label = StrictBool | StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)] | \
     Annotated[StrictStr, StringConstraints(max_length=MAX_LABEL_CHARS)]
 ClassValue = StrictBool | StrictInt | StrictFloat | StrictStr
+# a multi-label model's label: a document's tags (which shape a model takes is checked by the
+# service, tagsets.check_shapes, since the schema is the same for every model)
+MAX_TAGS = 1024
+TagSet = Annotated[list[Label], Field(max_length=MAX_TAGS)]
 
 
 class _Strict(BaseModel):
@@ -82,9 +87,11 @@ class SuggestRequest(_Strict):
 class LearnRequest(_Strict):
     documents: Annotated[list[Document], Field(min_length=1, max_length=MAX_BATCH,
                                                description="The documents to learn from, in order.")]
-    labels: Annotated[list[Label], Field(min_length=1, max_length=MAX_BATCH,
-                                         description="The correct label of each document: one of the model's classes, as "
-                                                     "/status shows it (or as text: \"3\" names the class 3).")]
+    labels: Annotated[list[Label | TagSet], Field(
+        min_length=1, max_length=MAX_BATCH,
+        description="The correct label of each document: one of the model's classes, as /status shows it (or as "
+                    "text: \"3\" names the class 3); for a multi-label model, the list of the document's tags "
+                    "([] for none). A label of the other shape is refused (422).")]
 
     @model_validator(mode="after")
     def _same_length(self):

@@ -36,8 +36,9 @@ from textcw.errors import TextcwError
 from textcw_serve.deltas import DeltaTracker, write_checkpoint
 from textcw_serve.journal import (HEADER_BYTES, MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_payload,
                                   frame_record)
-from textcw_serve.model_ops import (LabelMap, Vocabulary, calibration_of, featurize, model_digest, prediction_rows,
-                                   row_wise, score)
+from textcw_serve.model_ops import (LabelMap, Vocabulary, calibration_of, featurize, is_multilabel, model_digest,
+                                   prediction_rows, row_wise, score)
+from textcw_serve.tagsets import status_of
 from textcw_serve.updates import apply_group, featurize_each, learn_reply
 from textcw_serve.rwlock import ReadWriteLock
 from textcw_serve.state import Checkpoint, Counters, StateFolder
@@ -102,7 +103,7 @@ class ModelService:
         self.metrics = metrics
         self.description = dict(description or {})
         self.deltas = deltas  # the rows touched since the last checkpoint (None: full checkpoints only)
-        self.labels = LabelMap(model.steps[-1][1].classes_)
+        self.labels = LabelMap(model.steps[-1][1].classes_, multilabel=is_multilabel(model))
         self.vocabulary = Vocabulary(model)
         self.calibration = calibration_of(model)
         self.lock = ReadWriteLock()
@@ -439,4 +440,5 @@ class ModelService:
             "vocabulary": self.vocabulary.describe(),
             "calibration": self.calibration,
             "uptime_seconds": round(time.monotonic() - self.started, 3),
+            **({"multi_label": status_of(self.model.steps[-1][1])} if self.labels.multilabel else {}),
         }

@@ -13,7 +13,7 @@ from textcw.errors import DataError, InputError
 
 from textcw_serve.deltas import FULL_EVERY, DeltaTracker, apply_deltas, delta_files, supports_deltas
 from textcw_serve.journal import LogWriter
-from textcw_serve.model_ops import LabelMap, check_learnable, check_servable, featurize
+from textcw_serve.model_ops import LabelMap, check_learnable, check_servable, featurize, is_multilabel
 from textcw_serve.updates import apply_update
 from textcw_serve.service import ModelService
 from textcw_serve.state import (INFO_KEY, Checkpoint, CheckpointMoved, Counters, StateFolder, check_state_folder,
@@ -155,12 +155,13 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
     if folder is not None:
         # the evidence first: nothing of a damaged log is cut or emptied before a copy is kept
         copy = folder.quarantine_log() if damage and learn else None
-        labels = LabelMap(model.steps[-1][1].classes_)
+        labels = LabelMap(model.steps[-1][1].classes_, multilabel=is_multilabel(model))
         for record in pending:
+            resolved = _record_labels(record, labels, folder.log_path)
             X = featurize(model, record.documents)
             if tracker is not None:
                 tracker.mark(X.tocsr())
-            outcome = apply_update(model, X, labels.resolve(record.labels))
+            outcome = apply_update(model, X, resolved)
             counters.add(len(record.documents), outcome.mistakes, outcome.changes)
             counters.seq = record.seq  # records lost to damage keep their numbers
         if pending:
@@ -192,6 +193,25 @@ def _open(model_path, manifest, folder, learn, checkpoint_every, max_group_recor
     if learn:
         announce_learning_limits(service, name)
     return service
+
+
+def _record_labels(record, labels: LabelMap, log_path) -> list:
+    """The classes a record of the update log names, checked as strictly as a ``/learn`` body:
+    the log is read back as untrusted input, and a record that is not a request this model takes
+    (documents that are not text, labels of the other shape: a single-label record in a
+    multi-label model's log, or the reverse, or an unknown class) is refused, never applied."""
+    documents, given = record.documents, record.labels
+    if not (isinstance(documents, list) and isinstance(given, list) and documents
+            and all(isinstance(d, str) for d in documents) and len(given) == len(documents)):
+        raise DataError(f"record {record.seq} of the update log {log_path} is not a /learn request (its documents "
+                        "are not a list of texts with one label each); the log was not written by this service "
+                        "for this model: move it away to start from the newest checkpoint (losing its updates)")
+    try:
+        return labels.resolve(given)
+    except InputError as exc:
+        raise DataError(f"record {record.seq} of the update log {log_path} does not fit this model ({exc}); the "
+                        "log belongs to another model or was modified: move it away to start from the newest "
+                        "checkpoint (losing its updates)") from None
 
 
 def _counters_of(delta) -> Counters:

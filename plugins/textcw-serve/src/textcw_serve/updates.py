@@ -18,8 +18,11 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.pipeline import Pipeline
 
+from textcw.learners.multilabel import MultiLabel
+
 from textcw_serve import model_ops
 from textcw_serve.model_ops import learner_of
+from textcw_serve.tagsets import learn_tags
 
 
 def featurize_each(model: Pipeline, requests: list[list[str]], *, together: bool) -> list:
@@ -78,8 +81,12 @@ class UpdateOutcome:
 
 
 def apply_update(model: Pipeline, X, labels: list) -> UpdateOutcome:
-    """One online pass over ``(X, labels)`` in order: one ``partial_fit`` call."""
+    """One online pass over ``(X, labels)`` in order: one ``partial_fit`` call. For a multi-label
+    model ``labels`` are tag sets (:func:`textcw_serve.tagsets.learn_tags`: a mistake is a
+    predicted tag set other than the given one, and every document changes the model)."""
     learner = learner_of(model)
+    if isinstance(learner, MultiLabel):
+        return UpdateOutcome(learn_tags(learner, X, labels), X.shape[0])
     learner.partial_fit(X, labels)
     # partial_fit appends this call's counts (OnlineLinearClassifier); other learners have none
     mistakes = learner.mistakes_[-1] if getattr(learner, "mistakes_", None) else 0
