@@ -101,8 +101,8 @@ def test_evaluate_runs_the_holdout_design_with_the_multilabel_metrics(tables, ca
     (["evaluate", "--design", "cv"], "design 'cv' does not apply to the multi-label task"),
     (["evaluate", "--tune"], "--tune does not apply to the multi-label task"),
     (["evaluate", "--metric", "log-loss"], "metric 'log-loss' does not apply to the multi-label task"),
-    (["train", "--stream"], "--stream does not apply to the multi-label task"),
-    (["train", "--shards", "2"], "--shards does not apply to the multi-label task"),
+    (["train", "--probability", "raw"], "--probability does not apply to the multi-label task"),
+    (["train", "--stream", "--epochs", "2"], "a multi-label stream is read once"),
 ])
 def test_what_does_not_apply_is_refused_in_one_line(tables, capsys, argv, message):
     code, _, err = run(capsys, *argv, "--corpus", task(tables))

@@ -78,9 +78,10 @@ def train(
         return train_multilabel_task(corpus, learner, featurizer=featurizer, param=param,
                                      featurizer_param=featurizer_param, epochs=epochs, seed=seed, out=out,
                                      as_json=as_json, json_out=json_out, no_cache=no_cache,
-                                     refused={"--init-model": init_model, "--shards": shards, "--stream": stream or None,
-                                              "--probability": probability, "--combine": combine,
-                                              "--backend": backend, "--workers": workers})
+                                     refused={"--init-model": init_model, "--probability": probability},
+                                     scale=dict(shards=shards, combine=combine, precision=precision, backend=backend,
+                                                scheduler=scheduler, workers=workers, chunk_size=chunk_size,
+                                                stream=stream))
     if init_model is not None:
         return continue_model(init_model, corpus, learner=learner, epochs=epochs, chunk_size=chunk_size,
                               out=out, as_json=as_json, json_out=json_out, no_cache=no_cache,
@@ -181,13 +182,15 @@ def run_training(corpus: str, learner: str, *, shards, stream: bool, combine, pr
 
 
 def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param, featurizer_param, epochs, seed,
-                          out, as_json, json_out, no_cache: bool, refused: dict) -> None:
-    """``textcw train`` on a multi-label task (:func:`textcw.multilabel_run.train_multilabel`):
-    one model per label, tag sets predicted; the scale-out and probability options are refused."""
+                          out, as_json, json_out, no_cache: bool, refused: dict, scale: dict) -> None:
+    """``textcw train`` on a multi-label task: one model per label, tag sets predicted; in memory
+    (:func:`textcw.multilabel_run.train_multilabel`), or with ``--stream`` / ``--shards`` through
+    :mod:`textcw.scale.multilabel`. ``--init-model`` and ``--probability`` are refused."""
     given = [option for option, value in refused.items() if value is not None]
     if given:
         raise ParameterError(f"{given[0]} does not apply to the multi-label task {corpus} (one model per label, "
-                             "trained in memory, calibrated per label); drop it")
+                             "calibrated per label); drop it")
+    check_scale_options(**scale)
     if out is not None:
         check_output_path(out, "--out", example="model.textcw-model")
     if json_out is not None:
@@ -198,10 +201,15 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
 
     defaulted = learner is None
     learner = DEFAULT_LEARNER if defaulted else learner
-    with _plain_progress() as (report, _), cache_disabled(no_cache):
-        result = train_multilabel(corpus, learner, featurizer=featurizer, params=parse_params(param),
-                                  featurizer_params=parse_params(featurizer_param, "--featurizer-param"),
-                                  epochs=epochs, seed=seed, progress=report)
+    common = dict(featurizer=featurizer, params=parse_params(param),
+                  featurizer_params=parse_params(featurizer_param, "--featurizer-param"), epochs=epochs, seed=seed)
+    scaled = scale["shards"] is not None or scale["stream"]
+    if scaled:
+        result = run_training(corpus, learner, probability=None, no_cache=no_cache, full_report=True, common=common,
+                              **scale)
+    else:
+        with _plain_progress() as (report, _), cache_disabled(no_cache):
+            result = train_multilabel(corpus, learner, progress=report, **common)
     raise_if_interrupted()
     summary = result.to_dict()
     m = result.metrics
@@ -215,6 +223,8 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
                f"(train {result.n_train} docs, test {result.n_test}, {len(result.model[-1].classes_)} labels, "
                f"{result.n_features} features; featurize {result.featurize_seconds:.1f} s, "
                f"train {result.train_seconds:.2f} s)")
+    if scaled:
+        typer.echo(scale_line(result))
 
 
 def continue_model(init_model: Path, corpus: str, *, learner, epochs, chunk_size, out, as_json, json_out,

@@ -128,9 +128,20 @@ def featurized_chunks(source: CorpusSource, featurizer, split: str, start: int, 
 def _featurized(source: CorpusSource, featurizer, data, start: int, epoch: int) -> FeaturizedChunk:
     t0 = time.perf_counter()
     X = transform(featurizer, data, source)
-    return FeaturizedChunk(start=start, stop=start + len(data), X=X, labels=np.asarray(data.labels),
+    return FeaturizedChunk(start=start, stop=start + len(data), X=X, labels=chunk_labels(data),
                            classes=class_labels(data), featurize_seconds=time.perf_counter() - t0,
                            epoch=epoch)
+
+
+def chunk_labels(data) -> np.ndarray:
+    """The labels of a chunk as one array: a label per document, or for a multi-label data set a
+    tuple of labels per document (an object array, since the tuples differ in length)."""
+    if not getattr(data, "multilabel", False):
+        return np.asarray(data.labels)
+    sets = np.empty(len(data), dtype=object)
+    for row, labels in enumerate(data.labels):  # one by one: tuples of one length would broadcast
+        sets[row] = labels
+    return sets
 
 
 def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: int):

@@ -84,10 +84,12 @@ class CorpusSource:
 
 
 def slice_dataset(data: Dataset, start: int, stop: int) -> Dataset:
+    """Documents ``[start, stop)`` of ``data``, of its own type (a multi-label data set's slice
+    keeps its indicator rows and every label of the task)."""
     idx = np.arange(start, stop)
-    return Dataset(data=take(data.data, idx), target=np.asarray(data.target)[start:stop],
-                   target_names=list(data.target_names), name=data.name, split=data.split,
-                   info=dict(data.info))
+    return type(data)(data=take(data.data, idx), target=np.asarray(data.target)[start:stop],
+                      target_names=list(data.target_names), name=data.name, split=data.split,
+                      info=dict(data.info))
 
 
 def concatenate(parts: list[Dataset]) -> Dataset:
@@ -98,9 +100,9 @@ def concatenate(parts: list[Dataset]) -> Dataset:
     if len(parts) == 1:
         return first
     data = [doc for part in parts for doc in part.data]
-    return Dataset(data=data, target=np.concatenate([p.target for p in parts]),
-                   target_names=list(first.target_names), name=first.name, split=first.split,
-                   info=dict(first.info))
+    return type(first)(data=data, target=np.concatenate([p.target for p in parts]),
+                       target_names=list(first.target_names), name=first.name, split=first.split,
+                       info=dict(first.info))
 
 
 def shard_bounds(n_documents: int, index: int, n_shards: int) -> tuple[int, int]:

@@ -5,74 +5,37 @@
 :func:`train_stream` reads the training split in chunks through a featurizer that learns
 nothing (``hashing``) into ``partial_fit``, so memory stays flat however long the stream is.
 Both score the model on the test split, read in chunks too, and return a :class:`ScaleTrainResult`
-(a :class:`textcw.pipeline.TrainResult` with the scale-out facts added).
+(a :class:`textcw.pipeline.TrainResult` with the scale-out facts added). On a multi-label task
+(label sets per document) both train one model per label instead: :mod:`textcw.scale.multilabel`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-from sklearn.pipeline import Pipeline
 
+from textcw.corpus.multilabel import multilabel_task
 from textcw.errors import ParameterError
 from textcw.metrics import ProbabilityScores, label_metrics, untested_metrics
-from textcw.pipeline import TrainResult, assemble, build_learner, default_featurizer, make_featurizer
 from textcw.plugins import deprecated_registries, use_registries
 from textcw.registry import Registries
 from textcw.scale.backends import Ready, local_workers, open_backend
 from textcw.scale.calibration import HonestScores
 from textcw.scale.combine import Combiner, check_combinable
 from textcw.scale.pipelined import StreamStatus, default_stream_workers
+from textcw.scale.setup import STREAM_FEATURIZER, ScaleTrainResult, _featurizer, _learner, _pipeline
 from textcw.scale.shards import (
     ShardTask, check_shard_count, fit_and_featurize, fit_featurizer, iter_shards, needs_fit, train_shard,
 )
 from textcw.scale.source import CHUNK_SIZE, CorpusSource
 from textcw.scale.tuning import TUNE_DOCUMENTS, auto_params, tune_on_first
 
-STREAM_FEATURIZER = "hashing"
+__all__ = ["STREAM_FEATURIZER", "ScaleTrainResult", "score", "train_sharded", "train_stream"]
 
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass
-class ScaleTrainResult(TrainResult):
-    """A :class:`TrainResult` of shard or stream training.
-
-    ``train_seconds`` is the wall-clock time from the first document read to the final model
-    (reading, featurizing, learning and, for shards, combining); ``featurize_seconds`` is the
-    featurizing part, summed over shards. ``documents_per_second`` counts training documents
-    processed (times passes) per second of ``train_seconds``.
-    """
-
-    mode: str = "stream"
-    shards: int = 1
-    combine: str | None = None
-    precision: str | None = None
-    backend: str | None = None
-    workers: int | None = None
-    chunk_size: int | None = None
-    passes: int = 1
-    shard_documents: list = field(default_factory=list)
-    shard_seconds: list = field(default_factory=list)
-    shard_cpu_seconds: list = field(default_factory=list)
-
-    @property
-    def documents_per_second(self) -> float:
-        return self.n_train * self.passes / self.train_seconds if self.train_seconds > 0 else float("nan")
-
-    def to_dict(self) -> dict:
-        out = super().to_dict()
-        out.update({
-            "mode": self.mode, "shards": self.shards, "combine": self.combine, "precision": self.precision,
-            "backend": self.backend, "workers": self.workers, "chunk_size": self.chunk_size,
-            "passes": self.passes, "shard_documents": self.shard_documents,
-            "shard_seconds": self.shard_seconds, "shard_cpu_seconds": self.shard_cpu_seconds,
-            "documents_per_second": self.documents_per_second,
-        })
-        return out
 
 
 def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl", precision: str = "sum",
@@ -114,9 +77,17 @@ def train_sharded(corpus: str, learner: str, *, shards: int, combine: str = "kl"
     (:func:`textcw.scale.shards.shard_seeds`), so results do not depend on the backend, the
     number of workers, or workers dying and tasks being rerun.
     """
+    registries = deprecated_registries(registries, "textcw.scale.train_sharded")
+    if multilabel_task(corpus):  # label sets: one model per label (textcw.scale.multilabel)
+        from textcw.scale.multilabel import train_sharded_multilabel
+
+        return train_sharded_multilabel(
+            corpus, learner, shards=shards, combine=combine, precision=precision, backend=backend,
+            scheduler=scheduler, workers=workers, featurizer=featurizer, params=params,
+            featurizer_params=featurizer_params, epochs=epochs, seed=seed, stream=stream, chunk_size=chunk_size,
+            registries=registries, progress=progress)
     check_shard_count(shards)
     Combiner(combine, precision=precision)  # an unknown method fails before any work
-    registries = deprecated_registries(registries, "textcw.scale.train_sharded")
     with use_registries(registries):
         template, base_seed = _learner(learner, params, epochs, seed, stream)
         auto = auto_params(template, params) if stream and tune else {}
@@ -237,6 +208,16 @@ def train_stream(corpus: str, learner: str, *, featurizer: str | None = None, pa
     """
     _check_stream_options(probability, workers)
     registries = deprecated_registries(registries, "textcw.scale.train_stream")
+    if multilabel_task(corpus):  # label sets: one model per label (textcw.scale.multilabel)
+        from textcw.scale.multilabel import train_stream_multilabel
+
+        if probability != "calibrated":
+            raise ParameterError(f"probability={probability!r} does not apply to the multi-label task {corpus}: "
+                                 "its probabilities are always calibrated per label; leave probability='calibrated'")
+        return train_stream_multilabel(corpus, learner, featurizer=featurizer, params=params,
+                                       featurizer_params=featurizer_params, epochs=epochs, seed=seed,
+                                       chunk_size=chunk_size, workers=workers, registries=registries,
+                                       progress=progress)
     with use_registries(registries):
         template, base_seed, auto = _stream_learner(learner, params, epochs, seed, tune)
         feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
@@ -389,42 +370,3 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
     metrics.update(scores.result() if scores is not None
                    else {"log_loss": None, "brier_score": None, "expected_calibration_error": None})
     return seen, metrics["accuracy"], metrics
-
-
-def _learner(name: str, params: dict | None, epochs: int | None, seed: int | None, stream: bool):
-    """The unfitted learner, as :func:`textcw.pipeline.train` builds it, and the run's seed.
-
-    A stream is read once unless ``epochs`` says otherwise (the papers' large-scale runs make a
-    single pass).
-    """
-    if epochs is None and stream:
-        epochs = 1
-    est = build_learner(name, params, epochs=epochs, seed=seed)
-    own = est.get_params(deep=False)
-    if "n_epochs" not in own or "random_state" not in own or not hasattr(est, "partial_fit"):
-        raise ParameterError(
-            f"learner {name!r} is not an online learner (no partial_fit, epochs and seed); shard "
-            "and stream training need one, e.g. cw-var, arow or pa"
-        )
-    base_seed = est.random_state
-    return est, base_seed
-
-
-def _featurizer(corpus: str, name: str | None, params: dict | None, stream: bool):
-    if name is None:
-        name = STREAM_FEATURIZER if stream else default_featurizer(corpus)
-    feat = make_featurizer(name, **dict(params or {}))
-    if stream and needs_fit(feat):
-        raise ParameterError(
-            f"--stream featurizes each chunk on its own, so the featurizer must learn nothing from "
-            f"the data; {name!r} learns from the data (a vocabulary or idf weights): use --featurizer "
-            f"{STREAM_FEATURIZER} (the default with --stream)"
-        )
-    return name, feat
-
-
-def _pipeline(featurizer, learner_model, learner: str, feat_name: str, featurizer_params, corpus: str,
-              training: dict, calibration=None) -> Pipeline:
-    return assemble(featurizer, learner_model, learner=learner, featurizer_name=feat_name,
-                    featurizer_params=featurizer_params, corpus=corpus,
-                    training=training, calibration=calibration)
