@@ -39,11 +39,20 @@ class GaussianViews:
         return [R] if R.ndim == 2 else list(R)
 
     @property
+    def coef_(self) -> np.ndarray:
+        # A binary state's mean may be a column of the paired (d, 2) array, a view with a stride
+        # (textcw.learners.interleaved): handed out C-ordered, as it always was, so that what is
+        # computed from it (BLAS dot products and norms, whose summation order depends on the
+        # layout) stays bit for bit what it was. No copy for a state that is C-ordered already.
+        coef = super().coef_
+        return np.ascontiguousarray(coef) if self._binary else coef
+
+    @property
     def sigma_(self) -> np.ndarray:
         state = self.fitted_state()
         if self.form.diagonal:
             s = state["s"][: self.n_features_in_]
-            return s.reshape(1, -1) if self._binary else s.T
+            return np.ascontiguousarray(s.reshape(1, -1)) if self._binary else s.T  # as coef_
         diag = np.stack([variances_from_factor(R) for R in self._blocks()])
         return diag[:, : self.n_features_in_]
 
