@@ -23,7 +23,7 @@ import scipy.sparse as sp
 import textcw
 from textcw.learners._kernels import gaussian_diag
 from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, DIAG_KL, DIAG_L2
-from textcw.learners.interleaved import is_paired, pair, paired_state
+from textcw.learners.interleaved import is_paired, pair, paired_state, rows_dot
 from textcw.learners.temperature import weight_norm
 
 FIXTURE = pathlib.Path(__file__).parent / "data" / "before_paired_state.joblib"
@@ -169,3 +169,30 @@ def test_pair_keeps_paired_arrays_and_refuses_mismatched_ones():
     assert not is_paired(b, a)  # s before mu is not the layout
     with pytest.raises(ValueError, match="vectors of one shape and dtype"):
         pair(np.zeros(3), np.zeros(4))
+
+
+def test_rows_dot_equals_scipys_product_bit_for_bit_without_copying_the_vector():
+    rng = np.random.default_rng(5)
+    X = sp.random(60, 500, density=0.05, random_state=6, format="csr")
+    X.data = rng.normal(size=X.nnz) * 10.0 ** rng.integers(-8, 8, size=X.nnz)
+    X = sp.vstack([X, sp.csr_matrix((3, 500))], format="csr")  # empty rows too
+    both = rng.normal(size=(500, 2)) * 10.0 ** rng.integers(-8, 8, size=(500, 2))
+    for w in (both[:, 0], both[:, 1]):
+        assert not w.flags.c_contiguous
+        got = rows_dot(X, w)
+        assert got.shape == (63,) and got.tobytes() == np.asarray(X @ w.copy()).tobytes()
+        assert np.all(got[60:] == 0.0)
+    assert rows_dot(sp.csr_matrix((2, 500)), both[:, 0]).tolist() == [0.0, 0.0]
+
+
+def test_a_paired_model_predicts_bit_for_bit_as_the_same_model_with_two_plain_arrays():
+    X, y, _ = data()
+    for name, params in (("arow", {"fit_intercept": True}), ("cw-stdev", {"covariance": "diag-l2"}),
+                         ("arow", {"dtype": "float32"})):
+        model = textcw.make_learner(name, **params).fit(X, y)
+        plain = textcw.make_learner(name, **params).load_state_dict(
+            {**model.state_dict(), "arrays": {k: np.array(v) for k, v in model.state_dict()["arrays"].items()}})
+        assert is_paired(model._state["mu"], model._state["s"]) and plain._state["mu"].flags.c_contiguous
+        for method in ("decision_function", "predict_proba", "margin_variance", "predict"):
+            got, want = getattr(model, method)(X), getattr(plain, method)(X)
+            assert got.shape == want.shape and got.tobytes() == want.tobytes(), (name, params, method)
