@@ -23,6 +23,7 @@ from textcw.learners._kernels import (
     gaussian_full_kbest,
 )
 from textcw.learners._kernels.constants import DIAG_KL, DIAG_L2, MC_TOP1
+from textcw.learners.interleaved import paired_state
 from textcw.learners.linalg import check_full_fits
 
 
@@ -45,6 +46,10 @@ class CovarianceForm:
     counts_floored : bool
         Its kernels count the updates that left a variance at the floor (``counts``); the
         ``exact`` and ``full`` forms keep variances positive otherwise.
+    paired : bool
+        A binary problem's ``mu`` and ``s`` are the two columns of one ``(n_rows, 2)`` array, a
+        feature's mean and variance side by side (:mod:`textcw.learners.interleaved`): the forms
+        whose epochs run on the diagonal loop.
     """
 
     name: str
@@ -54,6 +59,7 @@ class CovarianceForm:
     kbest: Callable
     code: int | None = None
     counts_floored: bool = False
+    paired: bool = False
 
     @property
     def diagonal(self) -> bool:
@@ -81,6 +87,9 @@ class CovarianceForm:
         ``a^{-1} I``); a full form that would not fit in memory is refused first. ``dtype``: of
         ``mu`` and ``s`` (the learners allow float32 for the diagonal forms only)."""
         shape = (n_rows,) if n_labels is None else (n_rows, n_labels)
+        if self.paired and n_labels is None:
+            mu, s = paired_state(n_rows, float(a), dtype)
+            return {"mu": mu, "s": s}
         mu = np.zeros(shape, dtype=dtype)
         if self.diagonal:
             return {"mu": mu, "s": np.full(shape, float(a), dtype=dtype)}
@@ -94,9 +103,9 @@ class CovarianceForm:
 FORMS = {
     form.name: form for form in (
         CovarianceForm("diag-kl", "s", gaussian_diag.binary_epoch, gaussian_diag.multiclass_top1_epoch,
-                       gaussian_diag_kbest.multiclass_epoch, DIAG_KL, True),
+                       gaussian_diag_kbest.multiclass_epoch, DIAG_KL, True, True),
         CovarianceForm("diag-l2", "s", gaussian_diag.binary_epoch, gaussian_diag.multiclass_top1_epoch,
-                       gaussian_diag_kbest.multiclass_epoch, DIAG_L2, True),
+                       gaussian_diag_kbest.multiclass_epoch, DIAG_L2, True, True),
         CovarianceForm("exact", "s", gaussian_exact.binary_epoch, gaussian_exact.multiclass_top1_epoch,
                        gaussian_exact_kbest.multiclass_epoch),
         CovarianceForm("full", "R", gaussian_full.binary_epoch, gaussian_full.multiclass_top1_epoch,

@@ -43,6 +43,7 @@ from textcw.learners.averaging import AVERAGE_COMBINE, AVERAGE_CONSTRAINTS, Aver
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.covariance import FORMS
 from textcw.learners.gaussian_views import GaussianViews
+from textcw.learners.interleaved import PairedState
 from textcw.learners.linalg import covariance_from_factor  # noqa: F401  (the old import path)
 from textcw.learners.params import SCALE, Interval, Options
 from textcw.learners.protocol import bind_kernel
@@ -62,7 +63,7 @@ FLOAT32_SCALE = (1e-20, 1e20)
 # examples"): AROW and SCW; CW's hard constraint has none.
 WEIGHTED_RULES = (AROW_SQUARED_HINGE, AROW_HINGE, SCW1, SCW2)
 
-class GaussianLinearClassifier(GaussianViews, AveragedMean, OnlineLinearClassifier):
+class GaussianLinearClassifier(PairedState, GaussianViews, AveragedMean, OnlineLinearClassifier):
     """Mean ``mu`` and covariance ``Sigma`` (``Sigma_1 = a I``), updated by a kernel rule.
 
     Subclasses set ``rule`` (or override :meth:`rule_code`), ``covariances`` (the forms of

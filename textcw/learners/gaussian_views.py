@@ -16,6 +16,7 @@ from scipy.special import ndtr
 
 from textcw.errors import ParameterError
 from textcw.learners import linalg
+from textcw.learners.interleaved import rows_dot, weights_dot
 from textcw.learners.linalg import (
     covariance_from_factor,
     quadratic_forms,
@@ -38,12 +39,30 @@ class GaussianViews:
         R = self.fitted_state()["R"]
         return [R] if R.ndim == 2 else list(R)
 
+    def decision_function(self, X):
+        # a paired binary mean (textcw.learners.interleaved) is read where the rows need it, not
+        # copied whole as coef_ hands it out; the same sums, bit for bit
+        state = self.__dict__.get("_state")
+        mu = state.get("mu") if isinstance(state, dict) else None
+        if not (isinstance(mu, np.ndarray) and mu.ndim == 1 and not mu.flags.c_contiguous):
+            return super().decision_function(X)
+        return weights_dot(self, self._check_predict_input(X)) + self.intercept_
+
+    @property
+    def coef_(self) -> np.ndarray:
+        # A binary state's mean may be a column of the paired (d, 2) array, a view with a stride
+        # (textcw.learners.interleaved): handed out C-ordered, as it always was, so that what is
+        # computed from it (BLAS dot products and norms, whose summation order depends on the
+        # layout) stays bit for bit what it was. No copy for a state that is C-ordered already.
+        coef = super().coef_
+        return np.ascontiguousarray(coef) if self._binary else coef
+
     @property
     def sigma_(self) -> np.ndarray:
         state = self.fitted_state()
         if self.form.diagonal:
             s = state["s"][: self.n_features_in_]
-            return s.reshape(1, -1) if self._binary else s.T
+            return np.ascontiguousarray(s.reshape(1, -1)) if self._binary else s.T  # as coef_
         diag = np.stack([variances_from_factor(R) for R in self._blocks()])
         return diag[:, : self.n_features_in_]
 
@@ -79,7 +98,7 @@ class GaussianViews:
         state = self.fitted_state()
         if self.form.diagonal:
             s = state["s"]
-            var = np.asarray(X.multiply(X) @ s[: self.n_features_in_])
+            var = rows_dot(X.multiply(X), s[: self.n_features_in_])
             if self.fit_intercept:
                 var = var + s[self.n_features_in_]
             return var

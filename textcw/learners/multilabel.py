@@ -52,6 +52,7 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
+from textcw.learners.interleaved import rows_dot, weights_dot
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
                                                 binary_temperature, f1_thresholds, label_margin, margin_kinds,
                                                 resolve_min_labels, unlabelled_rows)
@@ -395,7 +396,7 @@ def _label_scores(models, X) -> np.ndarray:
     a hashed feature space would make large)."""
     scores = np.empty((X.shape[0], len(models)))
     for label, model in enumerate(models):
-        scores[:, label] = X @ model.coef_.ravel() + model.intercept_[0]
+        scores[:, label] = weights_dot(model, X) + model.intercept_[0]
     return scores
 
 
@@ -426,7 +427,7 @@ def _margin_variance(model, X, squares) -> np.ndarray:
     if form is None or not getattr(form, "diagonal", False):
         return model.margin_variance(X)
     s = model.fitted_state()["s"]
-    variance = squares @ s[: model.n_features_in_]
+    variance = rows_dot(squares, s[: model.n_features_in_])  # a paired s is not copied
     return variance + s[model.n_features_in_] if model.fit_intercept else variance
 
 

@@ -136,14 +136,22 @@ class LearnerState:
                 f"({n} rows) and the {len(self.classes_)} classes; the model's classes_ was "
                 "modified after fitting: call fit() to start over"
             )
-        for name in self.state_names:
-            array = self._state[name]
-            if not (array.flags.c_contiguous and array.flags.writeable):
-                # e.g. a model loaded read-only (memory-mapped): the kernels write in place
-                self._state[name] = np.array(array, order="C", copy=True)
+        self._writeable_state()
         if blocks is not None and blocks[0] is X and blocks[1] is y and y_ok:
             blocks[2][:] = [self._state[name] for name in self.state_names]  # checked, as the kernel gets them
         return [self._state[name] for name in self.kernel_state_names]
+
+    def _writeable_state(self, skip: tuple[str, ...] = ()) -> None:
+        """Make every state array one the kernels can write in place: C-contiguous and writeable
+        (e.g. a model loaded read-only, memory-mapped, gets copies). A learner whose kernels
+        want another layout overrides this (the Gaussian learners' paired mean and variance,
+        :mod:`textcw.learners.interleaved`), leaving the arrays it arranged itself out (``skip``)."""
+        for name in self.state_names:
+            if name in skip:
+                continue
+            array = self._state[name]
+            if not (array.flags.c_contiguous and array.flags.writeable):
+                self._state[name] = np.array(array, order="C", copy=True)
 
     def _remember_fitted_params(self) -> None:
         self._fitted_params = self._shaping_values()
@@ -348,7 +356,10 @@ class LearnerState:
         state = super().__getstate__()
         arrays = state.get("_state")
         if isinstance(arrays, dict):
-            state = {**state, "_state": {name: pack(array) for name, array in arrays.items()}}
+            # C-ordered first: the paired mean and variance (views with a stride) are stored as
+            # the two plain arrays they always were, and packed like them
+            state = {**state, "_state": {name: pack(np.ascontiguousarray(array) if isinstance(array, np.ndarray)
+                                                    else array) for name, array in arrays.items()}}
         return state
 
     def __setstate__(self, state):

@@ -31,6 +31,12 @@ variance update). With ``u`` and ``count`` the loops keep the running average of
 (:func:`.common.move_mean`); each step first hints the cache lines of the rows ahead
 (:mod:`.prefetch`).
 
+The state's layout is the caller's: ``mu`` and ``s`` are indexed as vectors (``d x K`` blocks
+multi-class) of any stride. A binary learner keeps them as the two columns of one ``(d, 2)``
+array (:mod:`textcw.learners.interleaved`), so that a feature's mean and variance are fetched in
+one cache line; the binary loop then hints one line per feature instead of two
+(:func:`.prefetch.interleaved`). Layout changes no value.
+
 A 32-bit state (``mu`` and ``s`` float32, the learners' ``dtype="float32"``) runs on the same loops,
 compiled once more for those array types: numba specialises a loop per argument type, so a
 64-bit user compiles and loads nothing of it. Only the stored values are 32-bit: the margin and
@@ -63,7 +69,7 @@ from textcw.learners._kernels.common import (
 )
 from textcw.learners._kernels.constants import COUNT_FLOORED, SMALLEST_NORMAL
 from textcw.learners._kernels.diagonal_variance import FORMS as TEXTCW_FORMS, diagonal_variance
-from textcw.learners._kernels.prefetch import prefetch_ahead
+from textcw.learners._kernels.prefetch import interleaved, prefetch_ahead
 
 
 # The two helpers that take a variant's functions are not cached on their own (closure_kernel):
@@ -97,8 +103,12 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
     seen = examples_seen(count)
     mistakes = 0
     updates = 0
+    paired = interleaved(mu, s)  # fixed for the epoch: the test is made once
     for t in range(order.shape[0]):
-        prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        if paired:  # s[j] is in mu[j]'s cache line: one hint per feature
+            prefetch_ahead(indptr, indices, data, order, t, mu, None)
+        else:
+            prefetch_ahead(indptr, indices, data, order, t, mu, s)
         if u is not None:  # the running average's accumulator, written with mu
             prefetch_ahead(indptr, indices, data, order, t, u, u)
         i = order[t]
@@ -127,7 +137,7 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
                 sj = np.float64(s[j])  # the variant's functions see doubles, whatever the state
                 move_mean(mu, u, j, ay * (sj * xj), seen + t)  # Sigma from before the update
                 s[j], floored = floored_variance(variance, sj, xj, beta, c, at, covariance, floor)
-                hit = hit or floored
+                hit |= floored  # without a branch per non-zero
             if hit and counts is not None:
                 counts[COUNT_FLOORED] += 1
     add_examples(count, seen, order.shape[0])
@@ -175,7 +185,7 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
                 move_mean(mu, u, (j, rc), -(alpha * (sr * xj)), seen + t)
                 s[j, yi], floored_y = floored_variance(variance, sy, xj, beta, c, at, covariance, floor)
                 s[j, rc], floored_r = floored_variance(variance, sr, xj, beta, c, at, covariance, floor)
-                hit = hit or floored_y or floored_r
+                hit |= floored_y | floored_r
             if hit and counts is not None:
                 counts[COUNT_FLOORED] += 1
     add_examples(count, seen, order.shape[0])

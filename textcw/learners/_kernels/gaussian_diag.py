@@ -43,7 +43,9 @@ the slack penalty ``C xi`` or ``C xi^2``) the update with ``C -> s C``. The kern
 
 Memory: each step first hints the cache lines of the rows a few steps ahead in ``order`` and of
 their features' ``mu`` and ``s`` (:func:`.prefetch.prefetch_ahead`); a shuffled epoch otherwise
-waits on main memory at the start of every row. The hints change no result.
+waits on main memory at the start of every row. The hints change no result. A binary learner's
+``mu`` and ``s`` are the two columns of one array (:mod:`textcw.learners.interleaved`): one
+cache line per feature, where two arrays take two.
 """
 
 from __future__ import annotations

@@ -34,7 +34,9 @@ def prefetch_ahead(indptr, indices, data, order, t, mu, s):
     """The hints for step ``t`` of an epoch over ``order``: the ``indices`` and ``data`` lines of
     the row ``ROWS_AHEAD`` steps ahead, and ``mu[j]``, ``s[j]`` (every line of rows ``j`` if 2-d) for the features
     of the row ``FEATURES_AHEAD`` steps ahead. One function, not three: each compiled function
-    adds to the first fit's compile time."""
+    adds to the first fit's compile time. ``s`` may be ``None`` when ``s[j]`` shares ``mu[j]``'s
+    cache line (an interleaved state, :mod:`textcw.learners.interleaved`): one hint per feature
+    then does."""
     n = order.shape[0]
     if t + ROWS_AHEAD < n:
         i = order[t + ROWS_AHEAD]
@@ -55,4 +57,14 @@ def prefetch_ahead(indptr, indices, data, order, t, mu, s):
             j = column(indices[p])
             for k in range(0, labels, step):  # every line of a feature's row of K labels
                 prefetch(mu, j, k)
-                prefetch(s, j, k)
+                if s is not None:  # pruned when compiled for None
+                    prefetch(s, j, k)
+
+
+@kernel
+def interleaved(mu, s):
+    """Whether ``s[j]`` is stored right after ``mu[j]`` for every ``j`` (the two columns of one
+    ``(n_rows, 2)`` array, :mod:`textcw.learners.interleaved`), so a feature's mean and variance
+    share one cache line."""
+    return (mu.ndim == 1 and s.ndim == 1 and mu.strides[0] == 2 * mu.itemsize
+            and s.strides[0] == mu.strides[0] and s.ctypes.data == mu.ctypes.data + mu.itemsize)
