@@ -288,8 +288,8 @@ def test_predictions_waiting_for_their_turn_make_room_at_the_limit(small_model):
     turn. A new connection closes the newest waiting one instead of being refused (one: the
     room made stays free once /health is answered)."""
     service = open_service(small_model)
-    release, predict = threading.Event(), service.predict
-    service.predict = lambda documents: (release.wait(WAIT), predict(documents))[1]
+    release, scored = threading.Event(), service.scored  # what a plain /predict computes
+    service.scored = lambda documents: (release.wait(WAIT), scored(documents))[1]
     body = json.dumps({"documents": ["orbit"]}).encode()
     with ThreadServer(service, max_connections=12) as server, contextlib.ExitStack() as stack:
         stack.callback(release.set)

@@ -40,6 +40,8 @@ from textcw_serve.connections import QUEUED
 from textcw_serve.fastpath import FastEndpoints, Route
 from textcw_serve.guards import BoundedBody, LoopbackHosts, RequestMetrics, SameOrigin, SingleHeaders, token_matches
 from textcw_serve.metrics import ServiceMetrics
+from textcw_serve.model_ops import prediction_rows
+from textcw_serve.replies import ReplyWriter
 from textcw_serve.schemas import (
     MAX_BATCH,
     MAX_BODY_BYTES,
@@ -223,14 +225,18 @@ def create_app(service: ModelService, *, token: str | None = None, loopback_only
     async def unexpected(request, exc: Exception):
         return error_response(exc)
 
+    replies = ReplyWriter(service.labels)
     predict_slots = asyncio.Semaphore(PREDICT_SLOTS)
     predict_threads = concurrent.futures.ThreadPoolExecutor(PREDICT_SLOTS, thread_name_prefix="textcw-serve-predict")
     stopping = []  # not empty once the server shuts down: predictions not yet started are refused
 
     def render_predictions(documents: list[str]) -> bytes:
-        version, rows = service.predict(documents)
-        metrics.predicted.inc(len(rows))
-        return render_predict_reply(version, service.labels.classes, rows)
+        version, scored = service.scored(documents)
+        metrics.predicted.inc(len(documents))
+        written = replies.render(version, scored, RENDER_CHUNK)  # the same bytes, from the arrays
+        if written is not None:
+            return written
+        return render_predict_reply(version, service.labels.classes, prediction_rows(scored, service.labels))
 
     def render_answers(body: PredictRequest) -> bytes:
         # the rows are built as prediction_rows builds them (answers.predict_answers: Python floats,

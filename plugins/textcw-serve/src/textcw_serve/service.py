@@ -36,8 +36,8 @@ from textcw.errors import TextcwError
 from textcw_serve.deltas import DeltaTracker, write_checkpoint
 from textcw_serve.journal import (HEADER_BYTES, MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_payload,
                                   frame_record)
-from textcw_serve.model_ops import (LabelMap, Vocabulary, calibration_of, featurize, is_multilabel, model_digest,
-                                   prediction_rows, row_wise, score)
+from textcw_serve.model_ops import (LabelMap, Scored, Vocabulary, calibration_of, featurize, is_multilabel,
+                                   model_digest, prediction_rows, row_wise, score)
 from textcw_serve.tagsets import status_of
 from textcw_serve.updates import apply_group, featurize_each, learn_reply
 from textcw_serve.rwlock import ReadWriteLock
@@ -130,10 +130,14 @@ class ModelService:
     # ------------------------------------------------------------------ predictions
     def predict(self, documents: list[str]) -> tuple[int, list[dict]]:
         """``(model version, one result per document)``, all from one model state."""
+        version, scored = self.scored(documents)
+        return version, prediction_rows(scored, self.labels)  # after the lock: an update waits less
+
+    def scored(self, documents: list[str]) -> tuple[int, Scored]:
+        """``(model version, the arrays of the prediction)``: featurized before the lock, scored under it."""
         X = featurize(self.model, documents)
         with self.lock.shared():
-            version, scored = self.counters.seq, score(self.model, X)
-        return version, prediction_rows(scored, self.labels)  # after the lock: an update waits less
+            return self.counters.seq, score(self.model, X)
 
     # ------------------------------------------------------------------ updates
     def submit_update(self, documents: list[str], labels: list) -> concurrent.futures.Future:
