@@ -319,15 +319,14 @@ def count_matrix(indptr, indices, counts, n_terms: int, dtype):
 
     index_dtype = np.int64 if int(indptr[-1]) > np.iinfo(np.int32).max else np.int32
     arrays = (counts.astype(np.intc), indices.astype(index_dtype), indptr.astype(index_dtype))
-    try:
-        from sklearn.utils._sparse import _align_api_if_sparse
-    except ImportError:  # scikit-learn < 1.8
-        X = sp.csr_matrix(arrays, shape=(len(indptr) - 1, n_terms), dtype=dtype)
-        X.sort_indices()
-        return X
-    X = sp.csr_array(arrays, shape=(len(indptr) - 1, n_terms), dtype=dtype)
+    try:  # scikit-learn 1.8 builds a csr_array (then aligned by _like_sklearn); before, a csr_matrix
+        from sklearn.utils._sparse import _align_api_if_sparse  # noqa: F401
+        make = sp.csr_array
+    except ImportError:
+        make = sp.csr_matrix
+    X = make(arrays, shape=(len(indptr) - 1, n_terms), dtype=dtype)
     X.sort_indices()
-    return _align_api_if_sparse(X)
+    return _like_sklearn(X)
 
 
 # ------------------------------------------------------------------------- featurizer glue

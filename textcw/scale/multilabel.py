@@ -197,10 +197,8 @@ def train_label_shard(source: CorpusSource, featurizer, template: MultiLabel, cl
         # fitted on the indicator so that a label this shard lacks still has its model; the
         # model answers in label sets, as one fitted on the sets would
         model.classes_, model.label_format_ = np.asarray(classes), SETS
-    mistakes = [int(sum(m.mistakes_[e] for m in model.estimators_))
-                for e in range(len(model.estimators_[0].mistakes_))]
     return ShardResult(index=task.index, model=model, start=start, stop=stop, seconds=time.perf_counter() - t0,
-                       featurize_seconds=featurize, mistakes_per_pass=mistakes,
+                       featurize_seconds=featurize, mistakes_per_pass=_mistakes_per_pass(model),
                        cpu_seconds=time.process_time() - cpu0)
 
 
@@ -232,10 +230,13 @@ def _multilabel_pipeline(feat, est: MultiLabel, template, learner: str, feat_nam
 
 def _scored(model, source: CorpusSource, chunk_size: int, report, /, **facts) -> ScaleTrainResult:
     n_test, metrics = score_multilabel(model, source, chunk_size, report)
-    est = model[-1]
-    mistakes = [int(sum(m.mistakes_[e] for m in est.estimators_)) for e in range(len(est.estimators_[0].mistakes_))]
     return ScaleTrainResult.of(model, n_test=n_test, accuracy=metrics["accuracy"], metrics=metrics,
-                               mistakes=mistakes, **facts)
+                               mistakes=_mistakes_per_pass(model[-1]), **facts)
+
+
+def _mistakes_per_pass(est: MultiLabel) -> list[int]:
+    """The label models' online mistakes of each pass, summed over the labels."""
+    return [int(sum(m.mistakes_[e] for m in est.estimators_)) for e in range(len(est.estimators_[0].mistakes_))]
 
 
 def score_multilabel(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE, progress=None) -> tuple[int, dict]:
