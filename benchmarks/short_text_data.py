@@ -27,6 +27,15 @@ since installed versions differ).
   Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
   ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
 
+One multi-label task, for ``benchmarks/bench_multilabel.py --task debian-tags`` (not among the
+single-label tasks above):
+
+- ``debian-tags``: the same one-line descriptions labelled by their debtags (``Tag:``, e.g.
+  ``implemented-in::python``, ``interface::commandline``, ``use::editing``), the tags of at least
+  :data:`MIN_PER_TAG` descriptions, without the ``role::`` facet (what kind of package it is:
+  program, shared library, documentation, ...) and the ``*::TODO`` placeholders; a description
+  given two different tag sets is dropped, one without any kept tag too; split 70/30, seeded.
+
 The first three keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
 class of libraries does not drown the rest, and are split 70/30, stratified, seeded, after
 sorting, so the split depends on the files' contents only. ``max_per_class`` (and
@@ -112,10 +121,7 @@ def _read_packages_list(path: Path) -> str:
 
 def debian_sections(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
     """Debian package one-line descriptions by archive section (module docstring)."""
-    lists = sorted(p for p in APT_LISTS.glob("*_main_binary-*_Packages*") if "security" not in p.name
-                   and "updates" not in p.name)
-    if not lists:
-        raise DataError(f"no APT package list of a 'main' archive under {APT_LISTS}; run `apt-get update`")
+    lists = _main_package_lists()
     sections: dict[str, set[str]] = defaultdict(set)
     for path in lists:
         for stanza in _read_packages_list(path).split("\n\n"):
@@ -124,6 +130,42 @@ def debian_sections(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
                 sections[fields["Description"].strip()].add(fields["Section"].split("/")[-1])
     by_class = _unambiguous(sections, MIN_PER_CLASS)
     return _cap_and_split("debian-sections", by_class, ", ".join(p.name for p in lists), max_per_class)
+
+
+MIN_PER_TAG = 200
+
+
+def _main_package_lists() -> list[Path]:
+    lists = sorted(p for p in APT_LISTS.glob("*_main_binary-*_Packages*") if "security" not in p.name
+                   and "updates" not in p.name)
+    if not lists:
+        raise DataError(f"no APT package list of a 'main' archive under {APT_LISTS}; run `apt-get update`")
+    return lists
+
+
+def debian_tags(min_per_tag: int = MIN_PER_TAG):
+    """Debian package one-line descriptions and their debtags (module docstring): ``(train,
+    test, tags, source)``, each split a list of ``(description, tag set)``."""
+    lists = _main_package_lists()
+    tagged: dict[str, frozenset | None] = {}
+    for path in lists:
+        for stanza in _read_packages_list(path).split("\n\n"):
+            # a field's continuation lines start with a space: the tag list wraps
+            fields = dict(re.findall(r"^(Tag|Description): *(.*(?:\n .*)*)$", stanza, flags=re.M))
+            description = fields.get("Description", "").strip()
+            tags = frozenset(t.strip() for t in fields.get("Tag", "").replace("\n", " ").split(",") if t.strip())
+            if description and tags:
+                tagged[description] = tags if tagged.get(description, tags) == tags else None
+    counts: dict[str, int] = defaultdict(int)
+    for tags in tagged.values():
+        for tag in tags or ():
+            counts[tag] += 1
+    kept = {t for t, c in counts.items() if c >= min_per_tag and not t.startswith("role::") and not t.endswith("::TODO")}
+    items = sorted((d, tags & kept) for d, tags in tagged.items() if tags and tags & kept)
+    if len(kept) < 2:
+        raise DataError(f"task 'debian-tags' found fewer than two tags with {min_per_tag} descriptions in the APT lists")
+    train, test = train_test_split(items, test_size=TEST_SIZE, random_state=SEED)
+    return train, test, sorted(kept), ", ".join(p.name for p in lists)
 
 
 def _site_packages() -> Path:

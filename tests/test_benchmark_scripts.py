@@ -92,7 +92,7 @@ SCRIPTS = {
          "| small | ", " | after | ", " | compat | "), slow=True),
     "bench_multilabel.py": Smoke(
         ("--learners", "arow", "--repeat", "1", "--train-docs", "150", "--test-docs", "50", "--json", "{tmp}/out.json"),
-        ("reuters:modapte: 150 training and 50 test documents, 90 topics",
+        ("reuters:modapte: 150 training and 50 test documents, 90 labels",
          "| system | micro-F1 | macro-F1 | wall best (s) |", "| textcw arow | ",
          "| sklearn OneVsRest(LinearSVC), C tuned by 3-fold CV | ")),
     "bench_out_of_box.py": Smoke(

@@ -32,7 +32,7 @@ from textcw.untrusted import check_printable, safe_text
 __all__ = ["ATTRIBUTES", "export_entry", "rebuild"]
 
 # What a fitted MultiLabel holds besides its models; weight_norms_ is recomputed on import.
-ATTRIBUTES = ("classes_", "label_format_", "n_features_in_", "record_", "calibration_", "thresholds_",
+ATTRIBUTES = ("classes_", "label_format_", "n_features_in_", "record_", "record_f1_", "calibration_", "thresholds_",
               "n_honest_scores_", "recorded_", "unlabelled_documents_")
 _RECORDED_FLOATS = ("scores", "norms", "variances")
 
@@ -89,6 +89,7 @@ def rebuild(learner, entry, arrays: dict, name: str, *, load_state: Callable, ca
     model.n_features_in_ = n_features
     model.label_format_ = _one_of(attributes.get("label_format_"), (SETS, INDICATOR), "label format", name)
     model.record_ = _one_of(attributes.get("record_"), tuple(r for r in RECORDS if r != "auto"), "record", name)
+    model.record_f1_ = _record_f1(attributes.get("record_f1_", {}), name)  # absent from older files
     scalings = attributes.get("calibration_")
     if not (isinstance(scalings, list) and len(scalings) == n_labels):
         raise ModelFileError(f"{name!r} must hold one probability calibration per label ({n_labels})")
@@ -108,6 +109,16 @@ def rebuild(learner, entry, arrays: dict, name: str, *, load_state: Callable, ca
         model.recorded_ = _recorded(attributes["recorded_"], n_labels, model, name)
     model.weight_norms_ = np.array([weight_norm(m) for m in models], dtype=float)
     return model
+
+
+def _record_f1(value, name: str) -> dict:
+    """The held-out micro-F1 of each source of honest scores that ``record="auto"`` compared."""
+    sources = tuple(r for r in RECORDS if r != "auto")
+    if not (isinstance(value, dict) and set(value) <= set(sources)
+            and all(isinstance(f, float) and 0.0 <= f <= 1.0 for f in value.values())):
+        raise ModelFileError(f"the compared record sources of {name!r} must map some of {', '.join(sources)} "
+                             "to an F1 between 0 and 1")
+    return dict(value)
 
 
 def _classes(value, n_labels: int, name: str) -> np.ndarray:

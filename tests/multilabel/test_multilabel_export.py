@@ -49,6 +49,7 @@ def test_the_imported_model_predicts_and_keeps_learning_exactly_as_the_original(
     assert [tuple(p) for p in back.predict(PROBE)] == [tuple(p) for p in model.predict(PROBE)]
     np.testing.assert_array_equal(theirs.thresholds_, ours.thresholds_)
     np.testing.assert_array_equal(theirs.weight_norms_, ours.weight_norms_)  # recomputed, not read
+    assert theirs.record_ == ours.record_ and theirs.record_f1_ == ours.record_f1_ != {}  # 2 epochs: compared
     assert back.textcw_components_["multilabel"] == model.textcw_components_["multilabel"]
     # continuing: the same corrections give bit for bit the same models and calibration
     new = rows(20, 3)
@@ -87,6 +88,9 @@ TAMPERED = [
      "are invalid: "),
     ("an unknown record", lambda d: _learner_step(d)["attributes"]["__dict__"].update(record_="later"),
      "must be one of first, cross-fit"),
+    ("a compared F1 above 1",
+     lambda d: _learner_step(d)["attributes"]["__dict__"].update(record_f1_={"__dict__": {"first": 2.0}}),
+     "must map some of first, cross-fit to an F1 between 0 and 1"),
     ("an unknown label format", lambda d: _learner_step(d)["attributes"]["__dict__"].update(label_format_="bag"),
      "must be one of sets, indicator"),
     ("a negative temperature",

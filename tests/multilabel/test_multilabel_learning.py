@@ -102,14 +102,62 @@ def test_first_pass_scores_come_from_models_that_had_not_seen_the_document():
     assert np.allclose(recorded["norms"][64], norms, rtol=1e-6)
 
 
-def test_cross_fit_is_the_default_for_several_epochs_and_leaves_the_final_models_alone():
+def test_cross_fit_leaves_the_final_models_alone():
     X, Y = data()
     learner = textcw.make_learner("scw1", n_epochs=2)
-    model = MultiLabel(learner).fit(X, Y)
-    assert model.record_ == "cross-fit"
+    model = MultiLabel(learner, record="cross-fit").fit(X, Y)
+    assert model.record_ == "cross-fit" and model.record_f1_ == {}
     first = MultiLabel(learner, record="first").fit(X, Y)
     assert np.array_equal(model.decision_function(X), first.decision_function(X))
     assert model.n_honest_scores_ == X.shape[0]
+
+
+def held_out_f1(learner, X, Y):
+    """The two sources' held-out micro-F1 as the module docstring defines it, rebuilt from public
+    fits: each half's models with their own first pass's cuts, and with cuts fitted to the other
+    half's models' scores of their documents."""
+    from sklearn.metrics import f1_score
+    from sklearn.model_selection import KFold
+
+    from textcw.learners.multilabel_scores import HonestScores
+
+    n = X.shape[0]
+    (a, b), (b2, a2) = KFold(2, shuffle=True, random_state=learner.random_state).split(np.zeros((n, 1)))
+    assert np.array_equal(a, a2) and np.array_equal(b, b2)
+    halves = {0: MultiLabel(learner, record="first").fit(X[a], Y[a]),
+              1: MultiLabel(learner, record="first").fit(X[b], Y[b])}
+    truth = np.vstack([Y[b], Y[a]])
+    first = np.vstack([halves[0].predict_indicator(X[b]), halves[1].predict_indicator(X[a])])
+    cross = []
+    for mine, other, rows, scored in ((0, 1, a, b), (1, 0, b, a)):
+        honest = HonestScores(len(rows), Y.shape[1], True)
+        honest.score(halves[other].estimators_, X[rows], np.arange(len(rows)))
+        probe = MultiLabel(learner).fit(X[rows], Y[rows])  # replaced below: only its shape is kept
+        probe.estimators_ = halves[mine].estimators_
+        probe.__dict__.pop("recorded_")
+        probe._remember(honest.arrays(), Y[rows])
+        probe._calibrate()
+        cross.append(probe.predict_indicator(X[scored]))
+    return {"first": f1_score(truth, first, average="micro"), "cross-fit": f1_score(truth, np.vstack(cross), average="micro")}
+
+
+@pytest.mark.parametrize("seed", [0, 3])  # cross-fit wins on the first, the first pass on the second
+def test_auto_with_several_epochs_takes_the_source_whose_cuts_do_better_held_out(seed):
+    X, Y = data(n=400, seed=seed)
+    learner = textcw.make_learner("arow", n_epochs=3)
+    model = MultiLabel(learner).fit(X, Y)
+    expected = held_out_f1(learner, X, Y)
+    assert model.record_f1_ == pytest.approx(expected, abs=1e-12)
+    chosen = "first" if expected["first"] > expected["cross-fit"] else "cross-fit"
+    assert model.record_ == chosen == ("cross-fit" if seed == 0 else "first")
+    # the final models are the same whichever source won; the cuts are that source's own
+    explicit = MultiLabel(learner, record=chosen).fit(X, Y)
+    assert np.array_equal(model.decision_function(X), explicit.decision_function(X))
+    assert np.array_equal(model.thresholds_, explicit.thresholds_)
+    assert model.calibration_ == explicit.calibration_
+    # one epoch: the first pass is the final model's own honest record, nothing is compared
+    one = MultiLabel(textcw.make_learner("arow", n_epochs=1)).fit(X, Y)
+    assert one.record_ == "first" and one.record_f1_ == {}
 
 
 def test_f1_thresholds_exact_on_a_small_case():

@@ -27,9 +27,18 @@ them, as in :class:`textcw.learners.calibrated.Calibrated`: ``"first"``, progres
 (Blum, Kalai and Langford, COLT 1999) over the first pass, chunks of 1, 1, 2, 4, ... then
 ``chunk_size`` documents each scored before it is learned (free, exact for one epoch);
 ``"cross-fit"``, two half-size models trained as the final one is, each scoring the other half
-(about twice the training time; right for several epochs, whose final model is more confident
-than the young model of the first pass); ``"auto"``: ``"first"`` for one epoch, else
-``"cross-fit"``.
+(about twice the training time; the scores of models trained as the final one was, which the
+first pass's young models are not). ``"auto"``: ``"first"`` for one epoch; for several, the
+source whose thresholds do better on documents they were not chosen on (below).
+
+Which source sets the thresholds best depends on the data (docs/guide/multi-label.md: on Reuters
+ModApte the first pass's cuts do better, on the tags of Debian's package descriptions the
+cross-fit's), so with several epochs ``"auto"`` compares them at no extra fit: each cross-fit
+half's models are scored on the other half, with the thresholds and temperatures of their own
+first pass and with those of the other half's models' scores of their documents; the source of
+the higher pooled micro-F1 (a tie: ``"cross-fit"``) is taken for the final models, whose first
+pass was recorded too. Neither set of cuts saw the documents it is judged on (Yang's SCut,
+SIGIR 2001, section 3.2, chosen one level up: between two sources of validation scores).
 
 ``partial_fit`` learns each batch in one pass, scoring each chunk before learning it, and then
 refits every label's temperature and threshold on the honest scores of the last
@@ -52,7 +61,7 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
-from textcw.learners.interleaved import rows_dot, weights_dot
+from textcw.learners.multilabel_scores import HonestScores, LearnedCount, label_scores
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
                                                 binary_temperature, f1_thresholds, label_margin, margin_kinds,
                                                 resolve_min_labels, unlabelled_rows)
@@ -99,6 +108,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         (read from ``calibration_``, their ``to_dict()`` forms)
     thresholds_ : ndarray of shape (n_labels,), probability cuts
     record_ : str, label_format_ : ``"sets"`` or ``"indicator"`` (what ``predict`` returns)
+    record_f1_ : dict, with ``record="auto"`` and several epochs: the held-out micro-F1 of each
+        source's thresholds on the cross-fit's halves (module docstring); else empty
     n_features_in_ : int, n_honest_scores_ : int (documents behind the calibration)
     unlabelled_documents_ : int, documents learned with an empty label set (``min_labels="auto"``)
     """
@@ -155,15 +166,20 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         Y, classes, form = as_indicator(Y, X.shape[0])
         n = X.shape[0]
         record = self.record
+        choose = record == "auto" and params["n_epochs"] > 1
         if record == "auto":
             record = "first" if params["n_epochs"] == 1 else "cross-fit"
         total = params["n_epochs"] * n * (CROSS_FIT_FOLDS if record == "cross-fit" else 1)
-        counter = _Progress(progress, total)
+        counter = LearnedCount(progress, total)
         self._reset(classes, form, X.shape[1], record)
         self.unlabelled_documents_ = unlabelled_rows(Y)
         if record == "cross-fit":
-            self.estimators_, _ = self._train(X, Y, params, counter, recording=False)
-            honest = self._cross_fit(X, Y, params, counter)
+            self.estimators_, first = self._train(X, Y, params, counter, recording=choose)
+            honest, halves = self._cross_fit(X, Y, params, counter, recording=choose)
+            if choose:
+                self.record_f1_ = self._held_out_f1(X, Y, honest, halves)
+                if self.record_f1_["first"] > self.record_f1_["cross-fit"]:
+                    honest, self.record_ = first, "first"
         else:
             self.estimators_, honest = self._train(X, Y, params, counter, recording=True)
         self._remember(honest, Y)
@@ -198,7 +214,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         if getattr(self, "unlabelled_documents_", None) is not None:  # None: a file saved without the count
             self.unlabelled_documents_ += unlabelled_rows(Y)
         params = dict(params, n_epochs=1, shuffle=False)
-        _, honest = self._train(X, Y, params, _Progress(None, 0), recording=True, models=self.estimators_)
+        _, honest = self._train(X, Y, params, LearnedCount(None, 0), recording=True, models=self.estimators_)
         self._remember(honest, Y)
         self._calibrate()
         return self
@@ -208,6 +224,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         self.label_format_ = form
         self.n_features_in_ = int(n_features)
         self.record_ = record
+        self.record_f1_ = {}
         self.__dict__.pop("recorded_", None)
 
     def _columns(self, n_features: int) -> int:
@@ -243,7 +260,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         if models is None:
             models = self._new_models(Xk.shape[1], n_labels)
         signs = np.ascontiguousarray(2.0 * Y.T.astype(np.float64) - 1.0)  # row l: label l as +-1
-        honest = _Honest(n, n_labels, self._gaussian) if recording else None
+        honest = HonestScores(n, n_labels, self._gaussian) if recording else None
         for epoch, order in enumerate(epoch_orders(n, params["n_epochs"], params["shuffle"],
                                                    params["random_state"])):
             order = order.astype(np.int64)
@@ -263,9 +280,12 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
                 model.n_updates_[u:] = [int(sum(model.n_updates_[u:]))]
         return models, (None if honest is None else honest.arrays())
 
-    def _cross_fit(self, X, Y, params, counter):
-        """Out-of-fold scores: two half-size sets of models trained as the final ones were."""
+    def _cross_fit(self, X, Y, params, counter, *, recording: bool = False):
+        """Out-of-fold scores: two half-size sets of models trained as the final ones were. With
+        ``recording``, also each half's ``(models, rows learned, rows scored, honest scores of its
+        own first pass)`` for :meth:`_held_out_f1`; else an empty list."""
         n, n_labels = Y.shape
+        halves = []
         scores, norms = np.zeros((n, n_labels)), np.zeros((n, n_labels))
         variances = np.zeros((n, n_labels)) if self._gaussian else None
         # here, not at the top: sklearn.model_selection loads scipy.stats, which a one-line
@@ -274,14 +294,44 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
 
         folds = KFold(CROSS_FIT_FOLDS, shuffle=True, random_state=params.get("random_state", 0))
         for fitted_on, scored in folds.split(np.zeros((n, 1))):
-            half, _ = self._train(X[fitted_on], Y[fitted_on], params, counter, recording=False)
-            recorder = _Honest(n, n_labels, self._gaussian)
+            half, own = self._train(X[fitted_on], Y[fitted_on], params, counter, recording=recording)
+            if recording:
+                halves.append((half, fitted_on, scored, own))
+            recorder = HonestScores(n, n_labels, self._gaussian)
             recorder.score(half, X[scored], scored)
             part = recorder.arrays()
             scores[scored], norms[scored] = part[0][scored], part[2][scored]
             if variances is not None:
                 variances[scored] = part[1][scored]
-        return scores, variances, norms
+        return (scores, variances, norms), halves
+
+    def _held_out_f1(self, X, Y, cross, halves) -> dict:
+        """The micro-F1, pooled over the two halves, of each half's models on the other half
+        with the thresholds and temperatures fitted to (``"first"``) the honest scores of their
+        own first pass or (``"cross-fit"``) the other half's models' scores of their documents
+        (module docstring)."""
+        from sklearn.metrics import f1_score
+
+        truth, predicted = [], {"first": [], "cross-fit": []}
+        for models, fitted_on, scored, own in halves:
+            other = tuple(None if a is None else a[fitted_on] for a in cross)
+            for source, honest in (("first", own), ("cross-fit", other)):
+                probe = self._probe(models, honest, Y[fitted_on])
+                predicted[source].append(probe.predict_indicator(X[scored]))
+            truth.append(Y[scored])
+        truth = np.vstack(truth)
+        return {source: float(f1_score(truth, np.vstack(rows), average="micro", zero_division=0.0))
+                for source, rows in predicted.items()}
+
+    def _probe(self, models, honest, Y) -> MultiLabel:
+        """A model of ``models`` calibrated on ``honest`` scores of documents labelled ``Y``."""
+        probe = clone(self)
+        probe._reset(self.classes_, INDICATOR, self.n_features_in_, "cross-fit")
+        probe.estimators_ = models
+        probe.unlabelled_documents_ = unlabelled_rows(Y)
+        probe._remember(honest, Y)
+        probe._calibrate()
+        return probe
 
     # ----------------------------------------------------------------- calibration
     def _remember(self, honest, Y) -> None:
@@ -332,13 +382,13 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         """Every label's score, shape (n, n_labels); positive means the learner says yes."""
         check_is_fitted(self, "estimators_")
         X = check_features(X, self.n_features_in_, estimator="MultiLabel")
-        return _label_scores(self.estimators_, X)
+        return label_scores(self.estimators_, X)
 
     def predict_proba(self, X) -> np.ndarray:
         """Each label's calibrated probability, shape (n, n_labels) (rows need not sum to 1)."""
         check_is_fitted(self, "estimators_")
         X = check_features(X, self.n_features_in_, estimator="MultiLabel")
-        scores = _label_scores(self.estimators_, X)
+        scores = label_scores(self.estimators_, X)
         proba = np.empty_like(scores)
         for label, (model, scaling) in enumerate(zip(self.estimators_, self.scalings_)):
             var = model.margin_variance(X) if scaling.margin == "standardized" else None
@@ -389,56 +439,6 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
 # --------------------------------------------------------------------------- helpers
 def _matrix(Y) -> bool:
     return sp.issparse(Y) or (isinstance(Y, np.ndarray) and Y.ndim == 2)
-
-
-def _label_scores(models, X) -> np.ndarray:
-    """``(n, K)`` scores, one sparse product per label (no dense ``(d, K)`` weight matrix, which
-    a hashed feature space would make large)."""
-    scores = np.empty((X.shape[0], len(models)))
-    for label, model in enumerate(models):
-        scores[:, label] = weights_dot(model, X) + model.intercept_[0]
-    return scores
-
-
-class _Honest:
-    """Scores of documents by models that have not learned them, by row of ``X``."""
-
-    def __init__(self, n: int, n_labels: int, gaussian: bool):
-        self.scores = np.zeros((n, n_labels))
-        self.norms = np.zeros((n, n_labels))
-        self.variances = np.zeros((n, n_labels)) if gaussian else None
-
-    def score(self, models, X, rows) -> None:
-        self.scores[rows] = _label_scores(models, X)
-        squares = X.multiply(X).tocsr() if self.variances is not None else None
-        for label, model in enumerate(models):
-            self.norms[rows, label] = weight_norm(model)
-            if self.variances is not None:
-                self.variances[rows, label] = _margin_variance(model, X, squares)
-
-    def arrays(self):
-        return self.scores, self.variances, self.norms
-
-
-def _margin_variance(model, X, squares) -> np.ndarray:
-    """``model.margin_variance(X)``; for a diagonal covariance ``sum_j x_j^2 s_j`` from the
-    squares of ``X`` computed once for every label (the learner's own formula)."""
-    form = getattr(model, "form", None)
-    if form is None or not getattr(form, "diagonal", False):
-        return model.margin_variance(X)
-    s = model.fitted_state()["s"]
-    variance = rows_dot(squares, s[: model.n_features_in_])  # a paired s is not copied
-    return variance + s[model.n_features_in_] if model.fit_intercept else variance
-
-
-class _Progress:
-    def __init__(self, callback, total: int):
-        self.callback, self.total, self.done = callback, total, 0
-
-    def add(self, k: int) -> None:
-        self.done += k
-        if self.callback is not None:
-            self.callback(self.done, self.total)
 
 
 __all__ = ["MultiLabel", "SETS", "INDICATOR"]
