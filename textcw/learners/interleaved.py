@@ -82,14 +82,43 @@ def rows_dot(X, w: np.ndarray) -> np.ndarray:
     return terms @ np.ones(X.nnz)
 
 
-def weights_dot(model, X) -> np.ndarray:
-    """``X @ model.coef_.ravel()`` for a fitted binary learner and a canonical CSR ``X``, reading a
-    paired mean where the rows need it (:func:`rows_dot`) instead of copying it whole."""
+def rows_dots(X, vectors) -> np.ndarray:
+    """``(n, len(vectors))``: column ``k`` is ``rows_dot(X, vectors[k])``, bit for bit. The strided
+    vectors are read once each at the columns the rows use, into one ``(columns, vectors)`` block
+    that scipy multiplies in one pass over the rows: each sum is formed in index order from zero
+    as one vector's product forms it, and a multi-label model scores a chunk once for all its
+    labels instead of label by label (one gather of scattered entries per label and entry)."""
+    out = np.empty((X.shape[0], len(vectors)))
+    strided = []
+    for k, w in enumerate(vectors):
+        if w.flags.c_contiguous:
+            out[:, k] = X @ w
+        else:
+            strided.append(k)
+    if strided:
+        columns, local = np.unique(X.indices, return_inverse=True)  # order kept: rows stay sorted
+        rows = sp.csr_matrix((X.data, local.reshape(-1), X.indptr), shape=(X.shape[0], columns.size))
+        block = np.empty((columns.size, len(strided)))
+        for j, k in enumerate(strided):
+            block[:, j] = vectors[k][columns]
+        out[:, strided] = rows @ block
+    return out
+
+
+def weight_vector(model) -> np.ndarray:
+    """The weights of a fitted binary learner without its intercept, as ``coef_.ravel()`` holds
+    them: a paired mean as the strided view its state keeps (not copied whole)."""
     state = model.__dict__.get("_state")
     mu = state.get(getattr(model, "weights", "mu")) if isinstance(state, dict) else None
     if isinstance(mu, np.ndarray) and mu.ndim == 1 and not mu.flags.c_contiguous:
-        return rows_dot(X, model.fitted_state()[model.weights][: model.n_features_in_])
-    return np.asarray(X @ model.coef_.ravel())
+        return model.fitted_state()[model.weights][: model.n_features_in_]
+    return model.coef_.ravel()
+
+
+def weights_dot(model, X) -> np.ndarray:
+    """``X @ model.coef_.ravel()`` for a fitted binary learner and a canonical CSR ``X``, reading a
+    paired mean where the rows need it (:func:`rows_dot`) instead of copying it whole."""
+    return rows_dot(X, weight_vector(model))
 
 
 class PairedState:

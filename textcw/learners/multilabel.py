@@ -61,7 +61,7 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
-from textcw.learners.multilabel_scores import HonestScores, LearnedCount, label_scores
+from textcw.learners.multilabel_scores import HonestScores, LearnedCount, label_scores, margin_variances
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
                                                 binary_temperature, f1_thresholds, label_margin, margin_kinds,
                                                 resolve_min_labels, unlabelled_rows)
@@ -174,12 +174,15 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         self._reset(classes, form, X.shape[1], record)
         self.unlabelled_documents_ = unlabelled_rows(Y)
         if record == "cross-fit":
-            self.estimators_, first = self._train(X, Y, params, counter, recording=choose)
+            # the halves first: the final models' first pass is recorded only if its cuts won
+            # (the final models do not depend on the halves: each fit draws the same orders)
             honest, halves = self._cross_fit(X, Y, params, counter, recording=choose)
             if choose:
                 self.record_f1_ = self._held_out_f1(X, Y, honest, halves)
                 if self.record_f1_["first"] > self.record_f1_["cross-fit"]:
-                    honest, self.record_ = first, "first"
+                    self.record_ = "first"
+            self.estimators_, first = self._train(X, Y, params, counter, recording=self.record_ == "first")
+            honest = first if self.record_ == "first" else honest
         else:
             self.estimators_, honest = self._train(X, Y, params, counter, recording=True)
         self._remember(honest, Y)
@@ -390,8 +393,11 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         X = check_features(X, self.n_features_in_, estimator="MultiLabel")
         scores = label_scores(self.estimators_, X)
         proba = np.empty_like(scores)
-        for label, (model, scaling) in enumerate(zip(self.estimators_, self.scalings_)):
-            var = model.margin_variance(X) if scaling.margin == "standardized" else None
+        scalings = self.scalings_
+        standardized = [k for k, scaling in enumerate(scalings) if scaling.margin == "standardized"]
+        variances = dict(zip(standardized, margin_variances([self.estimators_[k] for k in standardized], X).T))
+        for label, scaling in enumerate(scalings):
+            var = variances.get(label)
             norm = np.full(X.shape[0], self.weight_norms_[label])
             z = label_margin(scaling.margin, scores[:, label], var, norm)
             proba[:, label] = expit(scaling.inverse_temperature * z)

@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from textcw.learners.interleaved import rows_dot, weights_dot
+from textcw.learners.interleaved import rows_dots, weight_vector
 from textcw.learners.temperature import weight_norm
 
 
 def label_scores(models, X) -> np.ndarray:
     """``(n, K)`` scores, one sparse product per label (no dense ``(d, K)`` weight matrix, which
     a hashed feature space would make large)."""
-    scores = np.empty((X.shape[0], len(models)))
-    for label, model in enumerate(models):
-        scores[:, label] = weights_dot(model, X) + model.intercept_[0]
-    return scores
+    intercepts = np.array([model.intercept_[0] for model in models])
+    return rows_dots(X, [weight_vector(model) for model in models]) + intercepts
 
 
 class HonestScores:
@@ -29,25 +27,31 @@ class HonestScores:
 
     def score(self, models, X, rows) -> None:
         self.scores[rows] = label_scores(models, X)
-        squares = X.multiply(X).tocsr() if self.variances is not None else None
-        for label, model in enumerate(models):
-            self.norms[rows, label] = weight_norm(model)
-            if self.variances is not None:
-                self.variances[rows, label] = margin_variance(model, X, squares)
+        self.norms[rows] = [weight_norm(model) for model in models]
+        if self.variances is not None:
+            self.variances[rows] = margin_variances(models, X)
 
     def arrays(self):
         return self.scores, self.variances, self.norms
 
 
-def margin_variance(model, X, squares) -> np.ndarray:
-    """``model.margin_variance(X)``; for a diagonal covariance ``sum_j x_j^2 s_j`` from the
-    squares of ``X`` computed once for every label (the learner's own formula)."""
-    form = getattr(model, "form", None)
-    if form is None or not getattr(form, "diagonal", False):
-        return model.margin_variance(X)
-    s = model.fitted_state()["s"]
-    variance = rows_dot(squares, s[: model.n_features_in_])  # a paired s is not copied
-    return variance + s[model.n_features_in_] if model.fit_intercept else variance
+def margin_variances(models, X) -> np.ndarray:
+    """``(n, K)``: column ``k`` is ``models[k].margin_variance(X)``; for a diagonal covariance
+    ``sum_j x_j^2 s_j`` (the learner's own formula) from the squares of ``X`` computed once for
+    every label, a paired ``s`` read where the rows need it."""
+    diagonal = [k for k, model in enumerate(models) if getattr(getattr(model, "form", None), "diagonal", False)]
+    out = np.empty((X.shape[0], len(models)))
+    for k, model in enumerate(models):
+        if k not in diagonal:
+            out[:, k] = model.margin_variance(X)
+    if diagonal:
+        states = [models[k].fitted_state()["s"] for k in diagonal]
+        ends = [models[k].n_features_in_ for k in diagonal]
+        out[:, diagonal] = rows_dots(X.multiply(X).tocsr(), [s[:end] for s, end in zip(states, ends)])
+        for column, k in enumerate(diagonal):
+            if models[k].fit_intercept:
+                out[:, k] += states[column][ends[column]]
+    return out
 
 
 class LearnedCount:
@@ -63,4 +67,4 @@ class LearnedCount:
             self.callback(self.done, self.total)
 
 
-__all__ = ["HonestScores", "LearnedCount", "label_scores", "margin_variance"]
+__all__ = ["HonestScores", "LearnedCount", "label_scores", "margin_variances"]
