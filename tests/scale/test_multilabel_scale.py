@@ -115,6 +115,13 @@ def test_one_shard_is_plain_training(corpus):
     assert sharded.metrics == plain.metrics and sharded.shards == 1
 
 
+def test_shards_of_several_epochs_all_take_the_cross_fit(corpus):
+    """Each shard would otherwise choose its own source of honest scores; the combined cuts are
+    fitted to the shards' scores together, so they all come from one kind."""
+    sharded = train_sharded(corpus, "arow", shards=2, combine="uniform", epochs=2)
+    assert sharded.model[-1].record_ == "cross-fit" and sharded.model[-1].record_f1_ == {}
+
+
 def test_shards_are_combined_label_by_label_and_recalibrated_on_their_honest_scores(corpus):
     sharded = train_sharded(corpus, "arow", shards=3, combine="kl", epochs=1)
     source = CorpusSource.resolve(corpus)
