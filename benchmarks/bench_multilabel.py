@@ -25,7 +25,7 @@ lists on the machine, ``benchmarks/short_text_data.py``), with the ``tfidf`` fea
 ``textcw train`` gives a text corpus; the SVM's grid is then C in 0.1, 0.3, 1, 3 and 10.
 
 Run by hand (not a test): ``python benchmarks/bench_multilabel.py [--task debian-tags]
-[--learners scw1,arow] [--repeat 3] [--train-docs N --test-docs M] [--json out.json]`` with the
+[--learners scw1,arow] [--record best] [--repeat 3] [--train-docs N --test-docs M] [--json out.json]`` with the
 environment's Python and ``TEXTCW_DATA`` pointing at the corpora; ``--train-docs``/``--test-docs``
 take the first N/M documents of each split (a quick run). Results: docs/guide/multi-label.md.
 """
@@ -73,7 +73,7 @@ def subset(corpus, n: int | None):
                              dict(corpus.info))
 
 
-def run_textcw(learner: str, train, test, featurizer: str = "tfidf"):
+def run_textcw(learner: str, train, test, featurizer: str = "tfidf", record: str = "auto"):
     """What ``train_multilabel`` runs (the corpus's featurizer, ``MultiLabel`` of the learner with
     ``textcw train``'s defaults), on the possibly cut splits."""
     from textcw.learners.multilabel import MultiLabel
@@ -83,7 +83,7 @@ def run_textcw(learner: str, train, test, featurizer: str = "tfidf"):
     t0, c0 = time.perf_counter(), time.process_time()
     feat = make_featurizer(featurizer)
     Xtr = feat.fit_transform(train.data)
-    model = MultiLabel(build_learner(learner, {}, seed=0)).fit(Xtr, train.target)  # the class defaults
+    model = MultiLabel(build_learner(learner, {}, seed=0), record=record).fit(Xtr, train.target)
     predicted = model.predict_indicator(feat.transform(test.data))
     seconds = (time.perf_counter() - t0, time.process_time() - c0)
     compared = {f"held-out F1 {k}": round(v, 4) for k, v in model.record_f1_.items()}
@@ -127,6 +127,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", choices=TASKS, default=TASKS[0])
     parser.add_argument("--learners", default="scw1,arow")
+    parser.add_argument("--record", choices=("auto", "first", "cross-fit", "best"), default="auto",
+                        help="where textcw's thresholds come from (MultiLabel's record=; auto: textcw train's)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--train-docs", type=int, default=None)
     parser.add_argument("--test-docs", type=int, default=None)
@@ -135,7 +137,7 @@ def main(argv=None) -> dict:
 
     train, test, featurizer, grid = load_task(args.task)
     train, test = subset(train, args.train_docs), subset(test, args.test_docs)
-    systems = {f"textcw {name}": (lambda name=name: run_textcw(name, train, test, featurizer))
+    systems = {f"textcw {name}": (lambda name=name: run_textcw(name, train, test, featurizer, args.record))
                for name in args.learners.split(",")}
     systems["sklearn OneVsRest(LinearSVC), C tuned by 3-fold CV"] = lambda: run_sklearn(train, test, grid)
     before = load_average()
@@ -164,7 +166,7 @@ def main(argv=None) -> dict:
         notes = ", ".join(f"{k}={v}" for k, v in facts.items())
         print(f"| {name} | {row['micro_f1']:.4f} | {row['macro_f1']:.4f} | {row['wall_best']:.1f} | "
               f"{row['wall_median']:.1f} | {row['cpu_median']:.1f} | {notes} |")
-    report = {"task": args.task, "train": len(train), "test": len(test), "labels": int(train.target.shape[1]), "repeat": args.repeat,
+    report = {"task": args.task, "record": args.record, "train": len(train), "test": len(test), "labels": int(train.target.shape[1]), "repeat": args.repeat,
               "load_before": before, "load_after": after, "rows": rows}
     if args.json:
         with open(args.json, "w") as fh:

@@ -102,10 +102,10 @@ def test_first_pass_scores_come_from_models_that_had_not_seen_the_document():
     assert np.allclose(recorded["norms"][64], norms, rtol=1e-6)
 
 
-def test_cross_fit_leaves_the_final_models_alone():
+def test_cross_fit_is_the_default_for_several_epochs_and_leaves_the_final_models_alone():
     X, Y = data()
     learner = textcw.make_learner("scw1", n_epochs=2)
-    model = MultiLabel(learner, record="cross-fit").fit(X, Y)
+    model = MultiLabel(learner).fit(X, Y)
     assert model.record_ == "cross-fit" and model.record_f1_ == {}
     first = MultiLabel(learner, record="first").fit(X, Y)
     assert np.array_equal(model.decision_function(X), first.decision_function(X))
@@ -142,10 +142,10 @@ def held_out_f1(learner, X, Y):
 
 
 @pytest.mark.parametrize("seed", [0, 3])  # cross-fit wins on the first, the first pass on the second
-def test_auto_with_several_epochs_takes_the_source_whose_cuts_do_better_held_out(seed):
+def test_best_with_several_epochs_takes_the_source_whose_cuts_do_better_held_out(seed, tmp_path):
     X, Y = data(n=400, seed=seed)
     learner = textcw.make_learner("arow", n_epochs=3)
-    model = MultiLabel(learner).fit(X, Y)
+    model = MultiLabel(learner, record="best").fit(X, Y)
     expected = held_out_f1(learner, X, Y)
     assert model.record_f1_ == pytest.approx(expected, abs=1e-12)
     chosen = "first" if expected["first"] > expected["cross-fit"] else "cross-fit"
@@ -156,8 +156,11 @@ def test_auto_with_several_epochs_takes_the_source_whose_cuts_do_better_held_out
     assert np.array_equal(model.thresholds_, explicit.thresholds_)
     assert model.calibration_ == explicit.calibration_
     # one epoch: the first pass is the final model's own honest record, nothing is compared
-    one = MultiLabel(textcw.make_learner("arow", n_epochs=1)).fit(X, Y)
+    one = MultiLabel(textcw.make_learner("arow", n_epochs=1), record="best").fit(X, Y)
     assert one.record_ == "first" and one.record_f1_ == {}
+    # saved and loaded, the choice and the comparison stay with the model
+    loaded = persist.load(persist.save(model, tmp_path / "m.textcw-model"))
+    assert loaded.record_ == model.record_ and loaded.record_f1_ == model.record_f1_
 
 
 def test_f1_thresholds_exact_on_a_small_case():

@@ -28,17 +28,21 @@ them, as in :class:`textcw.learners.calibrated.Calibrated`: ``"first"``, progres
 ``chunk_size`` documents each scored before it is learned (free, exact for one epoch);
 ``"cross-fit"``, two half-size models trained as the final one is, each scoring the other half
 (about twice the training time; the scores of models trained as the final one was, which the
-first pass's young models are not). ``"auto"``: ``"first"`` for one epoch; for several, the
-source whose thresholds do better on documents they were not chosen on (below).
+first pass's young models are not); ``"auto"``: ``"first"`` for one epoch, else ``"cross-fit"``;
+``"best"``: for several epochs, the source whose thresholds do better on documents they were
+not chosen on (below).
 
 Which source sets the thresholds best depends on the data (docs/guide/multi-label.md: on Reuters
 ModApte the first pass's cuts do better, on the tags of Debian's package descriptions the
-cross-fit's), so with several epochs ``"auto"`` compares them at no extra fit: each cross-fit
+cross-fit's), so with several epochs ``"best"`` compares them at no extra fit: each cross-fit
 half's models are scored on the other half, with the thresholds and temperatures of their own
 first pass and with those of the other half's models' scores of their documents; the source of
 the higher pooled micro-F1 (a tie: ``"cross-fit"``) is taken for the final models, whose first
 pass was recorded too. Neither set of cuts saw the documents it is judged on (Yang's SCut,
-SIGIR 2001, section 3.2, chosen one level up: between two sources of validation scores).
+SIGIR 2001, section 3.2, chosen one level up: between two sources of validation scores). Not
+the default: the first pass's young models make the final models' probabilities over-confident
+(their temperatures are fitted to the same scores as the cuts), and on a few hundred documents
+the comparison is noisy.
 
 ``partial_fit`` learns each batch in one pass, scoring each chunk before learning it, and then
 refits every label's temperature and threshold on the honest scores of the last
@@ -70,7 +74,7 @@ from textcw.learners.selftune import check_online_learner, epoch_orders
 from textcw.learners.state import memory_budget
 from textcw.learners.temperature import TemperatureScaling, weight_norm
 
-RECORDS = ("auto", "first", "cross-fit")
+RECORDS = ("auto", "first", "cross-fit", "best")
 MARGINS = ("auto", "raw", "standardized", "normalized")
 CROSS_FIT_FOLDS = 2
 
@@ -86,7 +90,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
     threshold : "auto" or float in (0, 1), default "auto"
         ``"auto"``: each label's F1-maximising cut on the honest probabilities; a number: that
         probability cut for every label.
-    record : {"auto", "first", "cross-fit"}, default "auto"
+    record : {"auto", "first", "cross-fit", "best"}, default "auto"
         Where the honest scores come from (module docstring).
     margin : {"auto", "raw", "standardized", "normalized"}, default "auto"
         What each label's temperature scales (:func:`textcw.learners.temperature.fit_temperature`).
@@ -108,7 +112,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         (read from ``calibration_``, their ``to_dict()`` forms)
     thresholds_ : ndarray of shape (n_labels,), probability cuts
     record_ : str, label_format_ : ``"sets"`` or ``"indicator"`` (what ``predict`` returns)
-    record_f1_ : dict, with ``record="auto"`` and several epochs: the held-out micro-F1 of each
+    record_f1_ : dict, with ``record="best"`` and several epochs: the held-out micro-F1 of each
         source's thresholds on the cross-fit's halves (module docstring); else empty
     n_features_in_ : int, n_honest_scores_ : int (documents behind the calibration)
     unlabelled_documents_ : int, documents learned with an empty label set (``min_labels="auto"``)
@@ -166,8 +170,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         Y, classes, form = as_indicator(Y, X.shape[0])
         n = X.shape[0]
         record = self.record
-        choose = record == "auto" and params["n_epochs"] > 1
-        if record == "auto":
+        choose = record == "best" and params["n_epochs"] > 1
+        if record in ("auto", "best"):
             record = "first" if params["n_epochs"] == 1 else "cross-fit"
         total = params["n_epochs"] * n * (CROSS_FIT_FOLDS if record == "cross-fit" else 1)
         counter = LearnedCount(progress, total)

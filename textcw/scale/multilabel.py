@@ -22,8 +22,7 @@ used as the one ``textcw train`` gives in memory; it predicts tag sets.
   label by label with the single-label rule (:class:`textcw.scale.combine.Combiner`: ``kl`` or
   ``uniform`` of each label's binary model). Then every label's temperature and threshold are
   refitted for the combined weights on the shards' honest scores: each shard's documents as its
-  own model scored them before learning them (or, with several epochs, its cross-fit halves:
-  every shard takes the cross-fit then, rather than each choosing its source),
+  own model scored them before learning them (or, with several epochs, its cross-fit halves),
   the last ``max_recorded // shards`` of each shard. They are honest (no document was scored by
   a model that had learned it) but come from shard models, each of which saw ``1/n`` of the
   data; the margins are taken over the weights' length or standard deviation, which removes the
@@ -186,10 +185,6 @@ def train_label_shard(source: CorpusSource, featurizer, template: MultiLabel, cl
     t0, cpu0 = time.perf_counter(), time.process_time()
     start, stop = shard_bounds(source.n_documents("train"), task.index, task.n_shards)
     model = clone(template).set_params(learner__random_state=task.seed)
-    if task.n_shards > 1 and model.record == "auto" and model.learner.get_params()["n_epochs"] > 1:
-        # one source of honest scores for every shard: the combined cuts are fitted to them
-        # together (record="auto" would let each shard choose its own)
-        model.set_params(record="cross-fit")
     featurize = 0.0
     if stream:
         for chunk in featurized_chunks(source, featurizer, "train", start, stop, chunk_size):
