@@ -86,6 +86,19 @@ class Hashing(HashingVectorizer):
         return native.transform(self, X, lambda block: native.hash_block(block, self),
                                 super().transform)
 
+    def kernel_rows(self, X: list) -> native.KernelRows | None:
+        """The rows :meth:`transform` makes of the list of documents ``X``, as
+        :class:`~textcw.features.native.KernelRows` (no matrix built, no contract check to run
+        again: what a service that scores each batch with a kernel pays per call), or ``None``
+        when the kernels would not make them (then :meth:`transform`)."""
+        if not isinstance(X, list) or not X or not native.supports(self) or native.small_before_kernels(X):
+            return None
+        check_documents(X, "hashing")
+        try:
+            return native.kernel_rows(self, X, lambda block: native.hash_block(block, self), super().transform)
+        except (AttributeError, TypeError) as exc:  # as transform words it
+            raise InputError(f"hashing featurizes text (str or bytes documents): {one_line(exc)}") from None
+
 
 def hashing(**params) -> Hashing:
     """The ``hashing`` featurizer: a ``HashingVectorizer`` with the defaults above."""

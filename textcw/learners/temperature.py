@@ -75,9 +75,19 @@ class CalibrationWarning(UserWarning):
 def standardized_scores(scores: np.ndarray, variances: np.ndarray) -> np.ndarray:
     """Scores over their standard deviation: per label of a binary margin, per document (the
     root mean variance of its labels) for multi-class scores. A zero variance leaves a zero."""
-    scale = variances if scores.ndim == 1 else variances.mean(axis=1, keepdims=True)
+    floats = scores.dtype == np.float64 and variances.dtype == np.float64
+    if scores.ndim == 1:
+        scale = variances
+    elif floats:  # numpy's mean of float64, step by step: the row's sum over the count (bit for bit)
+        scale = np.add.reduce(variances, axis=1, keepdims=True)
+        scale /= variances.shape[1]
+    else:
+        scale = variances.mean(axis=1, keepdims=True)
+    positive = scale > 0
+    if floats and positive.all():  # the usual case in two steps instead of five (a service pays them per request)
+        return np.true_divide(scores, np.sqrt(scale))
     out = np.zeros_like(scores, dtype=float)
-    np.divide(scores, np.sqrt(np.maximum(scale, 0.0)), out=out, where=np.broadcast_to(scale > 0, scores.shape))
+    np.divide(scores, np.sqrt(np.maximum(scale, 0.0)), out=out, where=np.broadcast_to(positive, scores.shape))
     return out
 
 
@@ -104,6 +114,22 @@ def normalized_scores(scores: np.ndarray, norms: np.ndarray) -> np.ndarray:
     out = np.zeros_like(scores, dtype=float)
     np.divide(scores, scale, out=out, where=np.broadcast_to(scale > 0, scores.shape))
     return out
+
+
+def softmax_rows(scaled: np.ndarray) -> np.ndarray:
+    """``scipy.special.softmax(scaled, axis=1)``, bit for bit, computed in ``scaled``'s own
+    memory: the same operations in the same order (the row's maximum subtracted, the
+    exponential, over the row's sum), without scipy's array-namespace dispatch and two
+    temporaries (a fixed cost per call that a service predicting one batch at a time pays each
+    time). ``scaled`` must be a float64 array of the caller's own, which it overwrites; any
+    other input goes to scipy."""
+    if not (isinstance(scaled, np.ndarray) and scaled.dtype == np.float64 and scaled.ndim == 2
+            and scaled.flags.writeable and scaled.flags.c_contiguous):
+        return softmax(scaled, axis=1)
+    np.subtract(scaled, scaled.max(axis=1, keepdims=True), out=scaled)
+    np.exp(scaled, out=scaled)
+    scaled /= scaled.sum(axis=1, keepdims=True)
+    return scaled
 
 
 def as_logits(z: np.ndarray) -> np.ndarray:
@@ -332,7 +358,7 @@ class TemperatureScaling:
         argmax is the label ``learner.predict`` returns (binary: a zero margin gives 1/2 and
         ``classes_[0]``, as ``predict`` does)."""
         logits = as_logits(self.scores(learner, X))
-        return softmax(_top_bias_logits(logits, self.inverse_temperature, self.top_bias), axis=1)
+        return softmax_rows(_top_bias_logits(logits, self.inverse_temperature, self.top_bias))
 
     def to_dict(self) -> dict:
         """Plain JSON data (reports, model descriptions, exports): ``temperature`` is ``None``

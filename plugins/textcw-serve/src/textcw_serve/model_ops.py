@@ -16,6 +16,8 @@ import numpy as np
 from sklearn.pipeline import Pipeline
 
 from textcw.errors import InputError
+from textcw.features.hashing import Hashing
+from textcw.features.native import KernelRows
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier
 from textcw.learners.multilabel import MultiLabel
@@ -189,6 +191,21 @@ def featurize(model: Pipeline, documents: list[str]):
         raise InputError(f"the model's featurizer cannot read these documents: {safe_text(str(exc), 200)}") from None
 
 
+def featurize_for_scoring(model: Pipeline, documents: list[str]):
+    """What :func:`score` takes for ``documents``: the ``hashing`` featurizer's
+    :class:`~textcw.features.native.KernelRows` (the arrays of the matrix ``transform`` makes,
+    without the matrix), else the feature matrix (:func:`featurize`)."""
+    featurizer = featurizer_of(model)
+    if isinstance(featurizer, Hashing):
+        try:
+            rows = featurizer.kernel_rows(documents)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"the model's featurizer cannot read these documents: {safe_text(str(exc), 200)}") from None
+        if rows is not None:
+            return rows
+    return featurize(model, documents)
+
+
 def row_wise(featurizer) -> bool:
     """Whether ``featurizer.transform`` makes each document's row from that document alone, so
     that featurizing several requests at once gives each the rows it would get alone (bit for
@@ -251,6 +268,9 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     library's own ``predict`` and probability functions. ``variances``: also keep the margin
     variances (``/suggest``'s ``mistake``), from the same compiled pass when it applies."""
     learner = learner_of(model)
+    rows = X if isinstance(X, KernelRows) else None  # featurize_for_scoring's: the kernel reads them as they are
+    if rows is not None and isinstance(learner, MultiLabel):
+        X = rows.matrix()
     if isinstance(learner, MultiLabel):  # the tags (indicator rows), each label's score and probability
         proba = np.asarray(learner.predict_proba(X), dtype=float)
         return Scored(np.asarray(learner.indicator_of(proba), dtype=bool),
@@ -261,21 +281,29 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     if compiled is not None:
         scores, variances = compiled
     else:
+        if rows is not None:  # the learner's own methods take a matrix
+            X = rows.matrix()
         scores, variances = None, None
         if hasattr(learner, "decision_function"):
             scores = np.asarray(learner.decision_function(X), dtype=float)
     known = learner if scores is None else _Known(learner, X, scores, variances)
+
+    def matrix():  # for the learner's own methods (``known`` answers for ``X`` from the scores)
+        return rows.matrix() if X is rows else X
+
     if scores is not None and type(learner).predict is OnlineLinearClassifier.predict:
         predicted = OnlineLinearClassifier.predict(known, X)  # the argmax of the decision scores
     else:
-        predicted = learner.predict(X)
-    if scaling is not None:
+        predicted = learner.predict(matrix())
+    if isinstance(scaling, TemperatureScaling):
         # a temperature scales the decision scores (and, standardized, the margin variance)
-        proba = scaling.predict_proba(known if isinstance(scaling, TemperatureScaling) else learner, X)
+        proba = scaling.predict_proba(known, X)
+    elif scaling is not None:
+        proba = scaling.predict_proba(learner, matrix())
     elif needs and variances is not None:  # a Gaussian learner's own probabilities
         proba = GaussianLinearClassifier.predict_proba(known, X)  # Phi / quadrature of the same numbers
     else:
-        proba = learner.predict_proba(X) if hasattr(learner, "predict_proba") else None
+        proba = learner.predict_proba(matrix()) if hasattr(learner, "predict_proba") else None
     return Scored(np.asarray(predicted), scores, None if proba is None else np.asarray(proba, dtype=float), variances)
 
 

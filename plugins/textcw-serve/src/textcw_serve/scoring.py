@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from textcw.features.native import KernelRows
 from textcw.kernels import as_kernel_csr, kernel, prefetch
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier
@@ -109,13 +110,22 @@ def batch_kernel_state(learner, *, variances: bool):
 def scores_and_variances(learner, X, *, variances: bool):
     """``(scores, variances)`` of the rows of ``X``, shaped as ``decision_function`` and
     ``margin_variance`` shape them ((n,) binary, (n, K) multi-class; variances ``None`` unless
-    asked), or ``None`` when :func:`batch_kernel_state` says the learner scores its own way."""
+    asked), or ``None`` when :func:`batch_kernel_state` says the learner scores its own way.
+
+    ``X`` is a matrix, checked against the kernel contract by :func:`~textcw._csr.as_kernel_csr`,
+    or the ``hashing`` featurizer's own :class:`~textcw.features.native.KernelRows` (made by
+    :func:`textcw_serve.model_ops.featurize_for_scoring`, never from a request's numbers), which
+    meet it by construction and are read as they are when they are as wide as the model: a
+    pass over the non-zeros and scipy's construction of a matrix less per batch."""
     found = batch_kernel_state(learner, variances=variances)
     if found is None:
         return None
     mu, s = found
     n_features = int(learner.n_features_in_)
-    X = as_kernel_csr(X, n_features)  # the kernel indexes the state with X's columns unchecked
+    if not (isinstance(X, KernelRows) and X.shape[1] == n_features):
+        # the kernel indexes the state with X's columns unchecked: any other matrix is checked
+        # (and a width other than the model's refused) as the library checks it
+        X = as_kernel_csr(X.matrix() if isinstance(X, KernelRows) else X, n_features)
     n = X.shape[0]
     scores = np.zeros((n, mu.shape[1]))
     var = np.zeros((n, mu.shape[1])) if s is not None else np.zeros((0, 0))

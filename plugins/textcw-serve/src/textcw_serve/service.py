@@ -36,8 +36,8 @@ from textcw.errors import TextcwError
 from textcw_serve.deltas import DeltaTracker, write_checkpoint
 from textcw_serve.journal import (HEADER_BYTES, MAX_GROUP_BYTES, MAX_GROUP_RECORDS, LogWriter, encode_payload,
                                   frame_record)
-from textcw_serve.model_ops import (LabelMap, Scored, Vocabulary, calibration_of, featurize, is_multilabel,
-                                   model_digest, prediction_rows, row_wise, score)
+from textcw_serve.model_ops import (LabelMap, Scored, Vocabulary, calibration_of, featurize_for_scoring,
+                                   is_multilabel, model_digest, prediction_rows, row_wise, score)
 from textcw_serve.tagsets import status_of
 from textcw_serve.updates import apply_group, featurize_each, learn_reply
 from textcw_serve.rwlock import ReadWriteLock
@@ -135,7 +135,7 @@ class ModelService:
 
     def scored(self, documents: list[str]) -> tuple[int, Scored]:
         """``(model version, the arrays of the prediction)``: featurized before the lock, scored under it."""
-        X = featurize(self.model, documents)
+        X = featurize_for_scoring(self.model, documents)
         with self.lock.shared():
             return self.counters.seq, score(self.model, X)
 
