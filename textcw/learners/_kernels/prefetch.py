@@ -75,7 +75,8 @@ def hint_lines(a, start, stop, step):
 @kernel
 def hint_features(a, indices, start, stop, step):
     """Hint ``a[j]`` for the features ``j`` of ``indices[start:stop]``; for a ``(d, K)`` array
-    every line of the row ``a[j, :]`` (``step`` entries per line, :func:`line_step`)."""
+    one hint per line's worth of the row ``a[j, :]`` from its start (``step`` entries per line,
+    :func:`line_step`)."""
     for p in range(start, stop):
         j = column(indices[p])
         if a.ndim == 1:
