@@ -18,9 +18,10 @@ whose positions :func:`row_ahead` gives.
 Why small pieces the loops put together, not one function per step: a compiled function that
 takes arrays increments and decrements the reference count of each array it is given (atomic
 operations) on every call unless the compiler inlines it into its caller, and LLVM inlines only
-small functions with few arguments. The earlier single function of the three hints took seven
-arrays and was never inlined: its calls cost 170 ns per row, about 15 % of a diagonal AROW epoch
-on the benchmark's rows (docs/benchmarks.md "Inlined prefetch hints"). Each piece here takes one
+small functions with few arguments. The earlier single function of the three hints took six
+arrays and was never inlined: its calls cost about 175 ns per row in a bare loop, and about a
+sixth of a diagonal AROW epoch's kernel time on the benchmark's rows (docs/benchmarks.md
+"Inlined prefetch hints"). Each piece here takes one
 or two arrays and is inlined, so a step's hints cost only the prefetch instructions; their
 loops count by adding a step computed once per epoch (:func:`line_step`), never by a division.
 
