@@ -56,7 +56,8 @@ def test_row_ahead_is_the_row_ahead_in_order_and_empty_past_the_end():
     indptr = np.array([0, 3, 3, 7, 12], np.int32)
     order = np.array([2, 0, 3, 1], np.int64)
     row_ahead = plain(hints.row_ahead)
-    assert [tuple(map(int, row_ahead(indptr, order, t, 2))) for t in range(4)] == [(7, 12), (3, 3), (0, 0), (0, 0)]
+    ahead = [tuple(map(int, row_ahead(indptr, order, t, 2))) for t in range(4)]
+    assert ahead == [(7, 12), (3, 3), (0, 0), (0, 0)]
     assert tuple(map(int, row_ahead(indptr, order, 0, 0))) == (3, 7)
 
 

@@ -60,7 +60,14 @@ import numpy as np
 
 from textcw._jit import KernelRef, call, closure_kernel, kernel, uncached
 from textcw.learners._kernels.common import add_examples, column, examples_seen, top_competitor
-from textcw.learners._kernels.prefetch import FEATURES_AHEAD, ROWS_AHEAD, hint_features, hint_lines, line_step, row_ahead
+from textcw.learners._kernels.prefetch import (
+    FEATURES_AHEAD,
+    ROWS_AHEAD,
+    hint_features,
+    hint_lines,
+    line_step,
+    row_ahead,
+)
 
 # The arguments every epoch kernel takes first (textcw.learners.protocol.DATA_ARGUMENTS, which
 # sits a layer above the kernels; a test holds the two equal).
