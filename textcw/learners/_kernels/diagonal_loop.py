@@ -29,7 +29,7 @@ the top-1 reduction (EMNLP 2009; MLJ 2013 section 3.3: the update on ``f(x, y) -
 against the best other label ``r``, ties to the lowest index; both label blocks move and get the
 variance update). With ``u`` and ``count`` the loops keep the running average of the mean
 (:func:`.common.move_mean`); each step first hints the cache lines of the rows ahead
-(:mod:`.prefetch`).
+(:mod:`.prefetch`, whose pieces the compiler inlines into the loops).
 
 The state's layout is the caller's: ``mu`` and ``s`` are indexed as vectors (``d x K`` blocks
 multi-class) of any stride. A binary learner keeps them as the two columns of one ``(d, 2)``
@@ -69,7 +69,15 @@ from textcw.learners._kernels.common import (
 )
 from textcw.learners._kernels.constants import COUNT_FLOORED, SMALLEST_NORMAL
 from textcw.learners._kernels.diagonal_variance import FORMS as TEXTCW_FORMS, diagonal_variance
-from textcw.learners._kernels.prefetch import interleaved, prefetch_ahead
+from textcw.learners._kernels.prefetch import (
+    FEATURES_AHEAD,
+    ROWS_AHEAD,
+    hint_features,
+    hint_lines,
+    interleaved,
+    line_step,
+    row_ahead,
+)
 
 
 # The two helpers that take a variant's functions are not cached on their own (closure_kernel):
@@ -104,13 +112,17 @@ def binary_loop(indptr, indices, data, y, order, mu, s, step, variance, example,
     mistakes = 0
     updates = 0
     paired = interleaved(mu, s)  # fixed for the epoch: the test is made once
+    index_step, data_step, state_step = line_step(indices), line_step(data), line_step(mu)
     for t in range(order.shape[0]):
-        if paired:  # s[j] is in mu[j]'s cache line: one hint per feature
-            prefetch_ahead(indptr, indices, data, order, t, mu, None)
-        else:
-            prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        start, stop = row_ahead(indptr, order, t, ROWS_AHEAD)
+        hint_lines(indices, start, stop, index_step)
+        hint_lines(data, start, stop, data_step)
+        start, stop = row_ahead(indptr, order, t, FEATURES_AHEAD)
+        hint_features(mu, indices, start, stop, state_step)
+        if not paired:  # else s[j] is in mu[j]'s cache line: one hint per feature
+            hint_features(s, indices, start, stop, state_step)
         if u is not None:  # the running average's accumulator, written with mu
-            prefetch_ahead(indptr, indices, data, order, t, u, u)
+            hint_features(u, indices, start, stop, state_step)
         i = order[t]
         start, stop = column(indptr[i]), column(indptr[i + 1])
         # Doubles even for a 32-bit state: a 32-bit sum over a long document rounds at every
@@ -153,10 +165,16 @@ def top1_loop(indptr, indices, data, y, order, mu, s, step, variance, example, p
     mistakes = 0
     updates = 0
     scores = np.empty(mu.shape[1])  # float64 whatever mu's dtype: summed in doubles
+    index_step, data_step, state_step = line_step(indices), line_step(data), line_step(mu)
     for t in range(order.shape[0]):
-        prefetch_ahead(indptr, indices, data, order, t, mu, s)
+        start, stop = row_ahead(indptr, order, t, ROWS_AHEAD)
+        hint_lines(indices, start, stop, index_step)
+        hint_lines(data, start, stop, data_step)
+        start, stop = row_ahead(indptr, order, t, FEATURES_AHEAD)
+        hint_features(mu, indices, start, stop, state_step)  # every line of each row of K labels
+        hint_features(s, indices, start, stop, state_step)
         if u is not None:
-            prefetch_ahead(indptr, indices, data, order, t, u, u)
+            hint_features(u, indices, start, stop, state_step)
         i = order[t]
         yi = y[i]
         start, stop = column(indptr[i]), column(indptr[i + 1])

@@ -60,7 +60,14 @@ import numpy as np
 
 from textcw._jit import KernelRef, call, closure_kernel, kernel, uncached
 from textcw.learners._kernels.common import add_examples, column, examples_seen, top_competitor
-from textcw.learners._kernels.prefetch import prefetch_ahead
+from textcw.learners._kernels.prefetch import (
+    FEATURES_AHEAD,
+    ROWS_AHEAD,
+    hint_features,
+    hint_lines,
+    line_step,
+    row_ahead,
+)
 
 # The arguments every epoch kernel takes first (textcw.learners.protocol.DATA_ARGUMENTS, which
 # sits a layer above the kernels; a test holds the two equal).
@@ -149,9 +156,14 @@ def binary_loop(indptr, indices, data, y, order, arrays, weight, step, update, e
     mistakes = 0
     updates = 0
     saved = np.empty(0 if checked is None else len(arrays) * _widest_row(indptr, order))
+    index_step, data_step = line_step(indices), line_step(data)
     for t in range(order.shape[0]):
+        start, stop = row_ahead(indptr, order, t, ROWS_AHEAD)
+        hint_lines(indices, start, stop, index_step)
+        hint_lines(data, start, stop, data_step)
+        start, stop = row_ahead(indptr, order, t, FEATURES_AHEAD)
         for a in range(len(arrays)):
-            prefetch_ahead(indptr, indices, data, order, t, arrays[a], arrays[a])
+            hint_features(arrays[a], indices, start, stop, index_step)  # vectors: the step is unused
         i = order[t]
         start, stop = column(indptr[i]), column(indptr[i + 1])
         score = 0.0

@@ -42,7 +42,7 @@ the slack penalty ``C xi`` or ``C xi^2``) the update with ``C -> s C``. The kern
 ``s C`` and ``r / s`` to the rule; CW (a hard constraint) is refused weights by its learner.
 
 Memory: each step first hints the cache lines of the rows a few steps ahead in ``order`` and of
-their features' ``mu`` and ``s`` (:func:`.prefetch.prefetch_ahead`); a shuffled epoch otherwise
+their features' ``mu`` and ``s`` (:mod:`.prefetch`); a shuffled epoch otherwise
 waits on main memory at the start of every row. The hints change no result. A binary learner's
 ``mu`` and ``s`` are the two columns of one array (:mod:`textcw.learners.interleaved`): one
 cache line per feature, where two arrays take two.

@@ -10,8 +10,22 @@ cache) lets those loads overlap with the work on the current row. A hint never c
 it only moves memory into cache, and it cannot fault (an address out of range is ignored).
 
 The hint itself is :func:`textcw._jit.prefetch` (the one LLVM intrinsic numba does not provide,
-kept with the other numba code); the kernels use it through :func:`prefetch_ahead`. With
-``NUMBA_DISABLE_JIT=1`` the hint is a Python no-op, so the kernels run unchanged as Python.
+kept with the other numba code). An epoch loop hints, at every step ``t``, every line of the
+``indices`` and ``data`` of the row :data:`ROWS_AHEAD` steps ahead (:func:`hint_lines`) and the
+state of the features of the row :data:`FEATURES_AHEAD` steps ahead (:func:`hint_features`),
+whose positions :func:`row_ahead` gives.
+
+Why small pieces the loops put together, not one function per step: a compiled function that
+takes arrays increments and decrements the reference count of each array it is given (atomic
+operations) on every call unless the compiler inlines it into its caller, and LLVM inlines only
+small functions with few arguments. The earlier single function of the three hints took six
+arrays and was never inlined: its calls cost about 175 ns per row in a bare loop, and about a
+sixth of a diagonal AROW epoch's kernel time on the benchmark's rows (docs/benchmarks.md
+"Inlined prefetch hints"). Each piece here takes one
+or two arrays and is inlined, so a step's hints cost only the prefetch instructions; their
+loops count by adding a step computed once per epoch (:func:`line_step`), never by a division.
+
+With ``NUMBA_DISABLE_JIT=1`` the hint is a Python no-op, so the kernels run unchanged as Python.
 """
 
 from __future__ import annotations
@@ -27,38 +41,52 @@ ROWS_AHEAD = 4
 FEATURES_AHEAD = 2
 _LINE = 64  # bytes per cache line on x86-64 and most ARM cores; a hint per line suffices
 _ONE = np.uint64(1)  # unsigned, as the positions are (numba types unsigned-minus-signed as float)
+_NONE = np.uint64(0)
 
 
 @kernel
-def prefetch_ahead(indptr, indices, data, order, t, mu, s):
-    """The hints for step ``t`` of an epoch over ``order``: the ``indices`` and ``data`` lines of
-    the row ``ROWS_AHEAD`` steps ahead, and ``mu[j]``, ``s[j]`` (every line of rows ``j`` if 2-d) for the features
-    of the row ``FEATURES_AHEAD`` steps ahead. One function, not three: each compiled function
-    adds to the first fit's compile time. ``s`` may be ``None`` when ``s[j]`` shares ``mu[j]``'s
-    cache line (an interleaved state, :mod:`textcw.learners.interleaved`): one hint per feature
-    then does."""
-    n = order.shape[0]
-    if t + ROWS_AHEAD < n:
-        i = order[t + ROWS_AHEAD]
-        start = column(indptr[i])
-        stop = column(indptr[i + 1])
-        if stop > start:
-            for p in range(start, stop, column(_LINE // data.itemsize)):
-                prefetch(data, p, 0)
-            prefetch(data, stop - _ONE, 0)  # the last line, when the row does not start on a line
-            for p in range(start, stop, column(_LINE // indices.itemsize)):
-                prefetch(indices, p, 0)
-            prefetch(indices, stop - _ONE, 0)
-    if t + FEATURES_AHEAD < n:
-        i = order[t + FEATURES_AHEAD]
-        labels = mu.size // mu.shape[0] if mu.shape[0] > 0 else 0  # K for (d, K) blocks, 1 for (d,)
-        step = _LINE // mu.itemsize
-        for p in range(column(indptr[i]), column(indptr[i + 1])):
-            j = column(indices[p])
-            for k in range(0, labels, step):  # every line of a feature's row of K labels
-                prefetch(mu, j, k)
-                if s is not None:  # pruned when compiled for None
-                    prefetch(s, j, k)
+def line_step(a):
+    """The entries of ``a`` per cache line (along its last axis): the step of a loop that hints
+    every line once. Computed once per epoch: a loop of hints then adds it, with no division."""
+    return column(max(1, _LINE // a.itemsize))
+
+
+@kernel
+def row_ahead(indptr, order, t, ahead):
+    """``(start, stop)``: the positions in ``indices`` and ``data`` of the row ``ahead`` steps
+    after step ``t`` of ``order``; an empty range past the end of ``order``."""
+    if t + ahead < order.shape[0]:
+        i = order[t + ahead]
+        return column(indptr[i]), column(indptr[i + 1])
+    return _NONE, _NONE
+
+
+@kernel
+def hint_lines(a, start, stop, step):
+    """Hint every cache line of the 1-d ``a[start:stop]``, ``step`` entries per line
+    (:func:`line_step`), the last one included when the range does not start on a line."""
+    if stop > start:
+        p = start
+        while p < stop:
+            prefetch(a, p, 0)
+            p += step
+        prefetch(a, stop - _ONE, 0)
+
+
+@kernel
+def hint_features(a, indices, start, stop, step):
+    """Hint ``a[j]`` for the features ``j`` of ``indices[start:stop]``; for a ``(d, K)`` array
+    one hint per line's worth of the row ``a[j, :]`` from its start (``step`` entries per line,
+    :func:`line_step`)."""
+    for p in range(start, stop):
+        j = column(indices[p])
+        if a.ndim == 1:
+            prefetch(a, j, 0)
+        else:
+            k = _NONE
+            while k < column(a.shape[1]):
+                prefetch(a, j, k)
+                k += step
 
 
 @kernel
