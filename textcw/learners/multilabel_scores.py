@@ -11,8 +11,8 @@ from textcw.learners.temperature import weight_norm
 
 
 def label_scores(models, X) -> np.ndarray:
-    """``(n, K)`` scores, one sparse product per label (no dense ``(d, K)`` weight matrix, which
-    a hashed feature space would make large)."""
+    """``(n, K)`` scores: one sparse product for every label, over the columns the rows use (no
+    dense ``(d, K)`` weight matrix, which a hashed feature space would make large)."""
     intercepts = np.array([model.intercept_[0] for model in models])
     return rows_dots(X, [weight_vector(model) for model in models]) + intercepts
 
