@@ -48,7 +48,7 @@ def test_a_full_disk_refuses_the_update_applies_nothing_and_learning_goes_on(mod
 def test_a_failed_fsync_stops_learning_until_a_restart(model_path, monkeypatch):
     with thread_server(model_path) as server:
         client = server.client()
-        monkeypatch.setattr(journal.os, "fsync", failing_once(os.fsync, errno.EIO))
+        monkeypatch.setattr(journal.os, journal.SYNC, failing_once(getattr(os, journal.SYNC), errno.EIO))
         with pytest.raises(ServiceError) as error:
             client.learn(["orbit"], ["space"])
         assert error.value.status == 503

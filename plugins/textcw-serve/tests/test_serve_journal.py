@@ -117,3 +117,22 @@ def test_reset_empties_the_log(tmp_path):
     writer.append([encode_record(4, ["a"], ["space"])])
     writer.close()
     assert [r.seq for r in read_log(tmp_path / "log").records] == [4]
+
+
+def test_a_group_is_made_durable_by_one_data_sync(tmp_path, monkeypatch):
+    """One fdatasync per appended group where the system has it (the data and the new length;
+    not the file's times), fsync elsewhere; the group reads back whole."""
+    import os
+
+    assert journal.SYNC == ("fdatasync" if hasattr(os, "fdatasync") else "fsync")
+    synced, real = [], getattr(os, journal.SYNC)
+    monkeypatch.setattr(journal.os, journal.SYNC, lambda fd: (synced.append(fd), real(fd))[1])
+    writer = LogWriter(tmp_path / "log", 0)
+    try:
+        writer.append([encode_record(*r) for r in RECORDS])
+        assert len(synced) == 1
+        writer.append([encode_record(4, ["more"], ["space"])])
+        assert len(synced) == 2
+    finally:
+        writer.close()
+    assert [r.seq for r in read_log(tmp_path / "log").records] == [1, 2, 3, 4]

@@ -218,13 +218,14 @@ def test_updates_from_many_threads_keep_one_order_in_the_log_and_the_model(model
 class Overlapped:
     """Makes the committer write the second group while it applies the first: the first group's
     fsync waits until the second group is prepared (then the committer finds it ready). ``fail``
-    replaces the second group's ``os.write`` or ``os.fsync`` with one that raises."""
+    replaces the second group's ``os.write`` or its sync (``journal.SYNC``: ``os.fdatasync`` on
+    Linux) with one that raises."""
 
     def __init__(self, service, monkeypatch, fail: str):
         self.service, self.fail = service, fail
         self.prepared = threading.Event()
         self.fsync_threads = []
-        real_write, real_fsync = os.write, os.fsync
+        real_write, real_fsync = os.write, getattr(os, journal.SYNC)
         calls = {"write": 0, "fsync": 0}
 
         def write(fd, data):
@@ -243,7 +244,7 @@ class Overlapped:
             return real_fsync(fd)
 
         monkeypatch.setattr(journal.os, "write", write)
-        monkeypatch.setattr(journal.os, "fsync", fsync)
+        monkeypatch.setattr(journal.os, journal.SYNC, fsync)
 
     def run(self, first, second):
         one = self.service.submit_update(*first)
