@@ -48,10 +48,9 @@ VENV = ROOT / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 STAMP = VENV / ".textcw-installed"
 DEFAULT_TRAIN = ["--corpus", "newsgroups", "--learner", "cw-stdev"]
-KERNEL_TESTS = [f"tests/learners/{name}.py" for name in
-                ("test_kernels", "test_multiclass_kernels", "test_update_rules", "test_multiclass_updates",
-                 "test_solver_fallback", "test_variance_floor", "test_float32_state", "test_paired_state",
-                 "test_prefetch")]
+KERNEL_TESTS = [f"tests/learners/test_{name}.py" for name in
+                ("kernels", "multiclass_kernels", "update_rules", "multiclass_updates", "solver_fallback",
+                 "variance_floor", "float32_state", "paired_state", "prefetch")]
 INSTALLS = ROOT / "build" / "installs"
 LOGS = ROOT / "build" / "logs"  # of the stages that run in the background
 RESULTS = LOGS / "results"  # one JUnit XML file per pytest run of `test`, summed into its last line

@@ -24,7 +24,7 @@ import numpy as np
 from sklearn.base import clone
 
 from textcw.errors import ModelFileError, ParameterError
-from textcw.learners.multilabel import INDICATOR, SETS, MultiLabel
+from textcw.learners.multilabel import INDICATOR, RECORDED, SETS, MultiLabel
 from textcw.learners.temperature import weight_norm
 from textcw.portable_rebuild import TAGS_ATTRIBUTES, TAGS_PARAMS, decode, labels_of
 from textcw.untrusted import check_printable, safe_text
@@ -35,7 +35,6 @@ __all__ = ["ATTRIBUTES", "export_entry", "rebuild"]
 ATTRIBUTES = ("classes_", "label_format_", "n_features_in_", "record_", "record_f1_", "calibration_", "thresholds_",
               "n_honest_scores_", "recorded_", "unlabelled_documents_")
 _RECORDED_FLOATS = ("scores", "norms", "variances")
-RECORDED = ("first", "cross-fit")  # where a fitted model's honest scores came from (record_)
 
 
 def export_entry(model: MultiLabel, encode: Callable, arrays: list, where: str) -> dict:
@@ -114,10 +113,9 @@ def rebuild(learner, entry, arrays: dict, name: str, *, load_state: Callable, ca
 
 def _record_f1(value, name: str) -> dict:
     """The held-out micro-F1 of each source of honest scores that ``record="best"`` compared."""
-    sources = RECORDED
-    if not (isinstance(value, dict) and set(value) <= set(sources)
+    if not (isinstance(value, dict) and set(value) <= set(RECORDED)
             and all(isinstance(f, float) and 0.0 <= f <= 1.0 for f in value.values())):
-        raise ModelFileError(f"the compared record sources of {name!r} must map some of {', '.join(sources)} "
+        raise ModelFileError(f"the compared record sources of {name!r} must map some of {', '.join(RECORDED)} "
                              "to an F1 between 0 and 1")
     return dict(value)
 

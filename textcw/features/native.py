@@ -349,11 +349,8 @@ def transform(vectorizer, docs, rows, python_transform):
     """
     import scipy.sparse as sp
 
-    block, others = ascii_block(docs, getattr(vectorizer, "encoding", "utf-8"))
-    indptr, indices, data = rows(block)
-    n_columns = int(vectorizer.n_features) if hasattr(vectorizer, "n_features") else len(vectorizer.vocabulary_)
-    X = sp.csr_matrix((data.astype(vectorizer.dtype, copy=False), indices, indptr),
-                      shape=(len(block), n_columns))
+    (indptr, indices, data), others, shape = _kernel_part(vectorizer, docs, rows)
+    X = sp.csr_matrix((data.astype(vectorizer.dtype, copy=False), indices, indptr), shape=shape)
     if vectorizer.binary:
         X.data.fill(1)
     if getattr(vectorizer, "norm", None) is not None:
@@ -361,9 +358,24 @@ def transform(vectorizer, docs, rows, python_transform):
 
         X = normalize(X, norm=vectorizer.norm, copy=False)
     if len(others):
-        rest = sp.csr_matrix(python_transform([docs[int(i)] for i in others]))
+        rest = _python_part(docs, others, python_transform)
         X = sp.csr_matrix(_put_rows(X.indptr, X.indices, X.data, rest, others), shape=X.shape)
     return _like_sklearn(X)
+
+
+def _kernel_part(vectorizer, docs, rows):
+    """``rows(block)`` of the documents the kernels read (the others' rows left empty), the
+    positions of the others, and the shape of the whole batch's matrix."""
+    block, others = ascii_block(docs, getattr(vectorizer, "encoding", "utf-8"))
+    n_columns = int(vectorizer.n_features) if hasattr(vectorizer, "n_features") else len(vectorizer.vocabulary_)
+    return rows(block), others, (len(block), n_columns)
+
+
+def _python_part(docs, others, python_transform):
+    """scikit-learn's rows of the documents at positions ``others`` (a CSR matrix)."""
+    import scipy.sparse as sp
+
+    return sp.csr_matrix(python_transform([docs[int(i)] for i in others]))
 
 
 def _put_rows(indptr, indices, data, rest, others: np.ndarray) -> tuple:
@@ -424,18 +436,14 @@ def kernel_rows(vectorizer, docs, rows, python_transform) -> KernelRows | None:
     if getattr(vectorizer, "norm", None) is not None or np.dtype(vectorizer.dtype) != np.float64 \
             or (getattr(vectorizer, "alternate_sign", False) and not vectorizer.binary):
         return None
-    block, others = ascii_block(docs, getattr(vectorizer, "encoding", "utf-8"))
-    indptr, indices, data = rows(block)
-    n_columns = int(vectorizer.n_features) if hasattr(vectorizer, "n_features") else len(vectorizer.vocabulary_)
+    (indptr, indices, data), others, shape = _kernel_part(vectorizer, docs, rows)
     if indptr.dtype != indices.dtype:  # int64 row offsets past 2**31 entries: the matrix's own way
         return None
     if len(others):
-        import scipy.sparse as sp
-
-        rest = sp.csr_matrix(python_transform([docs[int(i)] for i in others]))
+        rest = _python_part(docs, others, python_transform)
         data, indices, indptr = _put_rows(indptr, indices, data, rest, others)
         if indptr.dtype != indices.dtype or data.dtype != np.float64:
             return None
     if vectorizer.binary:
         data.fill(1)
-    return KernelRows(indptr, indices, data, (len(block), n_columns))
+    return KernelRows(indptr, indices, data, shape)

@@ -27,22 +27,17 @@ them, as in :class:`textcw.learners.calibrated.Calibrated`: ``"first"``, progres
 (Blum, Kalai and Langford, COLT 1999) over the first pass, chunks of 1, 1, 2, 4, ... then
 ``chunk_size`` documents each scored before it is learned (free, exact for one epoch);
 ``"cross-fit"``, two half-size models trained as the final one is, each scoring the other half
-(about twice the training time; the scores of models trained as the final one was, which the
-first pass's young models are not); ``"auto"``: ``"first"`` for one epoch, else ``"cross-fit"``;
-``"best"``: for several epochs, the source whose thresholds do better on documents they were
-not chosen on (below).
+(about twice the training time; scores of models trained as the final one was, which the
+first pass's young models are not); ``"auto"``: ``"first"`` for one epoch, else ``"cross-fit"``.
 
-Which source sets the thresholds best depends on the data (docs/guide/multi-label.md: on Reuters
-ModApte the first pass's cuts do better, on the tags of Debian's package descriptions the
-cross-fit's), so with several epochs ``"best"`` compares them at no extra fit: each cross-fit
-half's models are scored on the other half, with the thresholds and temperatures of their own
-first pass and with those of the other half's models' scores of their documents; the source of
-the higher pooled micro-F1 (a tie: ``"cross-fit"``) is taken for the final models, whose first
-pass was recorded too. Neither set of cuts saw the documents it is judged on (Yang's SCut,
-SIGIR 2001, section 3.2, chosen one level up: between two sources of validation scores). Not
-the default: the first pass's young models make the final models' probabilities over-confident
-(their temperatures are fitted to the same scores as the cuts), and on a few hundred documents
-the comparison is noisy.
+``"best"``: which source sets the best cuts depends on the data (docs/guide/multi-label.md), so
+with several epochs the two are compared at no extra fit: each cross-fit half's models are
+scored on the other half with the cuts and temperatures of their own first pass, and with those
+of the other half's models' scores of their documents; the source of the higher pooled micro-F1
+(a tie: ``"cross-fit"``) is taken for the final models. Neither set of cuts saw the documents it
+is judged on (Yang's SCut, SIGIR 2001, section 3.2, one level up). Not the default: where the
+first pass wins, the final models' probabilities are over-confident (temperatures fitted to
+young models), and on a few hundred documents the comparison is noise.
 
 ``partial_fit`` learns each batch in one pass, scoring each chunk before learning it, and then
 refits every label's temperature and threshold on the honest scores of the last
@@ -74,7 +69,8 @@ from textcw.learners.selftune import check_online_learner, epoch_orders
 from textcw.learners.state import memory_budget
 from textcw.learners.temperature import TemperatureScaling, weight_norm
 
-RECORDS = ("auto", "first", "cross-fit", "best")
+RECORDED = ("first", "cross-fit")  # where a fitted model's honest scores came from (record_)
+RECORDS = ("auto", *RECORDED, "best")
 MARGINS = ("auto", "raw", "standardized", "normalized")
 CROSS_FIT_FOLDS = 2
 

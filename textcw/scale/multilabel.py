@@ -213,7 +213,6 @@ def _combined(results: list[ShardResult], combiners: list[Combiner]) -> MultiLab
                      for name in recorded[0]}
     counts = [getattr(r.model, "unlabelled_documents_", None) for r in results]
     est.unlabelled_documents_ = None if None in counts else int(sum(counts))
-    est.record_f1_ = {}  # a shard's own comparison, if any, is not the combined model's
     est._calibrate()  # MultiLabel's own refit (temperatures, then F1 cuts) on the merged scores
     return est
 

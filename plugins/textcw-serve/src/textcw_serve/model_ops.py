@@ -7,6 +7,7 @@ once and never changes, so documents are featurized outside the model lock.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -206,6 +207,12 @@ def featurize_for_scoring(model: Pipeline, documents: list[str]):
     return featurize(model, documents)
 
 
+def _matrix(X):
+    """A feature matrix: :func:`featurize_for_scoring`'s rows, which only the compiled scoring
+    pass reads as they are, made into the matrix ``transform`` gives; any other ``X`` as it is."""
+    return X.matrix() if isinstance(X, KernelRows) else X
+
+
 def row_wise(featurizer) -> bool:
     """Whether ``featurizer.transform`` makes each document's row from that document alone, so
     that featurizing several requests at once gives each the rows it would get alone (bit for
@@ -268,10 +275,8 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     library's own ``predict`` and probability functions. ``variances``: also keep the margin
     variances (``/suggest``'s ``mistake``), from the same compiled pass when it applies."""
     learner = learner_of(model)
-    rows = X if isinstance(X, KernelRows) else None  # featurize_for_scoring's: the kernel reads them as they are
-    if rows is not None and isinstance(learner, MultiLabel):
-        X = rows.matrix()
     if isinstance(learner, MultiLabel):  # the tags (indicator rows), each label's score and probability
+        X = _matrix(X)
         proba = np.asarray(learner.predict_proba(X), dtype=float)
         return Scored(np.asarray(learner.indicator_of(proba), dtype=bool),
                       np.asarray(learner.decision_function(X), dtype=float), proba)
@@ -281,15 +286,13 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     if compiled is not None:
         scores, variances = compiled
     else:
-        if rows is not None:  # the learner's own methods take a matrix
-            X = rows.matrix()
+        X = _matrix(X)
         scores, variances = None, None
         if hasattr(learner, "decision_function"):
             scores = np.asarray(learner.decision_function(X), dtype=float)
     known = learner if scores is None else _Known(learner, X, scores, variances)
-
-    def matrix():  # for the learner's own methods (``known`` answers for ``X`` from the scores)
-        return rows.matrix() if X is rows else X
+    # for the learner's own methods (``known`` answers for ``X`` from the scores), built once
+    matrix = functools.cache(lambda: _matrix(X))
 
     if scores is not None and type(learner).predict is OnlineLinearClassifier.predict:
         predicted = OnlineLinearClassifier.predict(known, X)  # the argmax of the decision scores
