@@ -76,13 +76,14 @@ def _featurize(corpus: str, featurizer: str | None, featurizer_params: dict | No
 
 def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None, params: dict | None = None,
                      featurizer_params: dict | None = None, epochs: int | None = None, seed: int = 0,
-                     threshold="auto", progress=None) -> TrainResult:
+                     threshold="auto", progress=None, n_jobs: int | None = -1) -> TrainResult:
     """Train ``MultiLabel(learner)`` on ``corpus``'s training split and score its test split.
 
     The result's ``accuracy`` is the subset accuracy; its ``metrics`` hold ``micro_f1``,
     ``macro_f1``, ``hamming_loss``, ``subset_accuracy`` and ``per_class`` (``None`` each when
     the corpus has no test split). ``progress(stage, done, total)`` as for
-    :func:`textcw.pipeline.train`."""
+    :func:`textcw.pipeline.train`; ``n_jobs``: the threads training the labels' models
+    (``MultiLabel``'s; -1, one per core), which change no weight."""
     report = progress or (lambda stage, done, total: None)
     # train's "auto" defaults (learner_train_defaults) tune one model on its online mistakes; one
     # value per label is not chosen that way here, so the learner's own defaults stand (an explicit
@@ -94,8 +95,11 @@ def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None
                                                                                  featurizer_params)
     report("featurizing", 1, 1)
     t0 = time.perf_counter()
-    est = MultiLabel(binary, threshold=threshold).fit(
+    est = MultiLabel(binary, threshold=threshold, n_jobs=n_jobs).fit(
         Xtr, train_set.labels, progress=lambda done, total: report("training", done, total))
+    # the threads were this run's: the saved model learns on in its caller's thread (a service's
+    # updates of a few documents would otherwise start a pool for each)
+    est.set_params(n_jobs=None)
     train_seconds = time.perf_counter() - t0
     model = assemble(feat, est, learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
                      corpus=corpus)

@@ -59,6 +59,22 @@ def test_train_reports_multilabel_scores_and_saves_a_tagger(tables, capsys):
     assert summary["per_class"]["metal"]["support"] == sum("metal" in r[1] for r in rows(60, 1))
 
 
+def test_workers_train_the_labels_on_threads_and_the_saved_model_learns_on_in_one(tables, capsys):
+    models = {}
+    for workers in ("1", "2"):
+        models[workers] = tables / f"tags-{workers}.textcw-model"
+        code, out, err = run(capsys, "train", "--corpus", task(tables), "--learner", "arow", "--epochs", "3",
+                             "--workers", workers, "--out", models[workers])
+        assert code == 0, err
+    one, two = (persist.load(models[w])[-1] for w in ("1", "2"))
+    for a, b in zip(one.estimators_, two.estimators_):
+        assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(one.thresholds_, two.thresholds_)
+    assert one.n_jobs is None and two.n_jobs is None  # the threads were the run's, not the model's
+    code, _, err = run(capsys, "train", "--corpus", task(tables), "--workers", "0")
+    assert code == 2 and one_line_error(err) == "error: --workers 0 is invalid; give at least 1 thread"
+
+
 def test_predict_prints_tag_sets_in_text_csv_and_json(tables, capsys):
     model = tables / "tags.textcw-model"
     if not model.exists():

@@ -58,7 +58,7 @@ def train(
     precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead (default: one per core; 1 = this process)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead; a multi-label task in memory: threads training the labels' models (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
     probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs; with --stream, the scores of each chunk before it is learned) or raw (the learner's own probabilities); default: calibrated for online learners, raw with --shards")] = None,
@@ -190,7 +190,11 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
     if given:
         raise ParameterError(f"{given[0]} does not apply to the multi-label task {corpus} (one model per label, "
                              "calibrated per label); drop it")
-    check_scale_options(**scale)
+    scaled = scale["shards"] is not None or scale["stream"]
+    # in memory, --workers is the threads training the labels' models (MultiLabel's n_jobs)
+    check_scale_options(**(scale if scaled else {**scale, "workers": None}))
+    if not scaled and scale["workers"] is not None and scale["workers"] < 1:
+        raise ParameterError(f"--workers {scale['workers']} is invalid; give at least 1 thread")
     if out is not None:
         check_output_path(out, "--out", example="model.textcw-model")
     if json_out is not None:
@@ -203,13 +207,12 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
     learner = DEFAULT_LEARNER if defaulted else learner
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"), epochs=epochs, seed=seed)
-    scaled = scale["shards"] is not None or scale["stream"]
     if scaled:
         result = run_training(corpus, learner, probability=None, no_cache=no_cache, full_report=True, common=common,
                               **scale)
     else:
         with _plain_progress() as (report, _), cache_disabled(no_cache):
-            result = train_multilabel(corpus, learner, progress=report, **common)
+            result = train_multilabel(corpus, learner, progress=report, n_jobs=scale["workers"] or -1, **common)
     raise_if_interrupted()
     summary = result.to_dict()
     m = result.metrics

@@ -60,7 +60,9 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
-from textcw.learners.multilabel_scores import HonestScores, LearnedCount, label_scores, margin_variances
+from textcw.learners.label_threads import ChunkLearner, thread_count
+from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_scores, label_scores,
+                                                margin_variances)
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
                                                 binary_temperature, f1_thresholds, label_margin, margin_kinds,
                                                 resolve_min_labels, unlabelled_rows)
@@ -99,6 +101,9 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         The least number of labels ``predict`` gives a document, completed with its most
         probable labels where the thresholds give fewer; ``"auto"``: 1 if every document
         learned had at least one label, else 0 (the thresholds alone).
+    n_jobs : None, -1 or int in [1, 1024], default None
+        Threads that train the labels' models (:mod:`textcw.learners.label_threads`): ``None``
+        one, ``-1`` one per core. The models are the same, bit for bit, whatever the number.
 
     Fitted attributes
     -----------------
@@ -121,10 +126,11 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         "chunk_size": Interval(1, 1_000_000, closed="both", integer=True),
         "max_recorded": Interval(100, 10_000_000, closed="both", integer=True),
         "min_labels": AnyOf((Options(("auto",)), Interval(0, 100, closed="both", integer=True))),
+        "n_jobs": AnyOf((Options((None, -1)), Interval(1, 1024, closed="both", integer=True))),
     }
 
     def __init__(self, learner, *, threshold="auto", record="auto", margin="auto", chunk_size=2048,
-                 max_recorded=10_000, min_labels="auto"):
+                 max_recorded=10_000, min_labels="auto", n_jobs=None):
         self.learner = learner
         self.threshold = threshold
         self.record = record
@@ -132,6 +138,7 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.max_recorded = max_recorded
         self.min_labels = min_labels
+        self.n_jobs = n_jobs
 
     # ----------------------------------------------------------------- checks
     def _check_setup(self) -> dict:
@@ -271,13 +278,13 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
             chunks = (recorded_chunks(n, size) if recording and epoch == 0
                       else [(s, min(n, s + size)) for s in range(0, n, size)])
             counts = [(len(m.mistakes_), len(m.n_updates_)) for m in models]
-            for start, stop in chunks:
-                rows = order[start:stop]
-                if honest is not None and epoch == 0:
-                    honest.score(models, X[rows], rows)
-                for label, model in enumerate(models):
-                    model._run_epoch(Xk, signs[label], rows)
-                counter.add(stop - start)
+            with ChunkLearner(models, thread_count(self.n_jobs, n_labels)) as learner:
+                for start, stop in chunks:
+                    rows = order[start:stop]
+                    if honest is not None and epoch == 0:
+                        honest.score(models, X[rows], rows)
+                    learner.learn(Xk, signs, rows)
+                    counter.add(stop - start)
             for model, (m, u) in zip(models, counts):  # one count per pass, as the learner's fit keeps
                 model.mistakes_[m:] = [int(sum(model.mistakes_[m:]))]
                 model.n_updates_[u:] = [int(sum(model.n_updates_[u:]))]
@@ -338,20 +345,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
 
     # ----------------------------------------------------------------- calibration
     def _remember(self, honest, Y) -> None:
-        """Keep the honest scores of the most recent ``max_recorded`` documents (float32)."""
-        scores, variances, norms = honest
-        new = {"scores": scores, "norms": norms, "Y": Y}
-        if variances is not None:
-            new["variances"] = variances
-        old = self.__dict__.get("recorded_")
-        kept = {}
-        for name, array in new.items():
-            dtype = np.uint8 if name == "Y" else np.float32
-            array = array.astype(dtype)
-            if old is not None and name in old:
-                array = np.concatenate([old[name], array])
-            kept[name] = np.ascontiguousarray(array[-self.max_recorded:])
-        self.recorded_ = kept
+        """Keep the honest scores of the most recent ``max_recorded`` documents."""
+        self.recorded_ = kept_scores(self.__dict__.get("recorded_"), honest, Y, self.max_recorded)
 
     def _calibrate(self) -> None:
         """Every label's temperature, then its threshold on the calibrated honest probabilities."""

@@ -35,6 +35,23 @@ class HonestScores:
         return self.scores, self.variances, self.norms
 
 
+def kept_scores(old: dict | None, honest, Y, max_recorded: int) -> dict:
+    """``old`` (the arrays kept so far, or ``None``) with the honest ``(scores, variances, norms)``
+    of the documents labelled ``Y`` appended, cut to the most recent ``max_recorded`` documents:
+    float32 scores, ``uint8`` labels."""
+    scores, variances, norms = honest
+    new = {"scores": scores, "norms": norms, "Y": Y}
+    if variances is not None:
+        new["variances"] = variances
+    kept = {}
+    for name, array in new.items():
+        array = array.astype(np.uint8 if name == "Y" else np.float32)
+        if old is not None and name in old:
+            array = np.concatenate([old[name], array])
+        kept[name] = np.ascontiguousarray(array[-max_recorded:])
+    return kept
+
+
 def margin_variances(models, X) -> np.ndarray:
     """``(n, K)``: column ``k`` is ``models[k].margin_variance(X)``; for a diagonal covariance
     ``sum_j x_j^2 s_j`` (the learner's own formula) from the squares of ``X`` computed once for
@@ -67,4 +84,4 @@ class LearnedCount:
             self.callback(self.done, self.total)
 
 
-__all__ = ["HonestScores", "LearnedCount", "label_scores", "margin_variances"]
+__all__ = ["HonestScores", "LearnedCount", "kept_scores", "label_scores", "margin_variances"]

@@ -1,0 +1,60 @@
+"""The labels' models of a multi-label fit learning each chunk on several threads.
+
+One-vs-rest models are independent: each has its own state, and the chunk's rows and the labels'
+signs are only read. The epoch kernels release the interpreter's lock (:mod:`textcw._jit`), so
+the labels, split into one group per thread, learn the same chunk at once, and every model ends
+bit for bit as with one thread (tested): each model still sees the chunks in the same order, and
+every label finishes a chunk before any starts the next, as :class:`~textcw.learners.multilabel.MultiLabel`
+promises. What stays serial is the Python around each kernel call (a few tens of microseconds per
+label and chunk).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+__all__ = ["ChunkLearner", "thread_count"]
+
+
+def thread_count(n_jobs: int | None, n_labels: int) -> int:
+    """The threads for ``n_jobs`` (``None``: 1; ``-1``: one per core; else that many), never more
+    than there are labels or cores (the kernels compute; a thread without a core only waits)."""
+    cores = os.cpu_count() or 1
+    wanted = 1 if n_jobs is None else cores if n_jobs == -1 else int(n_jobs)
+    return max(1, min(wanted, n_labels, cores))
+
+
+class ChunkLearner:
+    """Every label's model learns a chunk (``learn``); a context manager that owns its threads."""
+
+    def __init__(self, models: list, n_threads: int):
+        self.models = models
+        # labels dealt round-robin: neighbours in a label list are often alike in cost
+        self.groups = [np.arange(k, len(models), n_threads) for k in range(min(n_threads, len(models)))]
+        self.pool = (ThreadPoolExecutor(len(self.groups), thread_name_prefix="textcw-labels")
+                     if len(self.groups) > 1 else None)
+
+    def __enter__(self) -> ChunkLearner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)  # a failed group's partners finish their chunk first
+
+    def _learn_group(self, group, X, signs, rows) -> None:
+        for label in group:
+            self.models[label]._run_epoch(X, signs[label], rows)
+
+    def learn(self, X, signs, rows) -> None:
+        """Each label ``l``'s model learns ``rows`` of ``X`` with the ``+-1`` labels ``signs[l]``."""
+        if self.pool is None:
+            self._learn_group(range(len(self.models)), X, signs, rows)
+            return
+        running = [self.pool.submit(self._learn_group, group, X, signs, rows) for group in self.groups]
+        for future in running:  # every group is waited for; the first error is raised
+            future.exception()
+        for future in running:
+            future.result()
