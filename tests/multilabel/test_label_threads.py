@@ -13,7 +13,7 @@ from sklearn.datasets import make_multilabel_classification
 
 import textcw
 from textcw.errors import ParameterError
-from textcw.learners.label_threads import ChunkLearner, thread_count
+from textcw.learners.label_threads import LabelGroups, thread_count
 from textcw.learners.multilabel import MultiLabel
 
 
@@ -45,6 +45,9 @@ def test_every_thread_count_gives_the_same_models_bit_for_bit(name, record):
         assert np.array_equal(one.thresholds_, many.thresholds_)
         assert np.array_equal(one.predict_proba(X), many.predict_proba(X))
         assert one.record_ == many.record_ and one.record_f1_ == many.record_f1_
+        assert one.recorded_.keys() == many.recorded_.keys()  # the honest scores, scored by groups
+        for name, kept in one.recorded_.items():
+            assert np.array_equal(kept, many.recorded_[name])
 
 
 def test_partial_fit_on_threads_equals_one_thread():
@@ -82,9 +85,9 @@ class Failing:
 def test_an_error_in_one_thread_is_raised_after_every_group_finished_its_chunk():
     models = [Failing(fail=(label == 1)) for label in range(6)]
     with pytest.raises(ValueError, match="this label's update failed"):
-        with ChunkLearner(models, 2) as learner:
-            assert [g.tolist() for g in learner.groups] == [[0, 2, 4], [1, 3, 5]]
-            learner.learn(None, np.zeros((6, 3)), np.arange(3))
+        with LabelGroups(models, 2) as groups:
+            assert [g.tolist() for g in groups.groups] == [[0, 2, 4], [1, 3, 5]]
+            groups.learn(None, np.zeros((6, 3)), np.arange(3))
     # the group of the failing label stopped at it; the other group learned the chunk
     assert [m.learned for m in models] == [[[0, 1, 2]], [], [[0, 1, 2]], [], [[0, 1, 2]], []]
 

@@ -5,8 +5,10 @@ signs are only read. The epoch kernels release the interpreter's lock (:mod:`tex
 the labels, split into one group per thread, learn the same chunk at once, and every model ends
 bit for bit as with one thread (tested): each model still sees the chunks in the same order, and
 every label finishes a chunk before any starts the next, as :class:`~textcw.learners.multilabel.MultiLabel`
-promises. What stays serial is the Python around each kernel call (a few tens of microseconds per
-label and chunk).
+promises. The honest scores of a chunk are computed group by group the same way (scipy's sparse
+products release the lock too), each label's column as one thread computes it
+(:class:`~textcw.learners.multilabel_scores.HonestScores`). What stays serial is the Python
+around each call (a few tens of microseconds per label and chunk).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-__all__ = ["ChunkLearner", "thread_count"]
+__all__ = ["LabelGroups", "thread_count"]
 
 
 def thread_count(n_jobs: int | None, n_labels: int) -> int:
@@ -27,8 +29,10 @@ def thread_count(n_jobs: int | None, n_labels: int) -> int:
     return max(1, min(wanted, n_labels, cores))
 
 
-class ChunkLearner:
-    """Every label's model learns a chunk (``learn``); a context manager that owns its threads."""
+class LabelGroups:
+    """The labels split into one group per thread: every label's model learns a chunk
+    (:meth:`learn`), or any per-label work runs group by group (:meth:`run`); a context manager
+    that owns its threads."""
 
     def __init__(self, models: list, n_threads: int):
         self.models = models
@@ -37,24 +41,29 @@ class ChunkLearner:
         self.pool = (ThreadPoolExecutor(len(self.groups), thread_name_prefix="textcw-labels")
                      if len(self.groups) > 1 else None)
 
-    def __enter__(self) -> ChunkLearner:
+    def __enter__(self) -> LabelGroups:
         return self
 
     def __exit__(self, *exc) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True)  # a failed group's partners finish their chunk first
 
-    def _learn_group(self, group, X, signs, rows) -> None:
-        for label in group:
-            self.models[label]._run_epoch(X, signs[label], rows)
-
-    def learn(self, X, signs, rows) -> None:
-        """Each label ``l``'s model learns ``rows`` of ``X`` with the ``+-1`` labels ``signs[l]``."""
+    def run(self, work, *args) -> None:
+        """``work(labels, *args)`` for each group of labels (an array of their indices), on the
+        threads; returns when every group is done, raising the first error."""
         if self.pool is None:
-            self._learn_group(range(len(self.models)), X, signs, rows)
+            work(np.arange(len(self.models)), *args)
             return
-        running = [self.pool.submit(self._learn_group, group, X, signs, rows) for group in self.groups]
+        running = [self.pool.submit(work, group, *args) for group in self.groups]
         for future in running:  # every group is waited for; the first error is raised
             future.exception()
         for future in running:
             future.result()
+
+    def learn(self, X, signs, rows) -> None:
+        """Each label ``l``'s model learns ``rows`` of ``X`` with the ``+-1`` labels ``signs[l]``."""
+        self.run(self._learn_group, X, signs, rows)
+
+    def _learn_group(self, group, X, signs, rows) -> None:
+        for label in group:
+            self.models[label]._run_epoch(X, signs[label], rows)

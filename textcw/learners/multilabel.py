@@ -60,7 +60,7 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
 from textcw.learners.calibrated import recorded_chunks
 from textcw.learners.inputs import check_features
-from textcw.learners.label_threads import ChunkLearner, thread_count
+from textcw.learners.label_threads import LabelGroups, thread_count
 from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_scores, label_scores,
                                                 margin_variances)
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
@@ -278,12 +278,12 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
             chunks = (recorded_chunks(n, size) if recording and epoch == 0
                       else [(s, min(n, s + size)) for s in range(0, n, size)])
             counts = [(len(m.mistakes_), len(m.n_updates_)) for m in models]
-            with ChunkLearner(models, thread_count(self.n_jobs, n_labels)) as learner:
+            with LabelGroups(models, thread_count(self.n_jobs, n_labels)) as groups:
                 for start, stop in chunks:
                     rows = order[start:stop]
                     if honest is not None and epoch == 0:
-                        honest.score(models, X[rows], rows)
-                    learner.learn(Xk, signs, rows)
+                        groups.run(honest.score_labels, models, X[rows], rows)
+                    groups.learn(Xk, signs, rows)
                     counter.add(stop - start)
             for model, (m, u) in zip(models, counts):  # one count per pass, as the learner's fit keeps
                 model.mistakes_[m:] = [int(sum(model.mistakes_[m:]))]
@@ -308,7 +308,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
             if recording:
                 halves.append((half, fitted_on, scored, own))
             recorder = HonestScores(n, n_labels, self._gaussian)
-            recorder.score(half, X[scored], scored)
+            with LabelGroups(half, thread_count(self.n_jobs, n_labels)) as groups:
+                groups.run(recorder.score_labels, half, X[scored], scored)
             part = recorder.arrays()
             scores[scored], norms[scored] = part[0][scored], part[2][scored]
             if variances is not None:

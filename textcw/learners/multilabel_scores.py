@@ -26,10 +26,20 @@ class HonestScores:
         self.variances = np.zeros((n, n_labels)) if gaussian else None
 
     def score(self, models, X, rows) -> None:
-        self.scores[rows] = label_scores(models, X)
-        self.norms[rows] = [weight_norm(model) for model in models]
+        """Rows ``rows`` scored by every label's model (``X``: those rows)."""
+        self.score_labels(np.arange(len(models)), models, X, rows)
+
+    def score_labels(self, labels, models, X, rows) -> None:
+        """Rows ``rows`` scored by the models of ``labels`` (their indices in ``models``): each
+        column is what :meth:`score` writes there, bit for bit (:func:`label_scores` computes
+        each label's column alone), so label groups may score a chunk on threads of their own
+        (:class:`~textcw.learners.label_threads.LabelGroups`)."""
+        chosen = [models[k] for k in labels]
+        cells = np.ix_(rows, labels)
+        self.scores[cells] = label_scores(chosen, X)
+        self.norms[cells] = [weight_norm(model) for model in chosen]
         if self.variances is not None:
-            self.variances[rows] = margin_variances(models, X)
+            self.variances[cells] = margin_variances(chosen, X)
 
     def arrays(self):
         return self.scores, self.variances, self.norms
