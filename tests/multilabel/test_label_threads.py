@@ -46,8 +46,8 @@ def test_every_thread_count_gives_the_same_models_bit_for_bit(name, record):
         assert np.array_equal(one.predict_proba(X), many.predict_proba(X))
         assert one.record_ == many.record_ and one.record_f1_ == many.record_f1_
         assert one.recorded_.keys() == many.recorded_.keys()  # the honest scores, scored by groups
-        for name, kept in one.recorded_.items():
-            assert np.array_equal(kept, many.recorded_[name])
+        for key, kept in one.recorded_.items():
+            assert np.array_equal(kept, many.recorded_[key])
 
 
 def test_partial_fit_on_threads_equals_one_thread():
