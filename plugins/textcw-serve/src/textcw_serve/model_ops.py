@@ -18,14 +18,13 @@ from sklearn.pipeline import Pipeline
 
 from textcw.errors import InputError
 from textcw.features.hashing import Hashing
-from textcw.features.native import KernelRows
 from textcw.learners.base import OnlineLinearClassifier
 from textcw.learners.gaussian import GaussianLinearClassifier
 from textcw.learners.multilabel import MultiLabel
 from textcw.learners.temperature import TemperatureScaling
 from textcw.untrusted import safe_text
 
-from textcw_serve.scoring import scores_and_variances
+from textcw_serve.scoring import as_matrix, scores_and_variances
 from textcw_serve.tagsets import check_shapes, multilabel_digest, split
 
 
@@ -184,12 +183,17 @@ def calibration_of(model: Pipeline) -> dict | None:
                     "may be over- or under-confident (the labels are not affected); retrain to refit it"}
 
 
-def featurize(model: Pipeline, documents: list[str]):
-    """The feature matrix of ``documents``; featurizer errors become a clear input error."""
+def _featurized(call, documents: list[str]):
+    """``call(documents)`` of a featurizer's method; its errors become a clear input error."""
     try:
-        return featurizer_of(model).transform(documents)
+        return call(documents)
     except (TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"the model's featurizer cannot read these documents: {safe_text(str(exc), 200)}") from None
+
+
+def featurize(model: Pipeline, documents: list[str]):
+    """The feature matrix of ``documents``."""
+    return _featurized(featurizer_of(model).transform, documents)
 
 
 def featurize_for_scoring(model: Pipeline, documents: list[str]):
@@ -197,20 +201,8 @@ def featurize_for_scoring(model: Pipeline, documents: list[str]):
     :class:`~textcw.features.native.KernelRows` (the arrays of the matrix ``transform`` makes,
     without the matrix), else the feature matrix (:func:`featurize`)."""
     featurizer = featurizer_of(model)
-    if isinstance(featurizer, Hashing):
-        try:
-            rows = featurizer.kernel_rows(documents)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise InputError(f"the model's featurizer cannot read these documents: {safe_text(str(exc), 200)}") from None
-        if rows is not None:
-            return rows
-    return featurize(model, documents)
-
-
-def _matrix(X):
-    """A feature matrix: :func:`featurize_for_scoring`'s rows, which only the compiled scoring
-    pass reads as they are, made into the matrix ``transform`` gives; any other ``X`` as it is."""
-    return X.matrix() if isinstance(X, KernelRows) else X
+    rows = _featurized(featurizer.kernel_rows, documents) if isinstance(featurizer, Hashing) else None
+    return rows if rows is not None else featurize(model, documents)
 
 
 def row_wise(featurizer) -> bool:
@@ -276,7 +268,7 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     variances (``/suggest``'s ``mistake``), from the same compiled pass when it applies."""
     learner = learner_of(model)
     if isinstance(learner, MultiLabel):  # the tags (indicator rows), each label's score and probability
-        X = _matrix(X)
+        X = as_matrix(X)
         proba = np.asarray(learner.predict_proba(X), dtype=float)
         return Scored(np.asarray(learner.indicator_of(proba), dtype=bool),
                       np.asarray(learner.decision_function(X), dtype=float), proba)
@@ -286,13 +278,13 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     if compiled is not None:
         scores, variances = compiled
     else:
-        X = _matrix(X)
+        X = as_matrix(X)
         scores, variances = None, None
         if hasattr(learner, "decision_function"):
             scores = np.asarray(learner.decision_function(X), dtype=float)
     known = learner if scores is None else _Known(learner, X, scores, variances)
     # for the learner's own methods (``known`` answers for ``X`` from the scores), built once
-    matrix = functools.cache(lambda: _matrix(X))
+    matrix = functools.cache(lambda: as_matrix(X))
 
     if scores is not None and type(learner).predict is OnlineLinearClassifier.predict:
         predicted = OnlineLinearClassifier.predict(known, X)  # the argmax of the decision scores

@@ -83,6 +83,13 @@ _OWN_SCORING = (OnlineLinearClassifier.decision_function, GaussianViews.decision
 _OWN_COEF = (OnlineLinearClassifier.coef_, GaussianViews.coef_)
 
 
+def as_matrix(X):
+    """A feature matrix: the ``hashing`` featurizer's :class:`~textcw.features.native.KernelRows`,
+    which only the compiled scoring pass reads as they are, made into the matrix ``transform``
+    gives; any other ``X`` as it is."""
+    return X.matrix() if isinstance(X, KernelRows) else X
+
+
 def batch_kernel_state(learner, *, variances: bool):
     """``(mu, s)`` as ``(rows, K)`` arrays (``s`` ``None`` without ``variances``) when the kernel
     computes what this learner's own ``decision_function`` (and diagonal ``margin_variance``)
@@ -125,7 +132,7 @@ def scores_and_variances(learner, X, *, variances: bool):
     if not (isinstance(X, KernelRows) and X.shape[1] == n_features):
         # the kernel indexes the state with X's columns unchecked: any other matrix is checked
         # (and a width other than the model's refused) as the library checks it
-        X = as_kernel_csr(X.matrix() if isinstance(X, KernelRows) else X, n_features)
+        X = as_kernel_csr(as_matrix(X), n_features)
     n = X.shape[0]
     scores = np.zeros((n, mu.shape[1]))
     var = np.zeros((n, mu.shape[1])) if s is not None else np.zeros((0, 0))
