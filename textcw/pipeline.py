@@ -23,6 +23,7 @@ from textcw.features.text import NotTextError
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit
 from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
+from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, fit_chosen
 from textcw.learners.online_curve import first_pass_curve
 from textcw.learners.selftune import train_defaults
 from textcw.metrics import classification_metrics, untested_metrics
@@ -172,7 +173,10 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
     learners, gives a :class:`~textcw.learners.calibrated_pipeline.CalibratedPipeline`, whose
     ``fit`` also fits a temperature to honest scores of the learner (with several epochs by
     2-fold cross-fitting: about twice the training time); ``"raw"`` a plain ``Pipeline`` whose
-    probabilities are the learner's own.
+    probabilities are the learner's own. With ``train_defaults`` a calibrated pipeline of the
+    ``tfidf`` featurizer without an ``ngram_range`` also lets short training documents choose
+    unigrams or uni+bigrams (``ngrams="auto"``, :mod:`textcw.learners.ngram_choice`), as
+    ``textcw train`` does; a plain ``Pipeline`` fits the featurizer as given.
 
     Unlike scikit-learn's ``make_pipeline`` of the same objects, it records which registered
     featurizer and learner each step is, so that once fitted it can be saved, exported
@@ -190,7 +194,11 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
         model = assemble(make_featurizer(featurizer, **featurizer_params), est,
                          learner=learner, featurizer_name=featurizer, featurizer_params=featurizer_params,
                          corpus=None)
-    return calibrate_on_fit(model) if calibrated else model
+    if not calibrated:
+        return model
+    # as textcw train: short documents choose their n-grams unless the featurizer was given some
+    choose = train_defaults and "ngram_range" not in featurizer_params
+    return calibrate_on_fit(model, ngrams="auto" if choose else "fixed")
 
 
 def learner_train_defaults(learner: str) -> dict[str, str]:
@@ -260,8 +268,8 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
-    feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds = _train_features(
-        corpus, featurizer, featurizer_params, feat, report)
+    feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, featurizer_params = \
+        _train_features(corpus, featurizer, featurizer_params, feat, report)
 
     check_labels(train_labels, corpus)
     configured = est
@@ -281,33 +289,51 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
 
 
 def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, report):
-    """``(featurizer, X_train, train labels, X_test, test labels, test split, seconds)``: from the
-    feature cache on a hit (no test split), else the featurizer fitted on the training split
-    (``X_test`` only when it is cached, else None)."""
-    key = _features_key(corpus, featurizer, featurizer_params, feat)
+    """``(featurizer, X_train, train labels, X_test, test labels, test split, seconds,
+    featurizer parameters)``: from the feature cache on a hit (no test split), else the
+    featurizer fitted on the training split (``X_test`` only when it is cached, else None).
+
+    A ``tfidf`` featurizer given no ``ngram_range`` is fitted with what the training documents
+    choose (:mod:`textcw.learners.ngram_choice`); the parameters returned then hold
+    ``ngram_range=(1, 2)`` where they chose bigrams. Such a run keeps its own cache entries, one
+    per outcome, so the entry it finds says what its documents chose."""
+    choose = "ngram_range" not in featurizer_params and can_choose(feat)
+    outcomes = [dict(featurizer_params)] if not choose else \
+        [_chosen_params(featurizer_params, r) for r in (UNIGRAMS, BIGRAMS)]
     t0 = time.perf_counter()
-    hit = feature_cache.load_features(key, feat) if key is not None else None
-    test_set = None
-    if hit is not None:
-        report("featurizing", 0, 1)
-        feat, Xtr, train_labels, Xte, test_labels = hit
-    else:
-        train_set = load_corpus(corpus, "train")
-        test_set = load_corpus(corpus, "test")
-        if len(train_set) == 0:  # an empty test split (a table's test=0) trains, unmeasured
-            raise InputError(f"corpus {corpus} has an empty training split")
-        train_labels, test_labels, Xte = train_set.labels, test_set.labels, None
-        t0 = time.perf_counter()
-        report("featurizing", 0, 1)
-        Xtr = _fit_featurizer(feat, train_set.data, featurizer, corpus)
-        if key is not None:  # featurize the test split now, to cache it with the training split
-            Xte = feat.transform(test_set.data)
-            feature_cache.save_features(
-                key, feat, lambda: make_featurizer(featurizer, **featurizer_params),
-                Xtr, Xte, train_set, test_set)
+    for params in outcomes:
+        fresh = make_featurizer(featurizer, **params) if choose else feat
+        key = _features_key(corpus, featurizer, {**params, "ngram_choice": "auto"} if choose else params, fresh)
+        hit = feature_cache.load_features(key, fresh) if key is not None else None
+        if hit is not None:
+            report("featurizing", 0, 1)
+            feat, Xtr, train_labels, Xte, test_labels = hit
+            report("featurizing", 1, 1)
+            return feat, Xtr, train_labels, Xte, test_labels, None, time.perf_counter() - t0, params
+    train_set = load_corpus(corpus, "train")
+    test_set = load_corpus(corpus, "test")
+    if len(train_set) == 0:  # an empty test split (a table's test=0) trains, unmeasured
+        raise InputError(f"corpus {corpus} has an empty training split")
+    train_labels, test_labels, Xte = train_set.labels, test_set.labels, None
+    t0 = time.perf_counter()
+    report("featurizing", 0, 1)
+    feat, Xtr, chosen = _fit_featurizer(feat, train_set.data, featurizer, corpus,
+                                        train_labels if choose else None)
+    params = _chosen_params(featurizer_params, chosen) if choose else dict(featurizer_params)
+    key = _features_key(corpus, featurizer, {**params, "ngram_choice": "auto"} if choose else params, feat)
+    if key is not None:  # featurize the test split now, to cache it with the training split
+        Xte = feat.transform(test_set.data)
+        feature_cache.save_features(key, feat, lambda: make_featurizer(featurizer, **params),
+                                    Xtr, Xte, train_set, test_set)
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
-    return feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds
+    return feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, params
+
+
+def _chosen_params(featurizer_params: dict, ngram_range) -> dict:
+    """The featurizer's parameters once the documents chose ``ngram_range``: unigrams are its
+    default (the parameters as given), bigrams are stated."""
+    return {**featurizer_params, "ngram_range": BIGRAMS} if tuple(ngram_range) == BIGRAMS else dict(featurizer_params)
 
 
 def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progress, report):
@@ -364,10 +390,16 @@ def _features_key(corpus: str, featurizer: str, featurizer_params: dict, feat) -
                                      current_registries().featurizers.get(featurizer), featurizer_params, feat)
 
 
-def _fit_featurizer(feat, documents, featurizer: str, corpus: str):
-    """``feat.fit_transform(documents)``, with a clear error for documents it cannot read."""
+def _fit_featurizer(feat, documents, featurizer: str, corpus: str, labels=None):
+    """``(fitted featurizer, features, ngram_range chosen or None)``: ``feat.fit_transform``
+    of ``documents``, or with ``labels`` the n-grams they choose
+    (:func:`textcw.learners.ngram_choice.fit_chosen`); a clear error for documents it cannot
+    read."""
     try:
-        return feat.fit_transform(documents)
+        if labels is not None:
+            feat, X, choice = fit_chosen(feat, documents, labels)
+            return feat, X, choice.ngram_range
+        return feat, feat.fit_transform(documents), None
     except (AttributeError, TypeError, NotTextError) as exc:
         # e.g. a text featurizer handed the feature dicts of a vector corpus; the built-in text
         # featurizers say what they found (NotTextError), others fail inside scikit-learn

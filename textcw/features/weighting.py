@@ -47,6 +47,10 @@ class TfidfWords(WordCounts):
     (``ngram_range``, ``min_df``, ...); ``binary=True`` weighs presence by idf instead of log
     counts."""
 
+    # ``textcw train`` lets short training documents choose unigrams or uni+bigrams for this
+    # featurizer when no ngram_range is given (textcw.learners.ngram_choice)
+    ngram_choice = True
+
     def fit_transform(self, raw_documents, y=None):
         counts = super().fit_transform(raw_documents, y)
         # scikit-learn's smoothed idf, kept as a plain list of floats: JSON, so that the feature

@@ -12,18 +12,23 @@ The learner's own probabilities stay available as ``pipeline[-1].predict_proba(X
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
 from textcw.learners.calibrated import RECORDS, Calibrated
+from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, fit_chosen
 from textcw.learners.temperature import METHODS
 
 # What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
 # the learner (the default for online learners), or "raw", the learner's own probabilities (the
 # Gaussian learners'; none for the first-order ones).
 PROBABILITIES = ("calibrated", "raw")
+# "auto": short training documents choose unigrams or uni+bigrams (textcw.learners.ngram_choice);
+# "fixed": the featurizer as given.
+NGRAMS = ("fixed", "auto")
 
 
 def resolve_probability(probability: str | None, learner: str, est, *, online: bool) -> str:
@@ -43,9 +48,9 @@ def resolve_probability(probability: str | None, learner: str, est, *, online: b
     return probability
 
 
-def calibrate_on_fit(model: Pipeline) -> CalibratedPipeline:
+def calibrate_on_fit(model: Pipeline, *, ngrams: str = "fixed") -> CalibratedPipeline:
     """The unfitted ``model`` as a :class:`CalibratedPipeline` (same steps and registry facts)."""
-    calibrated = CalibratedPipeline(model.steps)
+    calibrated = CalibratedPipeline(model.steps, ngrams=ngrams)
     if hasattr(model, "textcw_components_"):
         calibrated.textcw_components_ = model.textcw_components_
     return calibrated
@@ -79,19 +84,27 @@ class CalibratedPipeline(Pipeline):
         How the scores become probabilities (:class:`textcw.learners.calibrated.Calibrated`).
     folds : int, default 2
         Folds of the cross-fitting (:class:`textcw.learners.calibrated.Calibrated`).
+    ngrams : {"fixed", "auto"}, default "fixed"
+        ``auto``: a first featurizer that takes the choice (``tfidf`` without an
+        ``ngram_range``) is fitted with unigrams or with unigrams and bigrams, as short training
+        documents choose by progressive validation (:mod:`textcw.learners.ngram_choice`);
+        ``make_pipeline(..., train_defaults=True)`` sets it, as ``textcw train`` chooses.
 
     Fitted attributes
     -----------------
     probability_calibration_ : TemperatureScaling
         The temperature, the margin it scales and the scores it was fitted to.
+    ngram_choice_ : NgramChoice
+        With ``ngrams="auto"`` and a featurizer that takes the choice: what was chosen and why.
     """
 
-    def __init__(self, steps, *, record="auto", method="temperature", folds=2, transform_input=None,
-                 memory=None, verbose=False):
+    def __init__(self, steps, *, record="auto", method="temperature", folds=2, ngrams="fixed",
+                 transform_input=None, memory=None, verbose=False):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
         self.record = record
         self.method = method
         self.folds = folds
+        self.ngrams = ngrams
 
     def fit(self, X, y=None, progress=None, **params):
         """Fit the transformers, then the learner and its temperature on the transformed
@@ -108,12 +121,37 @@ class CalibratedPipeline(Pipeline):
         if self.method not in METHODS:
             raise ParameterError(f"method={self.method!r} is invalid; method must be one of "
                                  f"{', '.join(repr(m) for m in METHODS)}")
+        if self.ngrams not in NGRAMS:
+            raise ParameterError(f"ngrams={self.ngrams!r} is invalid; ngrams must be 'fixed' or 'auto'")
         Xt = X
-        for _, step in self.steps[:-1]:
-            if step is not None and step != "passthrough":
+        for i, (name, step) in enumerate(self.steps[:-1]):
+            if step is None or step == "passthrough":
+                continue
+            if i == 0 and self.ngrams == "auto" and can_choose(step := self._unchosen(step)):
+                step, Xt, self.ngram_choice_ = fit_chosen(step, Xt, y)
+                self.steps = [*self.steps[:i], (name, step), *self.steps[i + 1:]]
+                self._record_ngrams(self.ngram_choice_.ngram_range)
+            else:
                 Xt = step.fit_transform(Xt, y)
         self.fit_calibrated(Xt, y, progress=progress)
         return self
+
+    def _unchosen(self, featurizer):
+        """The featurizer to choose from: on a refit, the bigrams an earlier fit chose (which
+        replaced the first step) go back to unigrams, so the new documents choose again."""
+        if getattr(self, "ngram_choice_", None) is not None and \
+                tuple(featurizer.get_params(deep=False).get("ngram_range", ())) == BIGRAMS:
+            return clone(featurizer).set_params(ngram_range=UNIGRAMS)
+        return featurizer
+
+    def _record_ngrams(self, ngram_range) -> None:
+        # the registry facts of textcw.make_pipeline describe the fitted featurizer (an export
+        # rebuilds it from them): chosen bigrams are its ngram_range; unigrams its default
+        components = getattr(self, "textcw_components_", None)
+        featurizer = components.get("featurizer") if isinstance(components, dict) else None
+        if isinstance(featurizer, dict):
+            params = {k: v for k, v in (featurizer.get("params") or {}).items() if k != "ngram_range"}
+            featurizer["params"] = {**params, "ngram_range": BIGRAMS} if ngram_range == BIGRAMS else params
 
     def fit_calibrated(self, Xt, y, *, progress=None):
         """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""
