@@ -35,7 +35,7 @@ scores. Both also take the project's held-out tasks of benchmarks/bench_out_of_b
 averaging, bigrams, the regularisation, the multi-class update.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
-[--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--max-per-class N]
+[--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--ngrams fixed] [--max-per-class N]
 [--no-sklearn | --no-logistic] [--json out.json]``; a small run: ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -146,7 +146,8 @@ def train_rows(task, learners, calibration=None) -> dict:
         tuned = dict(getattr(model.steps[-1][1], "tuned_params_", {}))
         rows[f"{name} textcw train"] = score(task.y_test, model.predict(task.X_test), proba, model.classes_, t,
                                              tuned={k: float(v) for k, v in tuned.items()},
-                                             calibration=model.probability_calibration_.to_dict())
+                                             calibration=model.probability_calibration_.to_dict(),
+                                             ngrams=getattr(model, "ngram_choice_", None) and model.ngram_choice_.to_dict())
     return rows
 
 
@@ -404,6 +405,8 @@ def main(argv=None) -> None:
                              "--study calibration: 2, 3 and 5)")
     parser.add_argument("--method", choices=("temperature", "top-bias", "auto"), default=None,
                         help="--study train: the calibration's method (default: Calibrated's)")
+    parser.add_argument("--ngrams", choices=("auto", "fixed"), default=None,
+                        help="--study train: 'fixed' keeps unigrams (default: short documents choose)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
@@ -424,8 +427,8 @@ def main(argv=None) -> None:
         header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
                   f"{len(np.unique(task.y_train))} classes)")
         if args.study == "train":
-            rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method))
-                                               if v is not None})
+            rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
+                                                                  ("ngrams", args.ngrams)) if v is not None})
             if not args.no_sklearn:
                 rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))
         elif args.study == "calibration":

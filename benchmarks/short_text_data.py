@@ -23,6 +23,13 @@ since installed versions differ).
   language folder (``de``, ``pt_BR``, ``zh_CN``, ...); a message equal to its English original
   or found under two languages is dropped; the :data:`TOP_CLASSES` languages with the most
   distinct messages are kept.
+- ``gcloud-groups`` (30 classes): the one-line ``NAME`` description of every manual page of the
+  Google Cloud CLI under ``/usr/share/man/man1`` (``gcloud compute instances create \- create
+  Compute Engine virtual machine instances``: the text after the dash), labelled by the
+  command's group (``compute``, ``iam``, ``sql``, ...); the ``alpha``, ``beta`` and ``preview``
+  copies of each command left out, a description under two groups dropped, and the
+  :data:`TOP_CLASSES` groups with the most descriptions kept (at least
+  :data:`MIN_PER_GROUP`). Added after the n-gram choice was designed, as a test of it.
 - ``newsgroups-subjects`` (20 classes): the ``Subject:`` header of every message of 20
   Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
   ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
@@ -36,7 +43,7 @@ single-label tasks above):
   program, shared library, documentation, ...) and the ``*::TODO`` placeholders; a description
   given two different tag sets is dropped, one without any kept tag too; split 70/30, seeded.
 
-The first three keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
+The first four keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
 class of libraries does not drown the rest, and are split 70/30, stratified, seeded, after
 sorting, so the split depends on the files' contents only. ``max_per_class`` (and
 ``--max-per-class`` of the benchmark) shrinks every task, the newsgroups one included, for a
@@ -223,6 +230,33 @@ def locale_languages(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
     return _cap_and_split("locale-languages", by_class, str(LOCALE_DIR), max_per_class)
 
 
+MAN_DIR = Path("/usr/share/man/man1")
+MIN_PER_GROUP = 50
+
+
+def _groff_text(line: str) -> str:
+    """A manual page's line without its font changes and escapes (``\\fB``, ``\\-``)."""
+    return re.sub(r"\\f[A-Z0-9]|\\f\(..|\\", "", line.replace("\\-", "-")).strip()
+
+
+def gcloud_groups(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """Google Cloud CLI manual pages' one-line descriptions by command group (module docstring)."""
+    import gzip
+
+    pages = sorted(MAN_DIR.glob("gcloud_*.1.gz"))
+    groups: dict[str, set[str]] = defaultdict(set)
+    for path in pages:
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
+            found = re.search(r'^\.SH "NAME"\n\.HP\n(.*) \\- (.*)$', handle.read(8192), flags=re.M)
+        command = found.group(1).split() if found else []
+        if len(command) >= 3 and command[1] not in ("alpha", "beta", "preview"):
+            groups[_groff_text(found.group(2))].add(_groff_text(command[1]))
+    by_class = _unambiguous(groups, MIN_PER_GROUP, TOP_CLASSES)
+    if not pages:
+        raise DataError(f"task 'gcloud-groups' needs the Google Cloud CLI's manual pages in {MAN_DIR}")
+    return _cap_and_split("gcloud-groups", by_class, f"{len(pages)} manual pages in {MAN_DIR}", max_per_class)
+
+
 def newsgroups_subjects(max_per_class: int | None = None) -> HeldoutTask:
     """20 Newsgroups subject lines, bydate split (module docstring)."""
     data = Path(os.environ.get("TEXTCW_DATA", "/work/shared/corpora")) / "newsgroups" / "20news-bydate.tar.gz"
@@ -279,4 +313,5 @@ SHORT_TEXT_TASKS: dict[str, Callable[..., HeldoutTask]] = {
     "python-docstrings": python_docstrings,
     "locale-languages": locale_languages,
     "newsgroups-subjects": newsgroups_subjects,
+    "gcloud-groups": gcloud_groups,
 }

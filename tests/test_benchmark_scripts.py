@@ -111,6 +111,11 @@ SCRIPTS = {
          "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
         ("### newsgroups-subjects (200 training, 80 test, 20 classes)",
          "| model | accuracy | ECE | confidence | log-loss | seconds |", "| arow textcw train | ")),
+    "short_text_reliability.py": Smoke(
+        ("--tasks", "newsgroups-subjects", "--learner", "arow", "--max-per-class", "10", "--no-logistic",
+         "--cache", "{tmp}/short-text", "--out", "{tmp}/figures"),
+        ("newsgroups-subjects  arow, chosen n-grams: accuracy ", "newsgroups-subjects  arow, unigrams: accuracy ",
+         "wrote "), json=None),
     "bench_startup.py": Smoke(
         ("--repeat", "1", "--json", "{tmp}/out.json"),
         ("| command | wall median (s) | wall best (s) | CPU median (s) |", "| `textcw --help` | ",

@@ -335,3 +335,27 @@ def test_an_entry_written_from_its_json_text_is_the_same_file(tmp_path, monkeypa
     second = cache.read_npz(cache.save_entry(key, {"x": np.arange(3)}, meta, meta_json=cache._to_json(meta)))
     assert first.keys() == second.keys() and all(first[k].tobytes() == second[k].tobytes() for k in first)
     assert cache.load_entry(key)[1] == meta
+
+
+@pytest.mark.corpus
+def test_chosen_bigrams_have_their_own_entry_and_the_same_model(data_home, tmp_path, monkeypatch):
+    """A run whose documents chose bigrams (textcw.learners.ngram_choice; here every document
+    counts as short and the wider matrix makes fewer mistakes) caches them under an entry of its
+    own: a hit gives the same model file, and a run given ngram_range=(1, 2) does not take it."""
+    monkeypatch.setenv("TEXTCW_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("TEXTCW_NO_CACHE", raising=False)
+    monkeypatch.setattr("textcw.learners.ngram_choice.SHORT_TEXT_WORDS", 10**6)
+    monkeypatch.setattr("textcw.learners.ngram_choice.probe_mistakes", lambda X, y: -X.shape[1])
+    files = []
+    for run, use in enumerate([False, True, True]):  # off, then a miss that fills it, then a hit
+        cache._parsed.clear()
+        result = train("newsgroups:comp", "arow", cache=use, mistake_curve=False)
+        assert result.model.textcw_components_["featurizer"]["params"] == {"ngram_range": (1, 2)}
+        files.append(tmp_path / f"m{run}.textcw-model")
+        save(result.model, files[-1], info={"accuracy": result.accuracy})
+    assert files[0].read_bytes() == files[1].read_bytes() == files[2].read_bytes()
+    assert sum(e["kind"] == "features" for e in cache.entries()) == 1
+    cache._parsed.clear()
+    given = train("newsgroups:comp", "arow", featurizer_params={"ngram_range": [1, 2]}, mistake_curve=False)
+    assert given.n_features == result.n_features
+    assert sum(e["kind"] == "features" for e in cache.entries()) == 2
