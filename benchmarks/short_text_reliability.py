@@ -78,7 +78,8 @@ def main(argv=None) -> None:
         for label, (confidence, correct) in drawn.items():
             print(f"{name}  {label}: accuracy {correct.mean():.4f}, mean probability {confidence.mean():.4f}")
         path = plot_reliability(drawn, args.out / f"reliability-short-text-{name}.png",
-                                title=f"{name}: {len(task.y_train):,} training documents")
+                                title=f"{name}: {len(task.y_train):,} training documents",
+                                xlabel="probability of the predicted label (calibrated, as textcw train fits it)")
         print(f"wrote {path}", flush=True)
 
 

@@ -167,3 +167,12 @@ def test_textcw_train_chooses_as_make_pipeline_does(tmp_path):
     # given n-grams are kept as given
     given = train(corpus, "arow", cache=False, featurizer_params={"ngram_range": [1, 1]})
     assert given.model[0].get_params()["ngram_range"] == UNIGRAMS
+
+
+def test_a_pipeline_pickled_before_ngrams_existed_keeps_its_featurizer():
+    docs, labels = ordered_pairs(300, seed=13)
+    model = textcw.make_pipeline("tfidf", "arow").fit(docs, labels)
+    del model.__dict__["ngrams"]  # what unpickling a model saved before the parameter gives
+    assert model.get_params()["ngrams"] == "fixed"
+    model.fit(docs, labels)
+    assert model[0].get_params()["ngram_range"] == UNIGRAMS

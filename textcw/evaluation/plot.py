@@ -176,14 +176,14 @@ def reliability(confidence, correct, bins: int = BINS):
 
 
 def plot_reliability(series: dict[str, tuple[list, list]], path, *, title: str = "", bins: int = BINS,
-                     without: Sequence[str] = ()) -> Path:
+                     without: Sequence[str] = (), xlabel: str = RELIABILITY_AXIS) -> Path:
     """Reliability diagram: ``series`` maps a label to ``(confidence, correct)`` per document.
 
     Both panels show the whole probability axis, 0 to 1 (a binary learner's predicted label has
     probability at least 1/2, and the empty left half says so). Every learner asked for is
     accounted for: one line and one bar series per entry of ``series`` (a learner whose
     documents all fall in one bin is one point), and the learners of ``without``, which give no
-    probabilities, named under the figure.
+    probabilities, named under the figure. ``xlabel`` says which probabilities are drawn.
     """
     plt = require_matplotlib()
     if not series:
@@ -209,7 +209,7 @@ def plot_reliability(series: dict[str, tuple[list, list]], path, *, title: str =
     bottom.set_xticks(np.linspace(0, 1, 11), minor=True)  # the bin edges
     # What users deploy from `textcw train` is calibrated (a temperature fitted in training);
     # evaluate scores each learner's own predict_proba, so the axis says which one is drawn.
-    bottom.set_xlabel(RELIABILITY_AXIS)
+    bottom.set_xlabel(xlabel)
     bottom.set_ylabel("documents")
     bottom.set_yscale("log")
     bottom.set_ylim(bottom=0.7)  # bars rise from below one document, so a bin of one shows

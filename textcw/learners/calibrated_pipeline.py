@@ -98,6 +98,9 @@ class CalibratedPipeline(Pipeline):
         With ``ngrams="auto"`` and a featurizer that takes the choice: what was chosen and why.
     """
 
+    # a pipeline pickled before ``ngrams`` existed has none: its featurizer was fitted as given
+    ngrams = "fixed"
+
     def __init__(self, steps, *, record="auto", method="temperature", folds=2, ngrams="fixed",
                  transform_input=None, memory=None, verbose=False):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
