@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import clone
 
-from textcw.learners.arow import AROW
-
 UNIGRAMS = (1, 1)
 BIGRAMS = (1, 2)
 # Documents whose median has at most this many distinct words are "short" (a title, a sentence).
@@ -93,6 +91,10 @@ def _single_labels(y) -> np.ndarray | None:
 
 def probe_mistakes(X, y) -> int:
     """The probe's mistakes over one seeded pass of ``(X, y)``, each counted before its update."""
+    # imported here: the pipeline module imports this one, and loading a model to predict
+    # should not load a learner it does not use
+    from textcw.learners.arow import AROW
+
     probe = AROW(n_epochs=1)
     probe.fit(X, y)
     return int(probe.mistakes_[0])
