@@ -176,3 +176,19 @@ def test_a_pipeline_pickled_before_ngrams_existed_keeps_its_featurizer():
     assert model.get_params()["ngrams"] == "fixed"
     model.fit(docs, labels)
     assert model[0].get_params()["ngram_range"] == UNIGRAMS
+
+
+def test_textcw_train_says_when_the_documents_chose_bigrams(tmp_path, capsys):
+    from cli_run import run
+
+    docs, labels = ordered_pairs(400, seed=14)
+    _write_csv(tmp_path / "train.csv", docs, labels)
+    _write_csv(tmp_path / "test.csv", *ordered_pairs(100, seed=15))
+    corpus = f"csv:{tmp_path / 'train.csv'},{tmp_path / 'test.csv'}"
+    code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "arow")
+    assert code == 0, err
+    assert " features of unigrams and bigrams, chosen for short documents; " in out
+    code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "arow",
+                         "--featurizer-param", "ngram_range=[1,2]")
+    assert code == 0, err
+    assert "chosen for short documents" not in out and " features; " in out

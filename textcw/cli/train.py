@@ -134,9 +134,13 @@ def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None
                      out=out, json_out=json_out, as_json=as_json):
         return
     scores = score_text(result.accuracy, result.metrics)
+    # bigrams the training documents chose (textcw.learners.ngram_choice), not ones the user gave
+    chosen = "ngram_range" not in common["featurizer_params"] and \
+        list(result.featurizer_params.get("ngram_range") or ()) == [1, 2]
     typer.echo(
         f"{result.corpus}  {result.learner}{' (the default)' if defaulted else ''}  {scores}  "
-        f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features; "
+        f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features"
+        f"{' of unigrams and bigrams, chosen for short documents' if chosen else ''}; "
         f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
     )
     if shards is not None or stream:
