@@ -66,7 +66,7 @@ from textcw.atomic import atomic_write_text  # noqa: E402
 from textcw.evaluation.metrics import classification_metrics  # noqa: E402
 from textcw.pipeline import learner_train_defaults  # noqa: E402
 
-LEARNERS = ("scw1", "scw2", "arow", "cw-stdev")
+LEARNERS = ("scw1", "scw2", "arow", "cw-stdev", "sgd")
 BINS = 10
 TUNED = {
     "LinearSVC tuned": (LinearSVC(), {"C": [0.1, 0.3, 1, 3, 10]}),
