@@ -23,7 +23,7 @@ from textcw.features.text import NotTextError
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit
 from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
-from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, fit_chosen
+from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.online_curve import first_pass_curve
 from textcw.learners.selftune import train_defaults
 from textcw.metrics import classification_metrics, untested_metrics
@@ -299,11 +299,15 @@ def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, repo
     per outcome, so the entry it finds says what its documents chose."""
     choose = "ngram_range" not in featurizer_params and can_choose(feat)
     outcomes = [dict(featurizer_params)] if not choose else \
-        [_chosen_params(featurizer_params, r) for r in (UNIGRAMS, BIGRAMS)]
+        [chosen_params(featurizer_params, r) for r in (UNIGRAMS, BIGRAMS)]
+
+    def key_of(params, fitted):  # a choosing run's entries carry a marker of their own
+        return _features_key(corpus, featurizer, {**params, "ngram_choice": "auto"} if choose else params, fitted)
+
     t0 = time.perf_counter()
     for params in outcomes:
         fresh = make_featurizer(featurizer, **params) if choose else feat
-        key = _features_key(corpus, featurizer, {**params, "ngram_choice": "auto"} if choose else params, fresh)
+        key = key_of(params, fresh)
         hit = feature_cache.load_features(key, fresh) if key is not None else None
         if hit is not None:
             report("featurizing", 0, 1)
@@ -319,8 +323,8 @@ def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, repo
     report("featurizing", 0, 1)
     feat, Xtr, chosen = _fit_featurizer(feat, train_set.data, featurizer, corpus,
                                         train_labels if choose else None)
-    params = _chosen_params(featurizer_params, chosen) if choose else dict(featurizer_params)
-    key = _features_key(corpus, featurizer, {**params, "ngram_choice": "auto"} if choose else params, feat)
+    params = chosen_params(featurizer_params, chosen) if choose else dict(featurizer_params)
+    key = key_of(params, feat)
     if key is not None:  # featurize the test split now, to cache it with the training split
         Xte = feat.transform(test_set.data)
         feature_cache.save_features(key, feat, lambda: make_featurizer(featurizer, **params),
@@ -328,12 +332,6 @@ def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, repo
     featurize_seconds = time.perf_counter() - t0
     report("featurizing", 1, 1)
     return feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, params
-
-
-def _chosen_params(featurizer_params: dict, ngram_range) -> dict:
-    """The featurizer's parameters once the documents chose ``ngram_range``: unigrams are its
-    default (the parameters as given), bigrams are stated."""
-    return {**featurizer_params, "ngram_range": BIGRAMS} if tuple(ngram_range) == BIGRAMS else dict(featurizer_params)
 
 
 def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progress, report):

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
 from textcw.learners.calibrated import RECORDS, Calibrated
-from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, fit_chosen
+from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.temperature import METHODS
 
 # What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
@@ -149,12 +149,11 @@ class CalibratedPipeline(Pipeline):
 
     def _record_ngrams(self, ngram_range) -> None:
         # the registry facts of textcw.make_pipeline describe the fitted featurizer (an export
-        # rebuilds it from them): chosen bigrams are its ngram_range; unigrams its default
+        # rebuilds it from them)
         components = getattr(self, "textcw_components_", None)
         featurizer = components.get("featurizer") if isinstance(components, dict) else None
         if isinstance(featurizer, dict):
-            params = {k: v for k, v in (featurizer.get("params") or {}).items() if k != "ngram_range"}
-            featurizer["params"] = {**params, "ngram_range": BIGRAMS} if ngram_range == BIGRAMS else params
+            featurizer["params"] = chosen_params(featurizer.get("params") or {}, ngram_range)
 
     def fit_calibrated(self, Xt, y, *, progress=None):
         """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""

@@ -68,6 +68,14 @@ class NgramChoice:
                 f"{self.mistakes['1-1']:,} with unigrams, {self.mistakes['1-2']:,} with bigrams)")
 
 
+def chosen_params(params: dict, ngram_range) -> dict:
+    """A featurizer's parameters once its documents chose ``ngram_range``: bigrams are stated,
+    unigrams are its default (left unstated, so a model that chose them records what it did
+    before the choice existed)."""
+    rest = {k: v for k, v in params.items() if k != "ngram_range"}
+    return {**rest, "ngram_range": BIGRAMS} if tuple(ngram_range) == BIGRAMS else rest
+
+
 def can_choose(featurizer) -> bool:
     """Whether ``featurizer`` takes the choice: its class opts in (``ngram_choice = True``) and
     it counts unigrams of words as made."""
