@@ -98,7 +98,7 @@ PAGES = [
                  "crude\t1.000000", "2,password reset mail lands in spam,email|login,0.925267|0.998412",
                  "arow 0.9462 0.9418 0.0373 0.8657",
                  "micro-F1 0.869  macro-F1 0.862  Hamming loss 0.0933  subset accuracy 0.687",
-                 "streamed in chunks of 100, 1 pass, featurized by 2 processes",
+                 "streamed in chunks of 100, 1 pass, featurized by 2 workers",
                  "micro-F1 0.922  macro-F1 0.919  Hamming loss 0.0560  subset accuracy 0.791",
                  "3 shards combined by uniform (local, 1 worker)")),
     Page("docs/guide/online.md", needs="textcw_serve", claims=("sci.med",)),

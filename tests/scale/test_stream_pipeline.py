@@ -94,16 +94,16 @@ def test_the_read_ahead_is_bounded(monkeypatch):
     from textcw.scale import pipelined
 
     started = []
-    featurize = pipelined.featurize_range
+    featurize = pipelined._featurized
 
-    def counting(*args):
-        started.append(args[3])
-        return featurize(*args)
+    def counting(source, featurizer, data, start, epoch):
+        started.append(start)
+        return featurize(source, featurizer, data, start, epoch)
 
     class ThreadPool:
         submitted = 0
 
-        def __init__(self, source, featurizer, split, first, size):
+        def __init__(self, source, featurizer, split, first, size, threads=False):
             self.executor = ThreadPoolExecutor(size)
             self.args = (source, featurizer, split)
 
@@ -117,7 +117,7 @@ def test_the_read_ahead_is_bounded(monkeypatch):
         def close(self, finished):
             self.executor.shutdown(wait=True)
 
-    monkeypatch.setattr(pipelined, "featurize_range", counting)
+    monkeypatch.setattr(pipelined, "_featurized", counting)
     monkeypatch.setattr(pipelined, "FeaturizingPool", ThreadPool)
     source = CorpusSource.resolve("synthetic-text:6000")
     feat = make_featurizer("hashing", **SMALL_HASH)
@@ -143,8 +143,8 @@ def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked)
     pools = []
     opened = pipelined.FeaturizingPool
 
-    def recording(*args):
-        pools.append(opened(*args))
+    def recording(*args, **kwargs):
+        pools.append(opened(*args, **kwargs))
         return pools[-1]
 
     monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
@@ -155,7 +155,75 @@ def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked)
     assert [(c.start, c.stop) for c in there] == [(c.start, c.stop) for c in here] == chunk_ranges(0, 4000, 250)
     for a, b in zip(here, there):
         assert (a.X != b.X).nnz == 0 and np.array_equal(a.labels, b.labels)
-    assert len(pools) == 1 and pools[0].forked is forked
+    assert len(pools) == 1 and pools[0].kind == ("forked" if forked else "fresh")  # synthetic text: str documents
+
+
+def write_vw(path, n, word="orbit"):
+    """``n`` lines of a two-label ``label | text`` file (ASCII, unless ``word`` is not)."""
+    rng = np.random.default_rng(0)
+    vocabulary = [f"w{i}" for i in range(300)]
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n):
+            label = 1 if i % 3 else -1
+            words = " ".join(rng.choice(vocabulary, size=12))
+            fh.write(f"{label} | {words} {word if label == 1 else 'dose'} {i % 7}\n")
+    return path
+
+
+@pytest.mark.parametrize("word,kind", [("orbit", "threads"), ("órbita", "forked")])
+def test_a_stream_featurized_in_the_kernels_reads_ahead_on_threads_with_the_same_model(tmp_path, monkeypatch,
+                                                                                      word, kind):
+    # ASCII lines of a file, hashed by the kernels, which release the GIL: threads of this
+    # process; text scikit-learn's code featurizes: processes, as before. The model is the
+    # sequential stream's, bit for bit, either way.
+    from textcw.scale import forked as forked_module
+    from textcw.scale import pipelined
+
+    if kind == "forked" and not forked_module.fork_available():
+        pytest.skip("this platform cannot fork workers")
+    pools = []
+    opened = pipelined.FeaturizingPool
+
+    def recording(*args, **kwargs):
+        pools.append(opened(*args, **kwargs))
+        return pools[-1]
+
+    monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
+    train = write_vw(tmp_path / "train.vw", 2300, word)
+    test = write_vw(tmp_path / "test.vw", 300, word)
+    kwargs = dict(chunk_size=400, seed=3, epochs=2, featurizer_params=SMALL_HASH)
+    sequential = train_stream(f"vw:{train},{test}", "arow", workers=1, **kwargs)
+    assert pools == []
+    ahead = train_stream(f"vw:{train},{test}", "arow", workers=2, **kwargs)
+    assert [pool.kind for pool in pools] == [kind] and ahead.workers == 2
+    one, two = state_of(sequential), state_of(ahead)
+    assert one.keys() == two.keys() and one
+    for name in one:
+        assert np.array_equal(one[name], two[name]), name
+    assert ahead.mistakes == sequential.mistakes and ahead.accuracy == sequential.accuracy > 0.9
+
+
+def test_only_blocks_of_ascii_text_for_a_kernel_featurizer_are_featurized_in_the_kernels():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    from textcw.corpus.base import Dataset
+    from textcw.features.native import TextBlock
+    from textcw.scale.pipelined import in_kernels
+
+    def block(*docs):
+        raw = [d.encode() for d in docs]
+        offsets = np.cumsum([0] + [len(r) for r in raw])
+        return Dataset(data=TextBlock(np.frombuffer(b"".join(raw), dtype=np.uint8), offsets),
+                       target=np.zeros(len(docs), dtype=np.int64), target_names=["a"])
+
+    hashing = make_featurizer("hashing", **SMALL_HASH)
+    assert in_kernels(hashing, block("moon rocket", "dose pill"))
+    assert in_kernels(make_featurizer("tfidf"), block("moon rocket"))
+    assert not in_kernels(hashing, block("moon rocket", "dosis píldora"))  # scikit-learn's code reads it
+    assert not in_kernels(hashing, Dataset(data=["moon rocket"], target=np.zeros(1, dtype=np.int64),
+                                           target_names=["a"]))  # strings, not a block
+    assert not in_kernels(make_featurizer("hashing").set_params(tokenizer=str.split), block("moon rocket"))
+    assert not in_kernels(HashingVectorizer(), block("moon rocket"))  # not a textcw featurizer
 
 
 class _DiesInAWorker:

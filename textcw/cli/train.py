@@ -58,7 +58,7 @@ def train(
     precision: Annotated[str | None, typer.Option("--precision", help="With --combine kl: sum of the shards' precisions (the papers', default) or mean (as confident as one shard)")] = None,
     backend: Annotated[str | None, typer.Option("--backend", help="With --shards: local (processes, default) or dask")] = None,
     scheduler: Annotated[str | None, typer.Option("--scheduler", help="With --backend dask: scheduler HOST:PORT (default: start a local cluster)")] = None,
-    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: processes featurizing chunks ahead; a multi-label task in memory: threads training the labels' models (default: one per core; 1 = this process)")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="With --shards: local processes or local Dask workers; with --stream alone: workers featurizing chunks ahead (threads where the kernels featurize, else processes); a multi-label task in memory: threads training the labels' models (default: one per core; 1 = this process)")] = None,
     stream: Annotated[bool, typer.Option("--stream", help="Read the training data in chunks into partial_fit (out of core)")] = False,
     chunk_size: Annotated[int, typer.Option("--chunk-size", help="Documents per chunk with --stream (and when scoring)")] = 10_000,
     probability: Annotated[str | None, typer.Option("--probability", metavar="calibrated|raw", help="What the model's predict_proba gives: calibrated (a temperature fitted to honest scores of the learner; about twice the training time with several epochs; with --stream, the scores of each chunk before it is learned) or raw (the learner's own probabilities); default: calibrated for online learners, raw with --shards")] = None,
@@ -404,5 +404,5 @@ def scale_line(result) -> str:
         how = f"{result.combine}, mean precision" if result.precision == "mean" else result.combine
         return f"{result.shards} shards combined by {how} ({where}{read}); {rate}"
     passes = f"{result.passes} pass{'es' if result.passes != 1 else ''}"
-    featurizing = f", featurized by {result.workers} processes" if (result.workers or 1) > 1 else ""
+    featurizing = f", featurized by {result.workers} workers" if (result.workers or 1) > 1 else ""
     return f"streamed in chunks of {result.chunk_size}, {passes}{featurizing}; {rate}"

@@ -3,14 +3,14 @@
 A stream's time goes to producing its feature matrices, not to learning from them: on
 ``synthetic-text`` with ``hashing``, generating the text and hashing it take about 97% of a
 single-core stream and ``partial_fit`` the rest (the kernels process a 10,000-document chunk in
-about 10 ms). Tokenising and hashing run Python code that holds the GIL, so threads would not
-overlap them; :func:`featurized_chunks` therefore reads and featurizes chunks in worker processes
-(a ``loky`` pool) and in the calling process whenever the chunk it needs is not ready, at most
-``2 * workers`` chunks ahead of the learner, and the calling process trains on the chunks in
-corpus order. Each worker reads its own range
-through the corpus's streaming protocol (:mod:`textcw.scale.source`), so only the sparse
-matrices cross processes, and memory is bounded by the chunks in flight whatever the length of
-the stream.
+about 10 ms). :func:`featurized_chunks` therefore reads and featurizes chunks in a pool and in
+the calling process whenever the chunk it needs is not ready, at most ``2 * workers`` chunks
+ahead of the learner, and the calling process trains on the chunks in corpus order. The pool is
+threads where the compiled kernels read and featurize a chunk alone (:func:`in_kernels`: they
+release the GIL), else worker processes, whose Python code holding the GIL threads would not
+overlap. Each worker reads its own range through the corpus's streaming protocol
+(:mod:`textcw.scale.source`), so only the sparse matrices cross processes, and memory is
+bounded by the chunks in flight whatever the length of the stream.
 
 The chunks are those of the sequential stream, in the same order: ``[start, start + c)``,
 ``[start + c, start + 2c)``, ... with ``c = chunk_size``, each featurized alone. So a learner
@@ -101,8 +101,13 @@ def chunk_ranges(start: int, stop: int, chunk_size: int) -> list[tuple[int, int]
 def featurize_range(source: CorpusSource, featurizer, split: str, start: int, stop: int,
                     epoch: int = 0) -> FeaturizedChunk:
     """Read documents ``[start, stop)`` of ``split`` as one chunk and featurize them."""
+    return _featurized(source, featurizer, read_range(source, split, start, stop), start, epoch)
+
+
+def read_range(source: CorpusSource, split: str, start: int, stop: int):
+    """Documents ``[start, stop)`` of ``split``, read as one chunk."""
     (data,) = source.chunks(split, start, stop, chunk_size=max(1, stop - start))
-    return _featurized(source, featurizer, data, start, epoch)
+    return data
 
 
 def featurized_chunks(source: CorpusSource, featurizer, split: str, start: int, stop: int,
@@ -110,9 +115,10 @@ def featurized_chunks(source: CorpusSource, featurizer, split: str, start: int, 
     """The chunks of ``[start, stop)``, ``epochs`` times over, featurized, in stream order.
 
     ``workers=1``: each chunk is read and featurized in this process when the learner asks for
-    it. ``workers > 1``: ``workers - 1`` worker processes and this one read and featurize chunks,
-    at most ``AHEAD_PER_WORKER * workers`` chunks ahead of the learner; a worker that dies fails
-    the stream with a :class:`~textcw.errors.ClusterError`.
+    it. ``workers > 1``: ``workers - 1`` pool workers (threads or processes: module docstring)
+    and this one read and featurize chunks, at most ``AHEAD_PER_WORKER * workers`` chunks ahead
+    of the learner; a worker process that dies fails the stream with a
+    :class:`~textcw.errors.ClusterError`.
     """
     if workers <= 1:
         for epoch in range(epochs):
@@ -145,24 +151,30 @@ def chunk_labels(data) -> np.ndarray:
 
 
 def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: int):
-    """Chunks in order, featurized by ``workers - 1`` pool processes and by this process.
+    """Chunks in order, featurized by ``workers - 1`` pool threads or processes and by this one.
 
     This process featurizes too, whenever the chunk it needs next is not ready: so it is never
     idle while a worker starts and never slower than featurizing alone, and ``workers``
-    processes featurize in all. The pool (:class:`FeaturizingPool`) is the stream's own, shut
-    down with it: joblib's reusable pool is configured by joblib for its Parallel calls (shard
-    training).
+    featurize in all. Where the first chunk was read and featurized in compiled code alone
+    (:func:`in_kernels`), the pool is threads of this process: the kernels release the GIL, and
+    threads start at once and hand their matrices over without copying them between processes.
+    Otherwise processes (:class:`FeaturizingPool`), the stream's own, shut down with it: joblib's
+    reusable pool is configured by joblib for its Parallel calls (shard training).
     """
     pool_size = workers - 1
     limit = AHEAD_PER_WORKER * workers  # chunks held or queued at any time, in all
-    # Forked workers start in milliseconds, from this process as it is when they are forked: so
-    # the first chunk is made here before, and they inherit the kernels that read and featurize
-    # it (and the corpus's file index) loaded. A fresh interpreter takes seconds to start: it is
-    # started at once.
-    pool = None if fork_available() else FeaturizingPool(source, featurizer, split, ranges[0], pool_size)
-    ready: dict[int, Any] = {}  # chunk position -> a future of the pool, or a chunk made here
-    submitted = 0  # chunks [0, submitted) are in `ready` or were already taken
+    # Forked workers start in milliseconds, from this process as it is when they are forked, and
+    # threads share it: so the first chunk is made here before either starts, and they find the
+    # kernels that read and featurize it (and the corpus's file index) loaded. A fresh
+    # interpreter takes seconds to start: it is started at once.
+    first = read_range(source, split, *ranges[0][1:])
+    threaded = in_kernels(featurizer, first)
+    pool = None if threaded or fork_available() else FeaturizingPool(source, featurizer, split, ranges[0], pool_size)
+    ready: dict[int, Any] = {0: _featurized(source, featurizer, first, ranges[0][1], ranges[0][0])}
+    submitted = 1  # chunks [0, submitted) are in `ready` or were already taken
     finished = False
+    if pool is None and len(ranges) > 1:
+        pool = FeaturizingPool(source, featurizer, split, ranges[0], pool_size, threads=threaded)
 
     def assign_to_pool(taken: int) -> None:
         nonlocal submitted
@@ -182,9 +194,6 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
                 epoch, lo, hi = ranges[position]
                 item = featurize_range(source, featurizer, split, lo, hi, epoch)
                 submitted = max(submitted, position + 1)
-                if pool is None and position + 1 < len(ranges):
-                    pool = FeaturizingPool(source, featurizer, split, ranges[0], pool_size)
-                    assign_to_pool(position + 1)  # the pool works while the learner takes this chunk
             while not isinstance(item, FeaturizedChunk) and not item.done() and submitted < len(ranges) \
                     and submitted - position < limit:
                 epoch, lo, hi = ranges[submitted]  # while the pool works: the next chunk, here
@@ -205,38 +214,61 @@ def _ahead(source: CorpusSource, featurizer, split: str, ranges: list, workers: 
             pool.close(finished)
 
 
-class FeaturizingPool:
-    """``size`` processes featurizing chunks of one split for :func:`featurized_chunks`.
+def in_kernels(featurizer, data) -> bool:
+    """Whether featurizing the chunk ``data`` runs in compiled code alone, which releases the GIL:
+    a block of ASCII documents as a line-oriented corpus reads them (:class:`TextBlock`), for a
+    featurizer of :mod:`textcw.features.native` whose settings the kernels compute. Documents
+    scikit-learn's code featurizes (other text, other featurizers) hold the GIL, and threads
+    would take turns on one core."""
+    from textcw.features import native
+    from textcw.features.hashing import Hashing
+    from textcw.features.text import WordCounts
 
-    Forked from this process where that is safe (:func:`textcw.scale.forked.fork_available`):
-    they start in milliseconds with everything imported, and the source and featurizer are
-    inherited, not pickled per chunk. Elsewhere a ``loky`` pool of fresh interpreters, which take
-    seconds to import numpy, scikit-learn and the kernels: its first task reads and featurizes
-    one document of ``first`` (``(epoch, start, stop)``), so that :meth:`ready` says when a
-    worker is really ready to featurize, with the corpus indexed and the kernels loaded.
+    docs = data.data
+    return isinstance(docs, native.TextBlock) and docs.ascii and isinstance(featurizer, (Hashing, WordCounts)) \
+        and native.supports(featurizer)
+
+
+class FeaturizingPool:
+    """``size`` threads or processes featurizing chunks of one split for :func:`featurized_chunks`.
+
+    ``threads``: threads of this process, for chunks the kernels featurize (:func:`in_kernels`).
+    Otherwise processes forked from this one where that is safe
+    (:func:`textcw.scale.forked.fork_available`): they start in milliseconds with everything
+    imported, and the source and featurizer are inherited, not pickled per chunk. Elsewhere a
+    ``loky`` pool of fresh interpreters, which take seconds to import numpy, scikit-learn and the
+    kernels: its first task reads and featurizes one document of ``first`` (``(epoch, start,
+    stop)``), so that :meth:`ready` says when a worker is really ready to featurize, with the
+    corpus indexed and the kernels loaded.
     """
 
-    def __init__(self, source: CorpusSource, featurizer, split: str, first: tuple, size: int):
-        if fork_available():
-            self.forked = True
-            self.executor = forked_executor(_featurize_task, (source, featurizer, split), size)
-            self._run = run_installed
+    def __init__(self, source: CorpusSource, featurizer, split: str, first: tuple, size: int, *,
+                 threads: bool = False):
+        self.args = (source, featurizer, split)
+        self.warm = None
+        if threads:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.kind = "threads"
+            self.executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="textcw-featurize")
+        elif fork_available():
+            self.kind = "forked"
+            self.executor = forked_executor(_featurize_task, self.args, size)
             with forking():  # the pool forks its workers at its first submission
                 self.warm = self.executor.submit(run_installed, None)
         else:
             from joblib.externals.loky import ProcessPoolExecutor
 
-            self.forked = False
+            self.kind = "fresh"
             self.executor = ProcessPoolExecutor(max_workers=size)
-            self.args = (source, featurizer, split)
             _, lo, _ = first
             self.warm = self.executor.submit(featurize_range, source, featurizer, split, lo, lo + 1)
 
     def ready(self) -> bool:
-        """Whether chunks may be handed out: a forked pool at once (its workers start in
-        milliseconds); a fresh one once a worker has featurized its first document (a worker that
-        could not start fails here)."""
-        if self.forked:
+        """Whether chunks may be handed out: threads and a forked pool at once (forked workers
+        start in milliseconds); a fresh one once a worker has featurized its first document (a
+        worker that could not start fails here)."""
+        if self.kind != "fresh":
             return True
         if not self.warm.done():
             return False
@@ -244,15 +276,17 @@ class FeaturizingPool:
         return True
 
     def submit(self, epoch: int, lo: int, hi: int):
-        if self.forked:
-            return self.executor.submit(self._run, (epoch, lo, hi))
+        if self.kind == "forked":
+            return self.executor.submit(run_installed, (epoch, lo, hi))
         return self.executor.submit(featurize_range, *self.args, lo, hi, epoch)
 
     def close(self, finished: bool) -> None:
         """Shut the pool down without waiting for work nobody will collect: after a whole stream
         every chunk was taken, so a worker still starting (a fresh interpreter importing its
-        modules) is stopped rather than waited for."""
-        if self.forked:
+        modules) is stopped rather than waited for; a thread ends with the chunk it is on."""
+        if self.kind == "threads":
+            self.executor.shutdown(wait=True, cancel_futures=True)
+        elif self.kind == "forked":
             close_forked(self.executor, finished)
         else:
             self.executor.shutdown(wait=True, kill_workers=True)
