@@ -130,6 +130,21 @@ def test_the_read_ahead_is_bounded(monkeypatch):
     assert ThreadPool.submitted > 0
 
 
+def opened_pools(monkeypatch) -> list:
+    """The featurizing pools the streams open from now on, in order."""
+    from textcw.scale import pipelined
+
+    pools = []
+    opened = pipelined.FeaturizingPool
+
+    def recording(*args, **kwargs):
+        pools.append(opened(*args, **kwargs))
+        return pools[-1]
+
+    monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
+    return pools
+
+
 @pytest.mark.parametrize("forked", [True, False])
 def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked):
     # Forked workers (Linux) and loky's fresh interpreters (elsewhere, or on Python 3.12+ with
@@ -140,14 +155,7 @@ def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked)
     if forked and not forked_module.fork_available():
         pytest.skip("this platform cannot fork workers")
     monkeypatch.setattr(pipelined, "fork_available", lambda: forked)
-    pools = []
-    opened = pipelined.FeaturizingPool
-
-    def recording(*args, **kwargs):
-        pools.append(opened(*args, **kwargs))
-        return pools[-1]
-
-    monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
+    pools = opened_pools(monkeypatch)
     source = CorpusSource.resolve("synthetic-text:4000")
     feat = make_featurizer("hashing", **SMALL_HASH)
     here = list(featurized_chunks(source, feat, "train", 0, 4000, 250, workers=1))
@@ -177,18 +185,10 @@ def test_a_stream_featurized_in_the_kernels_reads_ahead_on_threads_with_the_same
     # process; text scikit-learn's code featurizes: processes, as before. The model is the
     # sequential stream's, bit for bit, either way.
     from textcw.scale import forked as forked_module
-    from textcw.scale import pipelined
 
     if kind == "forked" and not forked_module.fork_available():
         pytest.skip("this platform cannot fork workers")
-    pools = []
-    opened = pipelined.FeaturizingPool
-
-    def recording(*args, **kwargs):
-        pools.append(opened(*args, **kwargs))
-        return pools[-1]
-
-    monkeypatch.setattr(pipelined, "FeaturizingPool", recording)
+    pools = opened_pools(monkeypatch)
     train = write_vw(tmp_path / "train.vw", 2300, word)
     test = write_vw(tmp_path / "test.vw", 300, word)
     kwargs = dict(chunk_size=400, seed=3, epochs=2, featurizer_params=SMALL_HASH)
