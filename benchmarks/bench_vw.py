@@ -21,14 +21,18 @@ so read them next to the load; for textcw also the expected calibration error of
 probabilities. Without ``vowpalwabbit`` installed (``pip install
 'textcw[bench]'``) the VW rows are skipped with a message.
 
+With ``--compare NAME=SRC`` each ``--learner`` also runs from another source tree (``SRC``, e.g. a
+``git worktree`` of the code before a change, first on ``PYTHONPATH``; its modules are compiled to
+bytecode first, as the installed ones are), its rows marked ``[NAME]``, in the same rounds.
 With ``--repeat R`` each size and task is run R rounds, interleaved (in each round VW, then
-each ``--learner`` in turn), and a summary gives per system the median and best wall and CPU
-seconds over the rounds, and, with several sizes, the time each system adds from the smallest
-size to the largest (difference of the medians): the figures a shared machine allows.
+each ``--learner`` in turn, then each again for each compared tree), and a summary gives per
+system the median and best wall and CPU seconds over the rounds, and, with several sizes, the
+time each system adds from the smallest size to the largest (difference of the medians): the
+figures a shared machine allows.
 
 Run by hand (not a test): ``python benchmarks/bench_vw.py [--sizes 100000 1000000]
-[--classes 2 4] [--learner arow [scw1 ...]] [--workers 2] [--repeat 3] [--featurize-only]
-[--json out.json]``. Results: docs/benchmarks.md and docs/scale.md.
+[--classes 2 4] [--learner arow [scw1 ...]] [--workers 2] [--repeat 3] [--compare NAME=SRC]
+[--featurize-only] [--json out.json]``. Results: docs/benchmarks.md and docs/scale.md.
 """
 
 from __future__ import annotations
@@ -103,17 +107,25 @@ def run_vw(train: Path, test: Path, k: int, folder: Path) -> dict | None:
             "load_before": load, "cpu_seconds": cpu}
 
 
-def run_textcw(train: Path, test: Path, learner: str, workers: int) -> dict:
+def run_textcw(train: Path, test: Path, learner: str, workers: int, variant: tuple[str, str | None] = ("", None)) -> dict:
+    """``textcw train --stream`` on the files, in a fresh process started in the files' folder (so
+    that the working directory puts no ``textcw`` first on the path); ``variant`` is ``(name,
+    source)``: a source tree put first on ``PYTHONPATH`` instead of the installed ``textcw``."""
+    name, source = variant
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
     load = os.getloadavg()[0]
     t0, cpu0 = time.perf_counter(), _children_cpu()
     cmd = [sys.executable, "-c", "from textcw.cli import main; main()", "train", "--corpus",
            f"vw:{train},{test}", "--learner", learner, "--stream", "--workers", str(workers), "--json"]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=train.parent, env=env)
     wall, cpu = time.perf_counter() - t0, _children_cpu() - cpu0
     if out.returncode:
         raise SystemExit(f"textcw train failed: {out.stderr.strip()[-500:]}")
     summary = json.loads(out.stdout)
-    return {"system": f"textcw train --stream --learner {learner} --workers {workers}", "wall_seconds": wall,
+    system = f"textcw train --stream --learner {learner} --workers {workers}" + (f" [{name}]" if name else "")
+    return {"system": system, "wall_seconds": wall,
             "accuracy": summary["accuracy"], "load_before": load, "cpu_seconds": cpu, "tuned_params": summary.get("tuned_params"),
             "train_seconds": summary.get("train_seconds"), "workers": summary.get("workers"),
             "expected_calibration_error": summary.get("expected_calibration_error")}
@@ -201,9 +213,21 @@ def main() -> None:
     parser.add_argument("--folder", type=Path, default=Path("build/bench-vw"))
     parser.add_argument("--json", type=Path)
     parser.add_argument("--featurize-only", action="store_true", help="only the featurizing rate")
+    parser.add_argument("--compare", action="append", default=[], metavar="NAME=SRC",
+                        help="also run textcw from this source tree (a checkout's root, first on PYTHONPATH)")
     args = parser.parse_args()
     if args.repeat < 1:
         parser.error(f"--repeat {args.repeat} is invalid; give at least 1 round")
+    variants = [("", None)]
+    for spec in args.compare:
+        name, _, src = spec.partition("=")
+        if not name or not src or not (Path(src) / "textcw" / "__init__.py").is_file():
+            parser.error(f"--compare {spec}: give NAME=SRC with SRC a source tree holding textcw/ (a checkout's root)")
+        variants.append((name, str(Path(src).resolve())))
+        # bytecode, as the installed textcw has it (an environment may forbid writing it on import)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(src) / "textcw")], check=True,
+                       stdout=subprocess.DEVNULL)
+    args.folder = args.folder.resolve()
     args.folder.mkdir(parents=True, exist_ok=True)
     train, _ = write_files(args.sizes[0], 2, args.folder)
     rate = featurize_rate(train)
@@ -221,7 +245,8 @@ def main() -> None:
             n_train = sum(1 for _ in open(train, "rb"))
             for _ in range(args.repeat):
                 runs = [lambda: run_vw(train, test, k, args.folder)]
-                runs += [lambda name=name: run_textcw(train, test, name, args.workers) for name in args.learner]
+                runs += [lambda name=name, variant=variant: run_textcw(train, test, name, args.workers, variant)
+                         for variant in variants for name in args.learner]
                 for run in runs:
                     result = run()
                     if result is None:

@@ -134,11 +134,12 @@ SCRIPTS = {
         ("newsgroups:sci\tbinary\tpa1\t", "newsgroups:sci\ttfidf-sublinear-hash18\tpa1\t")),
     "bench_vw.py": Smoke(
         ("--sizes", "1000", "2000", "--classes", "2", "--workers", "1", "--folder", "{tmp}/vw",
-         "--json", "{tmp}/out.json"),
+         "--compare", "same=.", "--json", "{tmp}/out.json"),
         ("featurizing 1,000 documents", "| documents | classes | system | wall (s) |",
          "| 2,000 | 2 | textcw train --stream --learner arow --workers 1 | ",
          "| documents | classes | system | runs | wall median (s) |",
          "| 2,000 | 2 | textcw train --stream --learner arow --workers 1 | 1 | ",
+         "| 2,000 | 2 | textcw train --stream --learner arow --workers 1 [same] | 1 | ",
          "added from 1,000 to 2,000 documents (2 classes), textcw train --stream --learner arow --workers 1: wall ",
          *(("| 2,000 | 2 | Vowpal Wabbit 9, -b 20 --loss_function hinge | ",) if HAS_VW else ())),
         says=() if HAS_VW else ("vowpalwabbit is not installed (pip install 'textcw[bench]'): VW rows skipped",),
