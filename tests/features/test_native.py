@@ -171,16 +171,21 @@ def test_the_row_sort_is_a_sort():
 
 
 @pytest.mark.parametrize("high", [1, 2, 63, 64, 127, 128, 2**21, 2**40])
-def test_a_row_s_keys_are_sorted_by_buckets_then_insertion_whatever_their_range(high):
+@pytest.mark.parametrize("bunched", [False, True])
+def test_a_row_s_keys_are_sorted_by_buckets_then_insertion_whatever_their_range(high, bunched):
     # _sort_keys: insertion sort below BUCKETED_ROW keys, a counting pass on the top bits then
-    # insertion sort up to 64 keys a bucket, heapsort past that; keys are >= 0 (column * 2 + sign)
-    from textcw.features._native_kernels import BUCKETED_ROW, SORT_BUCKETS, _sort_keys
+    # insertion sort, or heapsort where the buckets are too full for SORT_STEPS moves a key;
+    # keys are >= 0 (column * 2 + sign). `bunched`: all keys small but one, so most share a bucket.
+    from textcw.features._native_kernels import BUCKETED_ROW, SORT_BUCKETS, SORT_STEPS, _sort_keys
 
     rng = np.random.default_rng(high)
-    lengths = (0, 1, BUCKETED_ROW - 1, BUCKETED_ROW, BUCKETED_ROW + 1, 40, 300, 64 * SORT_BUCKETS,
-               64 * SORT_BUCKETS + 1, 20_000)
+    lengths = (0, 1, BUCKETED_ROW - 1, BUCKETED_ROW, BUCKETED_ROW + 1, 40, 2 * SORT_STEPS + 1, 300,
+               SORT_STEPS * SORT_BUCKETS + 1, 20_000)
     for n in lengths:
         keys = rng.integers(0, high, size=n + 3).astype(np.int64)
+        if bunched and n:
+            keys[:n] %= max(1, high // SORT_BUCKETS)
+            keys[n // 2] = high
         work, spare, counts = keys.copy(), np.full(n + 3, -7, dtype=np.int64), np.empty(SORT_BUCKETS + 1, np.int64)
         _sort_keys(work, n, spare, counts)
         assert work[:n].tolist() == sorted(keys[:n].tolist()), n
@@ -194,7 +199,7 @@ def test_documents_of_every_length_give_scikit_learn_s_matrix():
     rng = np.random.default_rng(3)
     words = [f"w{i}" for i in range(50_000)]
     docs = [" ".join(rng.choice(words[:size], size=n)) for n in (1, 5, 15, 16, 17, 40, 500, 64 * SORT_BUCKETS + 50)
-            for size in (3, 50_000)]
+            for size in (3, 50_000)]  # 3 words: long rows of three keys, heap-sorted
     for params in ({}, {"alternate_sign": True, "binary": False, "n_features": 1000}):
         feat = hashing(**params)
         assert_same(feat.transform(docs), sklearn_hashing(feat)(docs))

@@ -197,9 +197,11 @@ def _insertion_sort(a, n):
         a[j + 1] = key
 
 
-# Buckets of the first pass of a row's sort, and the shortest row that pass pays for.
+# Buckets of the first pass of a row's sort, the shortest row that pass pays for, and the moves
+# per key its insertion sort may make at most (else the row is heap-sorted instead).
 SORT_BUCKETS = 128
 BUCKETED_ROW = 16
+SORT_STEPS = 64
 
 
 @kernel
@@ -212,13 +214,13 @@ def _sort_keys(row, count, spare, counts):
     sort, now about one step per key. An insertion sort of a random row moves a quarter of its
     length squared (a 40-token document: 400 moves, and as many mispredicted branches as keys),
     half of all the time ``hashing`` spent on short documents; a sorted row is the same
-    whichever way it was sorted. Past 64 entries per bucket on average, a heapsort
-    (:func:`_heapsort`): a document of one word repeated would otherwise be quadratic."""
+    whichever way it was sorted. The insertion sort moves a key only past larger keys of its own
+    bucket, at most ``sum(size ** 2) / 2`` moves in all; where that bound passes
+    :data:`SORT_STEPS` a key (keys bunched in a narrow range, or many copies of a few words in
+    a long document), a heapsort (:func:`_heapsort`) instead: no row costs more than
+    ``O(n log n + n SORT_STEPS)``."""
     if count < BUCKETED_ROW:
         _insertion_sort(row, count)
-        return
-    if count > 64 * SORT_BUCKETS:
-        _heapsort(row, count)
         return
     top = row[0]
     for a in range(1, count):
@@ -229,6 +231,12 @@ def _sort_keys(row, count, spare, counts):
     counts[:] = 0
     for a in range(count):
         counts[(row[a] >> shift) + 1] += 1
+    squares = 0
+    for b in range(1, SORT_BUCKETS + 1):
+        squares += counts[b] * counts[b]
+    if squares > 2 * SORT_STEPS * count:  # the insertion sort could take more than SORT_STEPS a key
+        _heapsort(row, count)
+        return
     for b in range(SORT_BUCKETS):
         counts[b + 1] += counts[b]
     for a in range(count):
