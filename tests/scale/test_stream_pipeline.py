@@ -203,6 +203,23 @@ def test_a_stream_featurized_in_the_kernels_reads_ahead_on_threads_with_the_same
     assert ahead.mistakes == sequential.mistakes and ahead.accuracy == sequential.accuracy > 0.9
 
 
+def test_where_workers_cannot_be_forked_threads_need_no_share_of_documents(tmp_path, monkeypatch):
+    # Fresh interpreters cost seconds each, so without fork a worker needs its share of
+    # FRESH_WORKER_DOCUMENTS; threads start at once, so a stream the kernels featurize gets a
+    # worker per core (judged on its first chunk, as the pool itself is chosen).
+    from textcw.scale import pipelined
+
+    monkeypatch.setattr(pipelined, "available_cores", lambda: 4)
+    monkeypatch.setattr(pipelined, "fork_available", lambda: False)
+    feat = make_featurizer("hashing", **SMALL_HASH)
+    for word, workers in (("orbit", 4), ("órbita", 1)):
+        folder = tmp_path / word
+        folder.mkdir()
+        source = CorpusSource.resolve(f"vw:{write_vw(folder / 'train.vw', 3000, word)},{write_vw(folder / 'test.vw', 10)}")
+        assert default_stream_workers(source, 6, 3000, feat, 500) == workers
+        assert default_stream_workers(source, 6, 3000) == 1  # no featurizer given: no judging
+
+
 def test_only_blocks_of_ascii_text_for_a_kernel_featurizer_are_featurized_in_the_kernels():
     from sklearn.feature_extraction.text import HashingVectorizer
 

@@ -75,20 +75,23 @@ def available_cores() -> int:
 FRESH_WORKER_DOCUMENTS = 200_000
 
 
-def default_stream_workers(source: CorpusSource, n_chunks: int, n_documents: int | None = None) -> int:
-    """Featurizing processes for a stream of ``n_chunks`` chunks (``n_documents`` documents in
-    all, passes included): one per core, or none.
+def default_stream_workers(source: CorpusSource, n_chunks: int, n_documents: int | None = None,
+                           featurizer=None, chunk_size: int | None = None) -> int:
+    """Featurizing workers for a stream of ``n_chunks`` chunks (``n_documents`` documents in all,
+    passes included): one per core, or none.
 
-    Worker processes pay off only when there are chunks to overlap and each worker can read its
-    own range: a corpus without the streaming protocol would be loaded whole in every worker.
-    Forked workers start in milliseconds, so two chunks are enough; where workers are fresh
-    interpreters each process needs a share of :data:`FRESH_WORKER_DOCUMENTS` documents to pay for
-    a worker's start.
+    Workers pay off only when there are chunks to overlap and each worker can read its own
+    range: a corpus without the streaming protocol would be loaded whole in every worker.
+    Threads (:func:`in_kernels`, judged on the first chunk of ``chunk_size`` documents when
+    ``featurizer`` is given) and forked processes start in milliseconds, so two chunks are
+    enough; where workers are fresh interpreters each process needs a share of
+    :data:`FRESH_WORKER_DOCUMENTS` documents to pay for a worker's start.
     """
     if not source.streams or n_chunks < 2:
         return 1
     workers = min(available_cores(), n_chunks)
-    if n_documents is not None and not fork_available():
+    if n_documents is not None and not fork_available() and not (
+            featurizer is not None and chunk_size and in_kernels(featurizer, read_range(source, "train", 0, chunk_size))):
         workers = max(1, min(workers, n_documents // FRESH_WORKER_DOCUMENTS))
     return workers
 

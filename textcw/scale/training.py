@@ -275,7 +275,8 @@ def _learn_stream(source: CorpusSource, feat, template, base_seed, *, auto: dict
     n_train = source.n_documents("train")
     total = n_train * int(template.n_epochs)
     if workers is None:
-        workers = default_stream_workers(source, -(-n_train // chunk_size) * int(template.n_epochs), total)
+        workers = default_stream_workers(source, -(-n_train // chunk_size) * int(template.n_epochs), total, feat,
+                                         min(chunk_size, n_train))
     report("documents", 0, total)
     t0 = time.perf_counter()
 
