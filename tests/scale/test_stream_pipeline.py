@@ -166,19 +166,21 @@ def test_forked_and_fresh_worker_pools_make_the_same_chunks(monkeypatch, forked)
     assert len(pools) == 1 and pools[0].kind == ("forked" if forked else "fresh")  # synthetic text: str documents
 
 
-def write_vw(path, n, word="orbit"):
-    """``n`` lines of a two-label ``label | text`` file (ASCII, unless ``word`` is not)."""
+def write_vw(path, n, word="orbit", from_line=0):
+    """``n`` lines of a two-label ``label | text`` file (ASCII, unless ``word`` is not: it stands
+    in the positive lines from line ``from_line`` on, ``orbit`` before)."""
     rng = np.random.default_rng(0)
     vocabulary = [f"w{i}" for i in range(300)]
     with open(path, "w", encoding="utf-8") as fh:
         for i in range(n):
             label = 1 if i % 3 else -1
             words = " ".join(rng.choice(vocabulary, size=12))
-            fh.write(f"{label} | {words} {word if label == 1 else 'dose'} {i % 7}\n")
+            fh.write(f"{label} | {words} {(word if i >= from_line else 'orbit') if label == 1 else 'dose'} {i % 7}\n")
     return path
 
 
-@pytest.mark.parametrize("word,kind", [("orbit", "threads"), ("órbita", "forked")])
+# "órbita@1000": ASCII lines first, so threads, which later featurize lines scikit-learn's code reads
+@pytest.mark.parametrize("word,kind", [("orbit", "threads"), ("órbita", "forked"), ("órbita@1000", "threads")])
 def test_a_stream_featurized_in_the_kernels_reads_ahead_on_threads_with_the_same_model(tmp_path, monkeypatch,
                                                                                       word, kind):
     # ASCII lines of a file, hashed by the kernels, which release the GIL: threads of this
@@ -189,7 +191,8 @@ def test_a_stream_featurized_in_the_kernels_reads_ahead_on_threads_with_the_same
     if kind == "forked" and not forked_module.fork_available():
         pytest.skip("this platform cannot fork workers")
     pools = opened_pools(monkeypatch)
-    train = write_vw(tmp_path / "train.vw", 2300, word)
+    word, _, from_line = word.partition("@")
+    train = write_vw(tmp_path / "train.vw", 2300, word, int(from_line or 0))
     test = write_vw(tmp_path / "test.vw", 300, word)
     kwargs = dict(chunk_size=400, seed=3, epochs=2, featurizer_params=SMALL_HASH)
     sequential = train_stream(f"vw:{train},{test}", "arow", workers=1, **kwargs)
