@@ -74,7 +74,7 @@ def train_stream_multilabel(corpus: str, learner: str, *, featurizer=None, param
     report = progress or _SKIP
     n_train = _check_train(source, corpus)
     if workers is None:
-        workers = default_stream_workers(source, -(-n_train // chunk_size), n_train)
+        workers = default_stream_workers(source, -(-n_train // chunk_size), n_train, feat, min(chunk_size, n_train))
     est = MultiLabel(template, threshold=threshold)
     est._check_setup()  # a learner MultiLabel cannot wrap fails before the stream is read
     report("documents", 0, n_train)
