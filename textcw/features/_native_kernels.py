@@ -248,6 +248,13 @@ def _sort_keys(row, count, spare, counts):
 
 
 @kernel
+def _sort_scratch(row):
+    """``(spare, counts)``, the scratch :func:`_sort_keys` needs for rows of up to ``len(row)``
+    keys: made once per call of a kernel, not per row."""
+    return np.empty_like(row), np.empty(SORT_BUCKETS + 1, dtype=np.int64)
+
+
+@kernel
 def _finish_row(row, count, indices, data, nnz, spare, counts):
     """Write a row's keys sorted by column (:func:`_sort_keys`), duplicates summed, at ``nnz``;
     the new ``nnz``. A sum of zero is kept, as scipy's ``sum_duplicates`` keeps it.
@@ -282,7 +289,7 @@ def _hash_unigrams(buf, offsets, token, letter, lowmap, min_len, letters_only, n
     for r in range(n_docs):
         longest = max(longest, offsets[r + 1] - offsets[r])
     row = np.empty(max(16, longest // (min_len + 1) + 1), dtype=np.int64)
-    spare, counts = np.empty_like(row), np.empty(SORT_BUCKETS + 1, dtype=np.int64)
+    spare, counts = _sort_scratch(row)
     nnz = np.int64(0)  # not the literal 0: a literal argument compiles a second version of the callee
     for r in range(n_docs):
         i = offsets[r]
@@ -359,7 +366,7 @@ def _featurize(buf, offsets, token, letter, min_len, letters_only, lower, low, h
             text[i] = c + 32 if (c >= 65 and c <= 90) else c
     src = text if lower else buf
     row = np.empty(max(16, (longest // (min_len + 1) + 1) * (high - low + 1)), dtype=np.int64)
-    spare, counts = np.empty_like(row), np.empty(SORT_BUCKETS + 1, dtype=np.int64)
+    spare, counts = _sort_scratch(row)
     nnz = np.int64(0)  # not the literal 0: a literal argument compiles a second version of the callee
     for r in range(n_docs):
         i = offsets[r]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from textcw._jit import kernel
-from textcw.features._native_kernels import SORT_BUCKETS, _murmur3, _same, _sort_keys
+from textcw.features._native_kernels import _murmur3, _same, _sort_keys, _sort_scratch
 
 
 @kernel
@@ -40,7 +40,7 @@ def _learn_terms(buf, offsets, pre, token, letter, min_len, letters_only, lower,
     tok_e = np.empty(per_doc, dtype=np.int64)
     row = np.empty(max(16, per_doc * (high - low + 1)), dtype=np.int64)  # the row's distinct terms
     cnt = np.empty(len(row), dtype=np.float64)  # and their counts
-    spare, counts = np.empty_like(row), np.empty(SORT_BUCKETS + 1, dtype=np.int64)  # the sort's scratch
+    spare, counts = _sort_scratch(row)
     scratch = np.empty(longest + high + 1, dtype=np.uint8)  # an n-gram is at most its document
     src = np.empty(len(buf), dtype=np.uint8)  # lowercased once (given terms are already)
     for r in range(n_docs):
