@@ -23,7 +23,7 @@ import scipy.sparse as sp
 import textcw
 from textcw.learners._kernels import gaussian_diag
 from textcw.learners._kernels.constants import AROW_SQUARED_HINGE, DIAG_KL, DIAG_L2
-from textcw.learners.interleaved import is_paired, pair, paired_state, rows_dot, rows_dots
+from textcw.learners.interleaved import is_paired, pair, paired_state, rows_dot, rows_dots, used_columns
 from textcw.learners.temperature import weight_norm
 
 FIXTURE = pathlib.Path(__file__).parent / "data" / "before_paired_state.joblib"
@@ -201,6 +201,21 @@ def test_rows_dots_is_rows_dot_per_vector_bit_for_bit():
         assert got.shape == (n, 5) and got.tobytes() == want.tobytes(), trial
     assert rows_dots(sp.csr_matrix((2, 9)), [pairs[0][:9, 0]]).tolist() == [[0.0], [0.0]]
     assert rows_dots(X, []).shape == (X.shape[0], 0)
+
+
+def test_used_columns_is_numpy_unique_with_its_inverse():
+    """Both ways of finding the columns the rows use (a mark per column for full rows, a sort of
+    the entries for a few rows in a wide space) give np.unique's columns and inverse."""
+    ways = set()
+    for n, d, density in ((50, 200, 0.3), (2, 1 << 16, 0.0001), (3, 40, 0.0), (40, 1000, 0.004)):
+        X = sp.random(n, d, density=density, random_state=n, format="csr")
+        wide = X.shape[1] > 8 * X.nnz
+        ways.add(wide)
+        columns, local = used_columns(X)
+        want_columns, want_local = np.unique(X.indices, return_inverse=True)
+        assert columns.tolist() == want_columns.tolist() and local.tolist() == want_local.tolist(), (n, d, wide)
+        assert np.array_equal(columns[local], X.indices)
+    assert ways == {True, False}
 
 
 def test_a_paired_model_predicts_bit_for_bit_as_the_same_model_with_two_plain_arrays():

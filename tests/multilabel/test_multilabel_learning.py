@@ -15,8 +15,9 @@ import textcw
 from textcw import persist
 from textcw.errors import InputError, ParameterError
 from textcw.learners.multilabel import MultiLabel
-from textcw.learners.multilabel_targets import (FALLBACK_THRESHOLD, as_indicator, binary_inverse_temperature,
-                                                binary_temperature, f1_thresholds)
+import textcw.learners.label_temperatures as label_temperatures_module
+from textcw.learners.label_temperatures import inverse_temperatures, label_margins, label_temperatures
+from textcw.learners.multilabel_targets import FALLBACK_THRESHOLD, as_indicator, f1_thresholds
 from textcw.learners.temperature import as_logits, fit_inverse_temperature, normalized_scores, standardized_scores
 
 
@@ -193,16 +194,43 @@ def test_f1_thresholds_match_brute_force():
     assert f1_thresholds(proba, Y, fbr=1.0).tolist() == [FALLBACK_THRESHOLD] * 6
 
 
-def test_binary_temperature_is_fit_inverse_temperature():
+def test_label_temperatures_are_fit_inverse_temperature():
+    """Every column's root is the one Brent's method gives for that label alone (to its 1e-12
+    relative tolerance): noisy, separable, anti-correlated, constant and tiny columns together."""
     rng = np.random.default_rng(5)
-    z = rng.normal(size=500)
-    y = (z + rng.normal(size=500) > 0).astype(int)
-    fast = binary_inverse_temperature(z, y)
-    assert fast == pytest.approx(fit_inverse_temperature(as_logits(z), y), rel=1e-9)
-    assert binary_inverse_temperature(np.zeros(5), np.array([0, 1, 0, 1, 1])) == 0.0
-    scaling = binary_temperature({"normalized": z, "standardized": 2 * z}, y, "first")
-    assert scaling.margin == "normalized"  # equal fits: the first kind tried is kept
-    assert scaling.inverse_temperature == pytest.approx(fast)
+    n = 500
+    z = rng.normal(size=n)
+    y = (z + rng.normal(size=n) > 0).astype(np.uint8)
+    columns = [(z, y), (1e-3 * z, y), (3e4 * z, y), (z, (z > 0).astype(np.uint8)),  # separable: finite by Platt
+               (-z, y), (np.zeros(n), y), (z, np.zeros(n, dtype=np.uint8)), (z, np.ones(n, dtype=np.uint8)),
+               (np.abs(z) * np.where(y == 1, 1.0, -1.0) + 5.0, y)]
+    Z = np.column_stack([c for c, _ in columns])
+    Y = np.column_stack([t for _, t in columns])
+    betas = inverse_temperatures(Z, Y)
+    for k, (column, labels) in enumerate(columns):
+        assert betas[k] == pytest.approx(fit_inverse_temperature(as_logits(column), labels), rel=1e-11, abs=0), k
+    assert betas[4] == betas[5] == 0.0  # no better than chance, no information
+    # blocks of labels give the same roots as one block (to the root's tolerance: numpy's sums of
+    # a row may group its terms differently in a block of another shape)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(label_temperatures_module, "BLOCK_ELEMENTS", 2 * n)
+        assert inverse_temperatures(Z, Y) == pytest.approx(betas, rel=1e-11, abs=0)
+    scalings = label_temperatures({"normalized": Z, "standardized": 2 * Z}, Y, "first")
+    assert [s.margin for s in scalings] == ["normalized"] * Z.shape[1]  # equal fits: the first kind tried
+    assert [s.inverse_temperature for s in scalings] == pytest.approx(betas.tolist(), rel=1e-9)
+    assert inverse_temperatures(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.uint8)).tolist() == [0.0] * 3
+
+
+def test_label_margins_match_one_label_helpers():
+    rng = np.random.default_rng(2)
+    scores, variances, norms = rng.normal(size=(6, 3)), rng.uniform(size=(6, 3)), rng.uniform(size=(6, 3))
+    variances[0, 1], norms[2, 2] = 0.0, 0.0
+    for k in range(3):
+        assert np.array_equal(label_margins("standardized", scores, variances, norms)[:, k],
+                              standardized_scores(scores[:, k], variances[:, k]))
+        assert np.array_equal(label_margins("normalized", scores, variances, norms)[:, k],
+                              normalized_scores(scores[:, k], norms[:, k]))
+    assert np.array_equal(label_margins("raw", scores, None, norms), scores)
 
 
 def test_fixed_threshold_and_save_load_round_trip(tmp_path):

@@ -14,7 +14,8 @@ matrix (:mod:`textcw.learners.multilabel_targets`). Three things differ:
   the label's score over a temperature fitted to honest scores (temperature scaling, Guo, Pleiss,
   Sun and Weinberger, "On calibration of modern neural networks", ICML 2017, section 4.2, as
   :mod:`textcw.learners.temperature` fits it for a binary learner: Platt's regularised targets,
-  and the raw, normalised or standardised margin that fits those scores best).
+  and the raw, normalised or standardised margin that fits those scores best; every label's at
+  once, :mod:`textcw.learners.label_temperatures`).
 - **Thresholds chosen per label on honest scores.** A label is predicted when its probability
   exceeds that label's threshold, the cut that maximises its F1 on the honest scores (SCut:
   Yang, "A study of thresholding strategies for text categorization", SIGIR 2001, section 3.2):
@@ -63,8 +64,8 @@ from textcw.learners.inputs import check_features
 from textcw.learners.label_threads import LabelGroups, thread_count
 from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_scores, label_scores,
                                                 margin_variances)
-from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least,
-                                                binary_temperature, f1_thresholds, label_margin, margin_kinds,
+from textcw.learners.label_temperatures import label_margins, label_temperatures, margin_kinds
+from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least, f1_thresholds,
                                                 resolve_min_labels, unlabelled_rows)
 from textcw.learners.params import AnyOf, Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, epoch_orders
@@ -355,15 +356,12 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         Y = rec["Y"]
         scores, norms = rec["scores"].astype(float), rec["norms"].astype(float)
         variances = rec["variances"].astype(float) if "variances" in rec else None
-        scalings = []
-        proba = np.empty_like(scores)
-        for label in range(Y.shape[1]):
-            var = None if variances is None else variances[:, label]
-            margins = {kind: label_margin(kind, scores[:, label], var, norms[:, label])
-                       for kind in margin_kinds(self.margin, var is not None)}
-            scaling = binary_temperature(margins, Y[:, label], self.record_)
-            scalings.append(scaling)
-            proba[:, label] = expit(scaling.inverse_temperature * margins[scaling.margin])
+        margins = {kind: label_margins(kind, scores, variances, norms)
+                   for kind in margin_kinds(self.margin, variances is not None)}
+        scalings = label_temperatures(margins, Y, self.record_)
+        betas = np.array([scaling.inverse_temperature for scaling in scalings])
+        chosen = [margins[scaling.margin][:, label] for label, scaling in enumerate(scalings)]
+        proba = expit(betas * np.column_stack(chosen)) if chosen else np.empty_like(scores)
         # plain arrays and JSON, so that an export (textcw.portable) carries them without pickle
         self.calibration_ = [scaling.to_dict() for scaling in scalings]
         self.thresholds_ = (f1_thresholds(proba, Y) if self.threshold == "auto"
@@ -388,16 +386,15 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimators_")
         X = check_features(X, self.n_features_in_, estimator="MultiLabel")
         scores = label_scores(self.estimators_, X)
-        proba = np.empty_like(scores)
         scalings = self.scalings_
-        standardized = [k for k, scaling in enumerate(scalings) if scaling.margin == "standardized"]
-        variances = dict(zip(standardized, margin_variances([self.estimators_[k] for k in standardized], X).T))
-        for label, scaling in enumerate(scalings):
-            var = variances.get(label)
-            norm = np.full(X.shape[0], self.weight_norms_[label])
-            z = label_margin(scaling.margin, scores[:, label], var, norm)
-            proba[:, label] = expit(scaling.inverse_temperature * z)
-        return proba
+        z = scores.copy()
+        for kind in ("normalized", "standardized"):
+            labels = [k for k, scaling in enumerate(scalings) if scaling.margin == kind]
+            if labels:
+                variances = (margin_variances([self.estimators_[k] for k in labels], X) if kind == "standardized"
+                             else None)
+                z[:, labels] = label_margins(kind, scores[:, labels], variances, self.weight_norms_[labels])
+        return expit(np.array([scaling.inverse_temperature for scaling in scalings]) * z)
 
     def predict_indicator(self, X) -> np.ndarray:
         """0/1 matrix (n, n_labels): 1 where the label's probability exceeds its threshold

@@ -19,10 +19,7 @@ combination of a threshold per label with a rank cut (RCut, section 3.1 of the s
 top ``k`` labels of each document) that keeps the threshold's decision wherever it gives ``k`` or
 more labels.
 
-Temperatures (:func:`binary_temperature`): one label's temperature fitted as
-:func:`textcw.learners.temperature.fit_inverse_temperature` fits a binary learner's, with the
-two-column softmax written as the logistic it is, so that the labels of a large task are
-calibrated in a fraction of the time.
+The labels' temperatures are fitted in :mod:`textcw.learners.label_temperatures`.
 """
 
 from __future__ import annotations
@@ -31,11 +28,9 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, log_expit
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from textcw.errors import InputError
-from textcw.learners.temperature import TemperatureScaling, normalized_scores, root_of_gradient, standardized_scores
 
 INDICATOR = "indicator"
 SETS = "sets"
@@ -181,52 +176,3 @@ def f1_thresholds(proba: np.ndarray, Y: np.ndarray, fbr: float = FBR) -> np.ndar
             continue
         thresholds[label] = 0.5 * (p[best] + p[best + 1])
     return thresholds
-
-
-def _platt_gradient(beta: float, z: np.ndarray, target: np.ndarray) -> float:
-    return float(np.mean((expit(beta * z) - target) * z))
-
-
-def binary_inverse_temperature(z: np.ndarray, y: np.ndarray) -> float:
-    """:func:`~textcw.learners.temperature.fit_inverse_temperature` of the logits ``(0, z)`` and
-    0/1 labels ``y`` against Platt's targets: the same convex loss, bracket and root, with the
-    softmax of two columns computed as the logistic ``expit(beta * z)``."""
-    z, y = np.asarray(z, dtype=float), np.asarray(y)
-    spread = float(np.max(np.abs(z))) if z.size else 0.0
-    if spread == 0.0:
-        return 0.0
-    positives = int(np.count_nonzero(y))
-    # Platt's targets: (N+ + 1) / (N+ + 2) for a positive document, 1 / (N- + 2) for a negative one
-    target = np.where(y == 1, 1.0 - 1.0 / (positives + 2.0), 1.0 / (z.size - positives + 2.0))
-    return root_of_gradient(_platt_gradient, (z, target), spread)
-
-
-def binary_temperature(margins: dict, y: np.ndarray, record: str) -> TemperatureScaling:
-    """The temperature of one label fitted to each of ``margins`` (``{kind: z}``, tried in order),
-    keeping the kind of the lowest log-loss against the labels, as
-    :func:`~textcw.learners.temperature.fit_temperature` chooses (the first on a tie)."""
-    sign = np.where(np.asarray(y) == 1, 1.0, -1.0)
-    fits = {}
-    for kind, z in margins.items():
-        beta = binary_inverse_temperature(z, y)
-        fits[kind] = (float(-np.mean(log_expit(sign * beta * z))), beta)
-    chosen = min(fits, key=lambda kind: fits[kind][0])
-    return TemperatureScaling(margin=chosen, inverse_temperature=fits[chosen][1], record=record,
-                              recorded_log_loss={kind: loss for kind, (loss, _) in fits.items()})
-
-
-def margin_kinds(margin: str, gaussian: bool) -> tuple[str, ...]:
-    """The margins a label's temperature is fitted to, as ``fit_temperature`` tries them: the
-    normalised one (every learner here is linear), and the standardised one of a Gaussian learner."""
-    if margin != "auto":
-        return (margin,)
-    return ("normalized", "standardized") if gaussian else ("normalized",)
-
-
-def label_margin(kind: str, scores, variances, norms) -> np.ndarray:
-    """One label's scores as the margin ``kind`` its temperature scales."""
-    if kind == "standardized":
-        return standardized_scores(scores, variances)
-    if kind == "normalized":
-        return normalized_scores(scores, norms)
-    return scores
