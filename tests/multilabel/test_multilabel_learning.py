@@ -206,19 +206,23 @@ def test_label_temperatures_are_fit_inverse_temperature():
                (np.abs(z) * np.where(y == 1, 1.0, -1.0) + 5.0, y)]
     Z = np.column_stack([c for c, _ in columns])
     Y = np.column_stack([t for _, t in columns])
-    betas = inverse_temperatures(Z, Y)
+    betas, losses = inverse_temperatures(Z, Y)
     for k, (column, labels) in enumerate(columns):
         assert betas[k] == pytest.approx(fit_inverse_temperature(as_logits(column), labels), rel=1e-11, abs=0), k
     assert betas[4] == betas[5] == 0.0  # no better than chance, no information
+    for k, (column, labels) in enumerate(columns):
+        sign = np.where(labels == 1, 1.0, -1.0)
+        assert losses[k] == pytest.approx(-np.mean(np.log(expit(sign * betas[k] * column))), rel=1e-12), k
+    assert losses[5] == pytest.approx(np.log(2.0))
     # blocks of labels give the same roots as one block (to the root's tolerance: numpy's sums of
     # a row may group its terms differently in a block of another shape)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(label_temperatures_module, "BLOCK_ELEMENTS", 2 * n)
-        assert inverse_temperatures(Z, Y) == pytest.approx(betas, rel=1e-11, abs=0)
+        assert inverse_temperatures(Z, Y)[0] == pytest.approx(betas, rel=1e-11, abs=0)
     scalings = label_temperatures({"normalized": Z, "standardized": 2 * Z}, Y, "first")
     assert [s.margin for s in scalings] == ["normalized"] * Z.shape[1]  # equal fits: the first kind tried
     assert [s.inverse_temperature for s in scalings] == pytest.approx(betas.tolist(), rel=1e-9)
-    assert inverse_temperatures(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.uint8)).tolist() == [0.0] * 3
+    assert [a.tolist() for a in inverse_temperatures(np.zeros((0, 3)), np.zeros((0, 3), dtype=np.uint8))] == [[0.0] * 3] * 2
 
 
 def test_label_margins_match_one_label_helpers():

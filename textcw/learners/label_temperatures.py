@@ -37,8 +37,8 @@ BLOCK_ELEMENTS = 1 << 20
 # The root's tolerance, as root_of_gradient gives it to Brent's method: |error| <= XTOL / spread
 # + RTOL * beta, where spread is the column's largest |z|.
 XTOL, RTOL = 1e-14, 1e-12
-# Newton's steps per block: each shrinks the bracket, and a bisection halves it, so 60 passes
-# would already bound it to 2^-60 of its width; convergence takes about 6.
+# A bound on Newton's steps per block, far above any real fit (about 6 to 9 after the bracket's
+# doublings): the steps rise monotonically to the root, and a bisection halves what is left.
 MAX_STEPS = 200
 
 
@@ -71,21 +71,25 @@ def platt_targets(Y: np.ndarray) -> np.ndarray:
     return np.where(Y == 1, 1.0 - 1.0 / (positives + 2.0), 1.0 / (n - positives + 2.0))
 
 
-def inverse_temperatures(Z: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """``beta`` per column of the margins ``Z`` ``(n, K)`` with 0/1 labels ``Y``: 0 where the
-    margins are all 0 or the derivative at 0 is already >= 0 (scores no better than chance),
-    ``BETA_MAX / spread`` where it is still negative there, else the root of ``L'``."""
+def inverse_temperatures(Z: np.ndarray, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(beta, log_loss)`` per column of the margins ``Z`` ``(n, K)`` with 0/1 labels ``Y``: ``beta``
+    is 0 where the margins are all 0 or the derivative at 0 is already >= 0 (scores no better than
+    chance), ``BETA_MAX / spread`` where it is still negative there, else the root of ``L'``;
+    ``log_loss`` is the mean log-loss of ``expit(beta z)`` against the labels themselves (what
+    :func:`label_temperatures` compares margin kinds by)."""
     Z, Y = np.asarray(Z, dtype=float), np.asarray(Y)
     n, k = Z.shape
-    betas = np.zeros(k)
+    betas, losses = np.zeros(k), np.zeros(k)
     if n == 0:
-        return betas
+        return betas, losses
     block = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, k, block):
         part = slice(start, start + block)
         # a label's scores contiguous: its sums run along memory, and dropping a label is a row copy
-        betas[part] = _block_roots(np.ascontiguousarray(Z[:, part].T), platt_targets(Y[:, part]).T)
-    return betas
+        z, y = np.ascontiguousarray(Z[:, part].T), Y[:, part].T
+        betas[part] = _block_roots(z, platt_targets(Y[:, part]).T)
+        losses[part] = -np.mean(log_expit(np.where(y == 1, 1.0, -1.0) * betas[part, None] * z), axis=1)
+    return betas, losses
 
 
 def _derivatives(beta: np.ndarray, z: np.ndarray, slope_at_0: np.ndarray, squares: np.ndarray):
@@ -164,17 +168,12 @@ def label_temperatures(margins: dict, Y: np.ndarray, record: str) -> list[Temper
     """Every label's temperature fitted to each of ``margins`` (``{kind: (n, K) margins}``, tried
     in order), keeping per label the kind of the lowest log-loss against its labels, as
     :func:`~textcw.learners.temperature.fit_temperature` chooses (the first on a tie)."""
-    sign = np.where(np.asarray(Y) == 1, 1.0, -1.0)
-    fits = {}
-    for kind, Z in margins.items():
-        betas = inverse_temperatures(Z, Y)
-        losses = -np.mean(log_expit(sign * betas * Z), axis=0) if len(Z) else np.zeros(Z.shape[1])
-        fits[kind] = (losses, betas)
+    fits = {kind: inverse_temperatures(Z, Y) for kind, Z in margins.items()}
     scalings = []
     for label in range(np.shape(Y)[1]):
-        losses = {kind: float(fit[0][label]) for kind, fit in fits.items()}
+        losses = {kind: float(fit[1][label]) for kind, fit in fits.items()}
         chosen = min(losses, key=losses.get)
-        scalings.append(TemperatureScaling(margin=chosen, inverse_temperature=float(fits[chosen][1][label]),
+        scalings.append(TemperatureScaling(margin=chosen, inverse_temperature=float(fits[chosen][0][label]),
                                            record=record, recorded_log_loss=losses))
     return scalings
 
