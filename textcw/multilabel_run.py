@@ -28,11 +28,21 @@ from textcw.pipeline import assemble, build_learner, default_featurizer, load_co
 from textcw.plugins import current_registries
 from textcw.train_result import TrainResult, jsonable_params
 
-__all__ = ["MULTILABEL_DESIGNS", "MULTILABEL_METRICS", "check_design", "check_metrics", "evaluate_holdout",
-           "multilabel_task", "train_multilabel"]
+__all__ = ["MULTILABEL_DESIGNS", "MULTILABEL_METRICS", "MULTILABEL_PARAMS", "check_design", "check_metrics",
+           "evaluate_holdout", "multilabel_task", "split_params", "train_multilabel"]
 
 MULTILABEL_DESIGNS = ("holdout",)
 MULTILABEL_METRICS = ("micro-f1", "macro-f1", "hamming-loss", "subset-accuracy")
+# MultiLabel's own settings, which `textcw train --param KEY=VALUE` takes beside the binary
+# learner's on a multi-label task (no textcw learner has a parameter of these names)
+MULTILABEL_PARAMS = ("threshold", "record", "margin", "min_labels", "max_recorded")
+
+
+def split_params(params: dict | None) -> tuple[dict, dict]:
+    """``(learner's, MultiLabel's)``: ``params`` split by :data:`MULTILABEL_PARAMS`."""
+    params = dict(params or {})
+    return ({k: v for k, v in params.items() if k not in MULTILABEL_PARAMS},
+            {k: v for k, v in params.items() if k in MULTILABEL_PARAMS})
 
 
 def check_design(design: str, corpus: str) -> None:
@@ -83,19 +93,23 @@ def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None
     ``macro_f1``, ``hamming_loss``, ``subset_accuracy`` and ``per_class`` (``None`` each when
     the corpus has no test split). ``progress(stage, done, total)`` as for
     :func:`textcw.pipeline.train`; ``n_jobs``: the threads training the labels' models
-    (``MultiLabel``'s; -1, one per core), which change no weight."""
+    (``MultiLabel``'s; -1, one per core), which change no weight. ``params`` holds the learner's
+    parameters and, by name, ``MultiLabel``'s own settings (:data:`MULTILABEL_PARAMS`, e.g.
+    ``{"record": "best"}``)."""
     report = progress or (lambda stage, done, total: None)
     # train's "auto" defaults (learner_train_defaults) tune one model on its online mistakes; one
     # value per label is not chosen that way here, so the learner's own defaults stand (an explicit
     # "auto" is refused)
-    params = dict(params or {})
+    params, options = split_params(params)
     binary = build_learner(learner, params, epochs=epochs, seed=seed)
+    est = MultiLabel(binary, **{"threshold": threshold, **options}, n_jobs=n_jobs)
+    est._check_setup()  # a wrong setting fails before the corpus is read
     report("featurizing", 0, 1)
     featurizer, feat, train_set, test_set, Xtr, Xte, featurize_seconds = _featurize(corpus, featurizer,
                                                                                  featurizer_params)
     report("featurizing", 1, 1)
     t0 = time.perf_counter()
-    est = MultiLabel(binary, threshold=threshold, n_jobs=n_jobs).fit(
+    est.fit(
         Xtr, train_set.labels, progress=lambda done, total: report("training", done, total))
     # the threads were this run's: the saved model learns on in its caller's thread (a service's
     # updates of a few documents would otherwise start a pool for each)

@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+import textcw
 from tests.cli_run import one_line_error, run
 from textcw import persist
 from textcw.learners.multilabel import MultiLabel
@@ -113,12 +114,39 @@ def test_evaluate_runs_the_holdout_design_with_the_multilabel_metrics(tables, ca
     assert report["rows"][0]["micro-f1"] == 1.0 and report["rows"][0]["hamming-loss"] == 0.0
 
 
+def test_param_sets_the_multilabel_settings_beside_the_learners(tables, capsys):
+    """--param record=..., threshold=..., min_labels=... reach MultiLabel (the model trained is
+    MultiLabel's own with those settings, bit for bit); the learner's own parameters still reach
+    the learner; a wrong value is refused before the corpus is read."""
+    model = tables / "tags-best.textcw-model"
+    code, out, err = run(capsys, "train", "--corpus", task(tables), "--learner", "arow", "--epochs", "2",
+                         "--param", "record=best", "--param", "threshold=0.3", "--param", "min_labels=0",
+                         "--param", "r=2", "--out", model)
+    assert code == 0, err
+    est = persist.load(model)[-1]
+    assert (est.record, est.threshold, est.min_labels, est.learner.r) == ("best", 0.3, 0, 2)
+    assert est.record_ in ("first", "cross-fit") and est.thresholds_.tolist() == [0.3] * 3
+    featurizer = persist.load(model)[0]
+    train = textcw.load_corpus(task(tables), "train")
+    direct = MultiLabel(textcw.make_learner("arow", r=2, n_epochs=2, random_state=0), record="best",
+                        threshold=0.3, min_labels=0).fit(featurizer.transform(train.data), train.labels)
+    for ours, theirs in zip(est.estimators_, direct.estimators_):
+        assert np.array_equal(ours.coef_, theirs.coef_)
+    assert est.calibration_ == direct.calibration_
+    code, _, err = run(capsys, "train", "--corpus", task(tables), "--param", "record=always")
+    assert code == 2 and one_line_error(err) == (
+        "error: MultiLabel: record='always' is invalid; record must be one of 'auto', 'first', 'cross-fit', 'best'")
+
+
 @pytest.mark.parametrize("argv, message", [
     (["evaluate", "--design", "cv"], "design 'cv' does not apply to the multi-label task"),
     (["evaluate", "--tune"], "--tune does not apply to the multi-label task"),
     (["evaluate", "--metric", "log-loss"], "metric 'log-loss' does not apply to the multi-label task"),
     (["train", "--probability", "raw"], "--probability does not apply to the multi-label task"),
     (["train", "--stream", "--epochs", "2"], "a multi-label stream is read once"),
+    (["train", "--stream", "--param", "record=best"], "--param record sets how a multi-label model trained in "
+                                                       "memory chooses its thresholds"),
+    (["train", "--shards", "2", "--param", "min_labels=1"], "with --stream or --shards they come from"),
 ])
 def test_what_does_not_apply_is_refused_in_one_line(tables, capsys, argv, message):
     code, _, err = run(capsys, *argv, "--corpus", task(tables))

@@ -49,7 +49,7 @@ def train(
     corpus: Annotated[str, typer.Option("--corpus", help="Corpus and task, e.g. newsgroups or newsgroups:comp")],
     learner: Annotated[str | None, typer.Option("--learner", help="Learner name (see `textcw list learners`; default: scw1, the safe default; with --init-model, the model's)")] = None,
     featurizer: Annotated[str | None, typer.Option("--featurizer", help="Featurizer name (default: the corpus's; hashing with --stream)")] = None,
-    param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable)")] = None,
+    param: Annotated[list[str] | None, typer.Option("--param", help="Learner parameter KEY=VALUE (repeatable); a multi-label task also takes threshold, record, margin, min_labels and max_recorded (e.g. record=best)")] = None,
     featurizer_param: Annotated[list[str] | None, typer.Option("--featurizer-param", help="Featurizer parameter KEY=VALUE (repeatable)")] = None,
     epochs: Annotated[int | None, typer.Option("--epochs", help="Passes over the training data (with --stream: 1 unless given)")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the shuffling (and of every shard's seed)")] = 0,
@@ -205,10 +205,15 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.corpus.cache import disabled as cache_disabled
-    from textcw.multilabel_run import train_multilabel
+    from textcw.multilabel_run import split_params, train_multilabel
 
     defaulted = learner is None
     learner = DEFAULT_LEARNER if defaulted else learner
+    settings = split_params(parse_params(param))[1]
+    if scaled and settings:
+        raise ParameterError(f"--param {next(iter(settings))} sets how a multi-label model trained in memory "
+                             "chooses its thresholds; with --stream or --shards they come from each chunk's "
+                             "scores before it is learned: drop it, or train without --stream and --shards")
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"), epochs=epochs, seed=seed)
     if scaled:
