@@ -16,6 +16,10 @@ tells numba that a :class:`Kernel` is the function it wraps, so a kernel calling
 compiles, and is cached, exactly as with numba's own functions. With ``NUMBA_DISABLE_JIT=1`` in
 the environment the decorators return the plain functions, as numba's would.
 
+Several processes starting on a cold cache at once (``--shards``, a service's replicas, a test
+runner's workers) compile each kernel once: :mod:`textcw._jit_numba` has a kernel compiled under
+a lock file beside its cache index, so the others wait for the first and load what it saved.
+
 For developers: numba invalidates a cached kernel only when the source file that defines it
 changes, not when a kernel it calls in another module does, so after editing, say,
 ``learners/_kernels/common.py`` the kernels of ``gaussian_diag.py`` would silently run their
