@@ -109,8 +109,7 @@ def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None
                                                                                  featurizer_params)
     report("featurizing", 1, 1)
     t0 = time.perf_counter()
-    est.fit(
-        Xtr, train_set.labels, progress=lambda done, total: report("training", done, total))
+    est.fit(Xtr, train_set.labels, progress=lambda done, total: report("training", done, total))
     # the threads were this run's: the saved model learns on in its caller's thread (a service's
     # updates of a few documents would otherwise start a pool for each)
     est.set_params(n_jobs=None)

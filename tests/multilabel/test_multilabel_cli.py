@@ -145,7 +145,7 @@ def test_param_sets_the_multilabel_settings_beside_the_learners(tables, capsys):
     (["train", "--probability", "raw"], "--probability does not apply to the multi-label task"),
     (["train", "--stream", "--epochs", "2"], "a multi-label stream is read once"),
     (["train", "--stream", "--param", "record=best"], "--param record sets how a multi-label model trained in "
-                                                       "memory chooses its thresholds"),
+                                                       "memory fits its thresholds"),
     (["train", "--shards", "2", "--param", "min_labels=1"], "with --stream or --shards they come from"),
 ])
 def test_what_does_not_apply_is_refused_in_one_line(tables, capsys, argv, message):

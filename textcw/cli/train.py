@@ -212,7 +212,7 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
     settings = split_params(parse_params(param))[1]
     if scaled and settings:
         raise ParameterError(f"--param {next(iter(settings))} sets how a multi-label model trained in memory "
-                             "chooses its thresholds; with --stream or --shards they come from each chunk's "
+                             "fits its thresholds and probabilities; with --stream or --shards they come from each chunk's "
                              "scores before it is learned: drop it, or train without --stream and --shards")
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"), epochs=epochs, seed=seed)
