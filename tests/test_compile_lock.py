@@ -88,3 +88,38 @@ def test_past_its_wait_a_process_compiles_without_the_lock(tmp_path):
     finally:
         os.close(fd)
     assert result["misses"] == 1 and result["waited"] >= 1.0  # it waited its second, then compiled
+
+
+# Holds the kernel's lock, forks a child that lives on (as a process forked by another thread
+# while a kernel compiles would), leaves the lock, and says whether a third party can take it.
+FORKING = """
+import fcntl, os, signal, sys
+sys.path.insert(0, sys.argv[1])
+import textcw._jit_numba as side
+import doubling
+dispatcher = doubling.doubled.dispatcher
+read, write = os.pipe()
+with side.compile_lock(dispatcher):
+    child = os.fork()
+    if child == 0:
+        os.write(write, b"x")  # the fork handlers have run
+        signal.pause()
+    os.read(read, 1)
+fd = os.open(side._lock_path(dispatcher), os.O_RDWR)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("free")
+except BlockingIOError:
+    print("still held by the child")
+finally:
+    os.kill(child, signal.SIGKILL)
+    os.waitpid(child, 0)
+"""
+
+
+def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(tmp_path):
+    folder, env = setup(tmp_path)
+    done = subprocess.run([sys.executable, "-c", FORKING, str(folder)], capture_output=True, text=True, env=env,
+                          timeout=HANG_SECONDS)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "free"

@@ -44,6 +44,23 @@ def jit(fn, *, cache: bool):
 # itself: the largest kernel compiles in about 10 s on one core, and a process that dies lets go.
 COMPILE_WAIT_SECONDS = 300.0
 _held: dict[str, int] = {}  # the lock files this process holds, and how deep (a kernel's own recursion)
+_held_fds: dict[str, int] = {}  # their descriptors
+
+
+def _forget_locks_in_child() -> None:
+    """In a process forked while a kernel compiled (another thread's fork), drop the inherited
+    descriptors of the parent's lock files: a lock is held while any descriptor of it is open, so
+    a long-lived child would otherwise keep every other process waiting after the parent is done.
+    Closing, not unlocking: an unlock would free the parent's lock too."""
+    for fd in _held_fds.values():
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    _held_fds.clear()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_locks_in_child)
 
 
 def _compile_in_turn(dispatcher) -> None:
@@ -81,25 +98,25 @@ def compile_lock(dispatcher, wait: float | None = None):
     there is no lock to take (no cache, a read-only cache folder, no ``flock``), the block runs
     without it: compiling twice is the worst that can happen. Re-entrant in a process."""
     path = _lock_path(dispatcher)
-    if path is None or path in _held:
-        if path is not None:
-            _held[path] += 1
+    if path is None:
+        yield
+        return
+    if path in _held:  # this process holds it already: a kernel compiling itself for another signature
+        _held[path] += 1
         try:
             yield
         finally:
-            if path is not None:
+            if path in _held:  # (a fork's child forgets the parent's locks)
                 _held[path] -= 1
-                if not _held[path]:
-                    del _held[path]
         return
     fd = _locked(path, COMPILE_WAIT_SECONDS if wait is None else wait)
     if fd is not None:
-        _held[path] = 1
+        _held[path], _held_fds[path] = 1, fd
     try:
         yield
     finally:
-        if fd is not None:
-            _held.pop(path, None)
+        if fd is not None and _held_fds.get(path) == fd:
+            del _held[path], _held_fds[path]
             os.close(fd)  # releases the lock
 
 
