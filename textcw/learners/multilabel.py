@@ -325,11 +325,14 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         from sklearn.metrics import f1_score
 
         truth, predicted = [], {"first": [], "cross-fit": []}
+        cross_scores, cross_variances, _ = cross
         for models, fitted_on, scored, own in halves:
             other = tuple(None if a is None else a[fitted_on] for a in cross)
+            # the half's scores of the other half as _cross_fit recorded them (predict_proba's, bit for bit)
+            scores, variances = cross_scores[scored], None if cross_variances is None else cross_variances[scored]
             for source, honest in (("first", own), ("cross-fit", other)):
                 probe = self._probe(models, honest, Y[fitted_on])
-                predicted[source].append(probe.predict_indicator(X[scored]))
+                predicted[source].append(probe.indicator_of(probe._proba(scores, lambda labels: variances[:, labels])))
             truth.append(Y[scored])
         truth = np.vstack(truth)
         return {source: float(f1_score(truth, np.vstack(rows), average="micro", zero_division=0.0))
@@ -385,14 +388,18 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         """Each label's calibrated probability, shape (n, n_labels) (rows need not sum to 1)."""
         check_is_fitted(self, "estimators_")
         X = check_features(X, self.n_features_in_, estimator="MultiLabel")
-        scores = label_scores(self.estimators_, X)
+        return self._proba(label_scores(self.estimators_, X),
+                           lambda labels: margin_variances([self.estimators_[k] for k in labels], X))
+
+    def _proba(self, scores: np.ndarray, variances_of) -> np.ndarray:
+        """:meth:`predict_proba` from every label's score; ``variances_of(labels)``: the margin
+        variances ``(n, len(labels))`` of the labels whose temperature scales the standardised margin."""
         scalings = self.scalings_
         z = scores.copy()
         for kind in ("normalized", "standardized"):
             labels = [k for k, scaling in enumerate(scalings) if scaling.margin == kind]
             if labels:
-                variances = (margin_variances([self.estimators_[k] for k in labels], X) if kind == "standardized"
-                             else None)
+                variances = variances_of(labels) if kind == "standardized" else None
                 z[:, labels] = label_margins(kind, scores[:, labels], variances, self.weight_norms_[labels])
         return expit(np.array([scaling.inverse_temperature for scaling in scalings]) * z)
 
