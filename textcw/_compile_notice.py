@@ -8,7 +8,8 @@ numba when a kernel is first used, calls :func:`attach`, which listens to numba'
 a kernel is compiled, not when it is loaded from the cache) and writes the notice once, on a
 terminal. Piped or captured output is left as it is (scripts and logs parse it), and the
 library used from Python stays silent; worker processes forked from the command do not repeat
-the notice.
+the notice. A command that waits for another process compiling a kernel it needs says that
+instead (:func:`waiting`), once.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ import sys
 
 NOTICE = ("textcw: compiling the kernels this command uses for this machine's CPU; only the first "
           "run does this (later runs load them from the cache) ...")
+WAITING = ("textcw: another process is compiling the kernels this command uses; waiting for it "
+           "(at most {seconds:.0f} s a kernel) ...")
 _enabled_in: int | None = None  # the process id of the command that enabled the notice
 _attached = False
 _shown = False
+_waiting_shown = False
 
 
 def enable() -> None:
@@ -49,15 +53,30 @@ def attach() -> None:
     _attached = True
 
 
+def waiting(seconds: float) -> None:
+    """Say, once, that this command waits for another process compiling a kernel it needs
+    (:func:`textcw._jit_numba.compile_lock`): without it, a command whose kernels another,
+    stopped process (Ctrl-Z) was compiling would sit silent for the whole wait."""
+    global _waiting_shown
+    if _waiting_shown or _enabled_in != os.getpid():
+        return
+    _waiting_shown = True
+    _write(WAITING.format(seconds=seconds))
+
+
 def _notice() -> None:
     global _shown
     if _shown or _enabled_in != os.getpid():
         return
     _shown = True
+    _write(NOTICE)
+
+
+def _write(line: str) -> None:
     stream = sys.stderr
     try:
         if stream is not None and stream.isatty():
-            stream.write(NOTICE + "\n")
+            stream.write(line + "\n")
             stream.flush()
     except (OSError, ValueError):  # a closed or broken stream: the notice is not worth an error
         pass

@@ -41,8 +41,10 @@ def jit(fn, *, cache: bool):
 
 # ---------------------------------------------------------------- one compiler per kernel
 # How long a process waits for another that is compiling the same kernel before compiling it
-# itself: the largest kernel compiles in about 10 s on one core, and a process that dies lets go.
-COMPILE_WAIT_SECONDS = 300.0
+# itself: the largest kernel compiles in a few seconds on one core (under 15 s on a loaded
+# machine), and a process that dies lets go; one that was stopped (Ctrl-Z) would hold the lock,
+# and a command then waits this long, saying so (textcw._compile_notice.waiting), and compiles.
+COMPILE_WAIT_SECONDS = 60.0
 _held: dict[str, int] = {}  # the lock files this process holds, and how deep (a kernel's own recursion)
 _held_fds: dict[str, int] = {}  # their descriptors
 
@@ -141,6 +143,7 @@ def _locked(path: str, wait: float) -> int | None:
             if time.monotonic() >= deadline:
                 os.close(fd)
                 return None
+            _compile_notice.waiting(wait)
             time.sleep(0.02)
         except OSError:  # a file system without locks
             os.close(fd)

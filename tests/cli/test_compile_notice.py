@@ -12,7 +12,7 @@ import pytest
 
 import textcw._jit_numba  # noqa: F401 - loaded, as after any command that used a kernel
 from textcw import _compile_notice
-from textcw._compile_notice import NOTICE
+from textcw._compile_notice import NOTICE, WAITING
 
 
 class Terminal(io.StringIO):
@@ -25,6 +25,7 @@ def fresh_notice(monkeypatch):
     """The module as a new command process finds it (listener state kept: one per process)."""
     monkeypatch.setattr(_compile_notice, "_enabled_in", None)
     monkeypatch.setattr(_compile_notice, "_shown", False)
+    monkeypatch.setattr(_compile_notice, "_waiting_shown", False)
     return _compile_notice
 
 
@@ -78,3 +79,26 @@ def test_the_command_line_enables_it_before_any_kernel_loads():
             "print('numba' in sys.modules, n._attached)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["False False", "True True"]
+
+
+def test_a_command_waiting_for_another_process_compiling_says_so_once(fresh_notice, monkeypatch, tmp_path):
+    """The lock of a kernel another process is compiling (here: held by this test): the command
+    says it waits, once, then gives up the lock after its wait and compiles alone."""
+    import fcntl
+
+    from textcw._jit_numba import _locked
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    fresh_notice.enable()
+    path = str(tmp_path / "kernel.nbi.lock")
+    holder = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    try:
+        assert _locked(path, 0.1) is None and _locked(path, 0.1) is None
+    finally:
+        os.close(holder)
+    assert terminal.getvalue() == WAITING.format(seconds=0.1) + "\n"
+    fd = _locked(path, 0.1)  # free now: taken at once
+    assert fd is not None
+    os.close(fd)
