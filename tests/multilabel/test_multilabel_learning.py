@@ -17,7 +17,7 @@ from textcw.errors import InputError, ParameterError
 from textcw.learners.multilabel import MultiLabel
 import textcw.learners.label_temperatures as label_temperatures_module
 from textcw.learners.label_temperatures import inverse_temperatures, label_margins, label_temperatures
-from textcw.learners.multilabel_targets import FALLBACK_THRESHOLD, as_indicator, f1_thresholds
+from textcw.learners.multilabel_targets import FALLBACK_THRESHOLD, as_indicator, f1_thresholds, micro_f1
 from textcw.learners.temperature import as_logits, fit_inverse_temperature, normalized_scores, standardized_scores
 
 
@@ -275,3 +275,13 @@ def test_as_indicator_keeps_declared_columns():
     indicator, classes, form = as_indicator([["b"], [], ["a", "b"]], 3, np.array(["a", "b", "c"]))
     assert form == "sets" and classes.tolist() == ["a", "b", "c"]
     assert indicator.tolist() == [[0, 1, 0], [0, 0, 0], [1, 1, 0]]
+
+
+def test_micro_f1_is_scikit_learns_bit_for_bit():
+    from sklearn.metrics import f1_score
+
+    rng = np.random.default_rng(3)
+    for density in (0.0, 0.05, 0.5):
+        truth, predicted = rng.random((200, 7)) < density, rng.random((200, 7)) < 0.3
+        for a, b in ((truth, predicted), (truth, truth), (predicted & False, predicted & False)):
+            assert micro_f1(a, b) == f1_score(a, b, average="micro", zero_division=0)

@@ -66,7 +66,7 @@ from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_
                                                 margin_variances)
 from textcw.learners.label_temperatures import label_margins, label_temperatures, margin_kinds
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least, f1_thresholds,
-                                                resolve_min_labels, unlabelled_rows)
+                                                micro_f1, resolve_min_labels, unlabelled_rows)
 from textcw.learners.params import AnyOf, Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, epoch_orders
 from textcw.learners.state import memory_budget
@@ -322,8 +322,6 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         with the thresholds and temperatures fitted to (``"first"``) the honest scores of their
         own first pass or (``"cross-fit"``) the other half's models' scores of their documents
         (module docstring)."""
-        from sklearn.metrics import f1_score
-
         truth, predicted = [], {"first": [], "cross-fit": []}
         cross_scores, cross_variances, _ = cross
         for models, fitted_on, scored, own in halves:
@@ -334,9 +332,8 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
                 probe = self._probe(models, honest, Y[fitted_on])
                 predicted[source].append(probe.indicator_of(probe._proba(scores, lambda labels: variances[:, labels])))
             truth.append(Y[scored])
-        truth = np.vstack(truth)
-        return {source: float(f1_score(truth, np.vstack(rows), average="micro", zero_division=0.0))
-                for source, rows in predicted.items()}
+        truth = np.vstack(truth).astype(bool)
+        return {source: micro_f1(truth, np.vstack(rows).astype(bool)) for source, rows in predicted.items()}
 
     def _probe(self, models, honest, Y) -> MultiLabel:
         """A model of ``models`` calibrated on ``honest`` scores of documents labelled ``Y``."""

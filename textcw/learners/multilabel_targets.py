@@ -151,6 +151,14 @@ def at_least(indicator: np.ndarray, proba: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
+def micro_f1(truth: np.ndarray, predicted: np.ndarray) -> float:
+    """scikit-learn's ``f1_score(truth, predicted, average="micro", zero_division=0)`` of two boolean
+    indicator matrices, ``2 TP / (true + predicted)`` as it computes it, without its input checks
+    (a tenth of the time of a multi-label fit's comparison of threshold sources)."""
+    total = int(truth.sum()) + int(predicted.sum())
+    return 0.0 if total == 0 else 2.0 * int(np.count_nonzero(truth & predicted)) / total
+
+
 def f1_thresholds(proba: np.ndarray, Y: np.ndarray, fbr: float = FBR) -> np.ndarray:
     """Per label, the probability cut that maximises F1 on ``(proba, Y)`` (SCut, module docstring).
 
