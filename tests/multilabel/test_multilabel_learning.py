@@ -285,3 +285,17 @@ def test_micro_f1_is_scikit_learns_bit_for_bit():
         truth, predicted = rng.random((200, 7)) < density, rng.random((200, 7)) < 0.3
         for a, b in ((truth, predicted), (truth, truth), (predicted & False, predicted & False)):
             assert micro_f1(a, b) == f1_score(a, b, average="micro", zero_division=0)
+
+
+def test_f1_thresholds_do_not_depend_on_the_order_of_the_documents():
+    """Probabilities with many ties, in any row order: the same cuts, bit for bit (so the sort
+    of each label's probabilities need not be stable)."""
+    rng = np.random.default_rng(4)
+    for trial in range(40):
+        n, k, levels = int(rng.integers(2, 200)), int(rng.integers(1, 5)), int(rng.integers(1, 9))
+        proba = rng.integers(0, levels + 1, size=(n, k)) / levels if levels > 1 else rng.random((n, k))
+        Y = (rng.random((n, k)) < 0.3).astype(np.uint8)
+        want = f1_thresholds(proba, Y)
+        for _ in range(3):
+            rows = rng.permutation(n)
+            assert f1_thresholds(proba[rows], Y[rows]).tobytes() == want.tobytes(), trial
