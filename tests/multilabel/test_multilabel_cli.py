@@ -133,6 +133,12 @@ def test_param_sets_the_multilabel_settings_beside_the_learners(tables, capsys):
     for ours, theirs in zip(est.estimators_, direct.estimators_):
         assert np.array_equal(ours.coef_, theirs.coef_)
     assert est.calibration_ == direct.calibration_
+    for scale in (["--stream"], ["--shards", "2"]):  # the settings but record apply to streams and shards too
+        code, _, err = run(capsys, "train", "--corpus", task(tables), "--learner", "arow", *scale, "--param",
+                           "threshold=0.3", "--param", "min_labels=0", "--param", "margin=raw", "--out", model)
+        assert code == 0, err
+        est = persist.load(model)[-1]
+        assert (est.threshold, est.min_labels, est.margin, est.thresholds_.tolist()) == (0.3, 0, "raw", [0.3] * 3)
     code, _, err = run(capsys, "train", "--corpus", task(tables), "--param", "record=always")
     assert code == 2 and one_line_error(err) == (
         "error: MultiLabel: record='always' is invalid; record must be one of 'auto', 'first', 'cross-fit', 'best'")
@@ -144,9 +150,9 @@ def test_param_sets_the_multilabel_settings_beside_the_learners(tables, capsys):
     (["evaluate", "--metric", "log-loss"], "metric 'log-loss' does not apply to the multi-label task"),
     (["train", "--probability", "raw"], "--probability does not apply to the multi-label task"),
     (["train", "--stream", "--epochs", "2"], "a multi-label stream is read once"),
-    (["train", "--stream", "--param", "record=best"], "--param record sets how a multi-label model trained in "
-                                                       "memory fits its thresholds"),
-    (["train", "--shards", "2", "--param", "min_labels=1"], "with --stream or --shards they come from"),
+    (["train", "--stream", "--param", "record=best"], "record sets where a multi-label model trained in memory "
+                                                       "takes its honest scores"),
+    (["train", "--shards", "2", "--param", "record=first"], "with --stream or --shards they are the stream's"),
 ])
 def test_what_does_not_apply_is_refused_in_one_line(tables, capsys, argv, message):
     code, _, err = run(capsys, *argv, "--corpus", task(tables))

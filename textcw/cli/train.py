@@ -205,15 +205,10 @@ def train_multilabel_task(corpus: str, learner: str | None, *, featurizer, param
         check_output_path(json_out, "--json-out", not_same_as=out, example="result.json")
     # deferred (start-up): loads scikit-learn and the numba kernels
     from textcw.corpus.cache import disabled as cache_disabled
-    from textcw.multilabel_run import split_params, train_multilabel
+    from textcw.multilabel_run import train_multilabel
 
     defaulted = learner is None
     learner = DEFAULT_LEARNER if defaulted else learner
-    settings = split_params(parse_params(param))[1]
-    if scaled and settings:
-        raise ParameterError(f"--param {next(iter(settings))} sets how a multi-label model trained in memory "
-                             "fits its thresholds and probabilities; with --stream or --shards they come from each chunk's "
-                             "scores before it is learned: drop it, or train without --stream and --shards")
     common = dict(featurizer=featurizer, params=parse_params(param),
                   featurizer_params=parse_params(featurizer_param, "--featurizer-param"), epochs=epochs, seed=seed)
     if scaled:

@@ -62,11 +62,13 @@ def train_stream_multilabel(corpus: str, learner: str, *, featurizer=None, param
     the test split scored chunk by chunk with the multi-label metrics (module docstring).
 
     The learner's own hyperparameters stand (``"auto"`` values are chosen per model, not per
-    label, and are refused by ``MultiLabel``), as in in-memory multi-label training.
+    label, and are refused by ``MultiLabel``), as in in-memory multi-label training; ``params``
+    may also hold ``MultiLabel``'s settings but ``record`` (:func:`_settings`).
     ``progress("documents", done, total)`` follows the stream; there is no online-error monitor
     (a label set's mistakes are per label, not the one error rate a single-label stream shows).
     """
     _check_one_pass(epochs)
+    params, settings = _settings(params)
     with use_registries(registries):
         template, _ = _learner(learner, params, epochs, seed, True)
         feat_name, feat = _featurizer(corpus, featurizer, featurizer_params, True)
@@ -75,7 +77,7 @@ def train_stream_multilabel(corpus: str, learner: str, *, featurizer=None, param
     n_train = _check_train(source, corpus)
     if workers is None:
         workers = default_stream_workers(source, -(-n_train // chunk_size), n_train, feat, min(chunk_size, n_train))
-    est = MultiLabel(template, threshold=threshold)
+    est = MultiLabel(template, **{"threshold": threshold, **settings})
     est._check_setup()  # a learner MultiLabel cannot wrap fails before the stream is read
     report("documents", 0, n_train)
     t0, cpu0 = time.perf_counter(), time.process_time()
@@ -108,6 +110,7 @@ def train_sharded_multilabel(corpus: str, learner: str, *, shards: int, combine:
     Combiner(combine, precision=precision)  # an unknown method fails before any work
     if stream:
         _check_one_pass(epochs)
+    params, settings = _settings(params)
     with use_registries(registries):
         template, base_seed = _learner(learner, params, epochs, seed, stream)
         check_combinable(template, combine)
@@ -116,7 +119,7 @@ def train_sharded_multilabel(corpus: str, learner: str, *, shards: int, combine:
     report = progress or _SKIP
     n_train = _check_train(source, corpus)
     shard_bounds(n_train, shards - 1, shards)  # more shards than documents fails here
-    shape = MultiLabel(template, threshold=threshold)
+    shape = MultiLabel(template, **{"threshold": threshold, **settings})
     shape._check_setup()
     classes = class_labels(next(iter(source.chunks("train", 0, 1, chunk_size=1))))
     t0 = time.perf_counter()
@@ -260,6 +263,21 @@ def score_multilabel(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE, 
         predicted.append(est.predict_indicator(model[:-1].transform(chunk.data)))
         report("evaluating", sum(len(t) for t in truth), total)
     return total, multilabel_metrics(np.concatenate(truth), np.concatenate(predicted), est.classes_)
+
+
+def _settings(params) -> tuple[dict, dict]:
+    """``params`` split into the learner's and ``MultiLabel``'s own settings
+    (:data:`textcw.multilabel_run.MULTILABEL_PARAMS`), of which ``record`` does not apply here: a
+    stream's honest scores are each chunk's before it is learned, and shards' are refitted
+    together (:func:`_combined`)."""
+    from textcw.multilabel_run import split_params
+
+    params, settings = split_params(params)
+    if "record" in settings:
+        raise ParameterError("record sets where a multi-label model trained in memory takes its honest scores; "
+                             "with --stream or --shards they are the stream's chunks' before each is learned, or the "
+                             "shards' own: drop it, or train without --stream and --shards")
+    return params, settings
 
 
 def _check_one_pass(epochs) -> None:
