@@ -22,27 +22,17 @@ from textcw.corpus.multilabel import is_multilabel, multilabel_task
 from textcw.errors import InputError, ParameterError
 from textcw.evaluation.contract import Fold
 from textcw.evaluation.multilabel_measures import MultiLabelMetric
-from textcw.learners.multilabel import MultiLabel
+from textcw.learners.multilabel import MultiLabel, split_settings
 from textcw.metrics import multilabel_metrics
 from textcw.pipeline import assemble, build_learner, default_featurizer, load_corpus, make_featurizer
 from textcw.plugins import current_registries
 from textcw.train_result import TrainResult, jsonable_params
 
-__all__ = ["MULTILABEL_DESIGNS", "MULTILABEL_METRICS", "MULTILABEL_PARAMS", "check_design", "check_metrics",
-           "evaluate_holdout", "multilabel_task", "split_params", "train_multilabel"]
+__all__ = ["MULTILABEL_DESIGNS", "MULTILABEL_METRICS", "check_design", "check_metrics", "evaluate_holdout",
+           "multilabel_task", "train_multilabel"]
 
 MULTILABEL_DESIGNS = ("holdout",)
 MULTILABEL_METRICS = ("micro-f1", "macro-f1", "hamming-loss", "subset-accuracy")
-# MultiLabel's own settings, which `textcw train --param KEY=VALUE` takes beside the binary
-# learner's on a multi-label task (no textcw learner has a parameter of these names)
-MULTILABEL_PARAMS = ("threshold", "record", "margin", "min_labels", "max_recorded")
-
-
-def split_params(params: dict | None) -> tuple[dict, dict]:
-    """``(learner's, MultiLabel's)``: ``params`` split by :data:`MULTILABEL_PARAMS`."""
-    params = dict(params or {})
-    return ({k: v for k, v in params.items() if k not in MULTILABEL_PARAMS},
-            {k: v for k, v in params.items() if k in MULTILABEL_PARAMS})
 
 
 def check_design(design: str, corpus: str) -> None:
@@ -94,13 +84,13 @@ def train_multilabel(corpus: str, learner: str, *, featurizer: str | None = None
     the corpus has no test split). ``progress(stage, done, total)`` as for
     :func:`textcw.pipeline.train`; ``n_jobs``: the threads training the labels' models
     (``MultiLabel``'s; -1, one per core), which change no weight. ``params`` holds the learner's
-    parameters and, by name, ``MultiLabel``'s own settings (:data:`MULTILABEL_PARAMS`, e.g.
+    parameters and, by name, ``MultiLabel``'s own settings (``MultiLabel``'s ``SETTINGS``, e.g.
     ``{"record": "best"}``)."""
     report = progress or (lambda stage, done, total: None)
     # train's "auto" defaults (learner_train_defaults) tune one model on its online mistakes; one
     # value per label is not chosen that way here, so the learner's own defaults stand (an explicit
     # "auto" is refused)
-    params, options = split_params(params)
+    params, options = split_settings(params)
     binary = build_learner(learner, params, epochs=epochs, seed=seed)
     est = MultiLabel(binary, **{"threshold": threshold, **options}, n_jobs=n_jobs)
     est._check_setup()  # a wrong setting fails before the corpus is read

@@ -66,7 +66,7 @@ from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_
                                                 margin_variances)
 from textcw.learners.label_temperatures import label_margins, label_temperatures, margin_kinds
 from textcw.learners.multilabel_targets import (INDICATOR, SETS, as_indicator, as_output, at_least, f1_thresholds,
-                                                micro_f1, resolve_min_labels, unlabelled_rows)
+                                                is_matrix, micro_f1, resolve_min_labels, unlabelled_rows)
 from textcw.learners.params import AnyOf, Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, epoch_orders
 from textcw.learners.state import memory_budget
@@ -74,6 +74,8 @@ from textcw.learners.temperature import TemperatureScaling, weight_norm
 
 RECORDED = ("first", "cross-fit")  # where a fitted model's honest scores came from (record_)
 RECORDS = ("auto", *RECORDED, "best")
+# MultiLabel's own settings, which `textcw train --param` takes by name beside the learner's
+SETTINGS = ("threshold", "record", "margin", "min_labels", "max_recorded")
 MARGINS = ("auto", "raw", "standardized", "normalized")
 CROSS_FIT_FOLDS = 2
 
@@ -205,13 +207,13 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         first = not hasattr(self, "estimators_")
         X = check_features(X, None if first else self.n_features_in_, estimator="MultiLabel")
         if first:
-            if classes is None and not _matrix(Y):
+            if classes is None and not is_matrix(Y):
                 raise InputError("the first partial_fit call needs classes=[...] listing every label "
                                  "the stream will contain")
             declared = np.arange(np.shape(Y)[1]) if classes is None else np.asarray(list(classes))
             if declared.size == 0 or np.unique(declared).size != declared.size:
                 raise InputError("classes must list at least one label, each once")
-            declared = declared if _matrix(Y) else np.unique(declared)
+            declared = declared if is_matrix(Y) else np.unique(declared)
             Y, _, form = as_indicator(Y, X.shape[0], declared)
             self._reset(declared, form, X.shape[1], "first")
             self.estimators_ = self._new_models(self._columns(X.shape[1]), len(self.classes_))
@@ -439,9 +441,10 @@ class MultiLabel(ClassifierMixin, BaseEstimator):
         return tags
 
 
-# --------------------------------------------------------------------------- helpers
-def _matrix(Y) -> bool:
-    return sp.issparse(Y) or (isinstance(Y, np.ndarray) and Y.ndim == 2)
+def split_settings(params: dict | None) -> tuple[dict, dict]:
+    """``(learner's, MultiLabel's)``: ``params`` split by :data:`SETTINGS`."""
+    params = dict(params or {})
+    return {k: v for k, v in params.items() if k not in SETTINGS}, {k: v for k, v in params.items() if k in SETTINGS}
 
 
-__all__ = ["MultiLabel", "SETS", "INDICATOR"]
+__all__ = ["MultiLabel", "SETS", "INDICATOR", "SETTINGS", "split_settings"]

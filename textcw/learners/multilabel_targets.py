@@ -47,6 +47,11 @@ def _label_scalar(value) -> bool:
     return isinstance(value, (str, numbers.Number, np.generic)) and not isinstance(value, bool)
 
 
+def is_matrix(Y) -> bool:
+    """Whether ``Y`` is an indicator matrix (sparse, or a 2-d array) rather than label sets."""
+    return sp.issparse(Y) or (isinstance(Y, np.ndarray) and Y.ndim == 2)
+
+
 def as_indicator(Y, n_rows: int, classes=None) -> tuple[np.ndarray, np.ndarray, str]:
     """``(indicator, classes, form)``: ``Y`` as an ``(n_rows, K)`` uint8 0/1 matrix, the labels of
     its columns and ``"indicator"`` or ``"sets"``. ``classes`` (label sets only) fixes the

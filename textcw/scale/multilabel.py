@@ -38,7 +38,7 @@ import numpy as np
 from sklearn.base import clone
 
 from textcw.errors import InputError, ParameterError
-from textcw.learners.multilabel import MultiLabel
+from textcw.learners.multilabel import MultiLabel, split_settings
 from textcw.learners.multilabel_targets import SETS, as_indicator
 from textcw.metrics import multilabel_metrics
 from textcw.plugins import use_registries
@@ -267,12 +267,10 @@ def score_multilabel(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE, 
 
 def _settings(params) -> tuple[dict, dict]:
     """``params`` split into the learner's and ``MultiLabel``'s own settings
-    (:data:`textcw.multilabel_run.MULTILABEL_PARAMS`), of which ``record`` does not apply here: a
+    (:data:`textcw.learners.multilabel.SETTINGS`), of which ``record`` does not apply here: a
     stream's honest scores are each chunk's before it is learned, and shards' are refitted
     together (:func:`_combined`)."""
-    from textcw.multilabel_run import split_params
-
-    params, settings = split_params(params)
+    params, settings = split_settings(params)
     if "record" in settings:
         raise ParameterError("record sets where a multi-label model trained in memory takes its honest scores; "
                              "with --stream or --shards they are the stream's chunks' before each is learned, or the "
