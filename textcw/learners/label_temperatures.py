@@ -142,9 +142,7 @@ def _block_roots(z: np.ndarray, t: np.ndarray) -> np.ndarray:
     active = np.flatnonzero(~at_cap)
     x, g, h, hi = low[active], slope[active], curve[active], high[active]
     za, a0, sq, tol_x = z[active], at_0[active], squares[active], XTOL / spread[active]
-    for _ in range(MAX_STEPS):
-        if active.size == 0:
-            break
+    for _ in range(MAX_STEPS):  # (with no label left, the first pass stops at once)
         with np.errstate(divide="ignore", invalid="ignore"):
             step = x - g / h
         bisect = ~np.isfinite(step) | (step < x) | (step >= hi)
