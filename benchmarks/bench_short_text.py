@@ -2,8 +2,8 @@
 with the calibration of its probabilities bin by bin, and where the accuracy gap comes from.
 
 Tasks: :mod:`short_text_data` (``debian-sections``, ``python-docstrings``, ``locale-languages``,
-``newsgroups-subjects``, ``gcloud-groups``: 20-38 classes, a median of 4-7 distinct words a
-document). No learner default was chosen on them; the first four informed the n-gram choice.
+``newsgroups-subjects``, ``gcloud-groups``, ``wordnet-glosses``: 20-40 classes, a median of 4-7
+distinct words a document). No learner default was chosen on them; the first four informed the n-gram choice.
 
 Rows (``--study train``, the default):
 
@@ -35,7 +35,7 @@ scores. Both also take the project's held-out tasks of benchmarks/bench_out_of_b
 averaging, bigrams, the regularisation, the multi-class update.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
-[--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--ngrams fixed] [--max-per-class N]
+[--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep] [--max-per-class N]
 [--no-sklearn | --no-logistic] [--json out.json]``; a small run: ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -147,6 +147,7 @@ def train_rows(task, learners, calibration=None) -> dict:
         rows[f"{name} textcw train"] = score(task.y_test, model.predict(task.X_test), proba, model.classes_, t,
                                              tuned={k: float(v) for k, v in tuned.items()},
                                              calibration=model.probability_calibration_.to_dict(),
+                                             unseen=getattr(model, "unseen_", None),
                                              ngrams=getattr(model, "ngram_choice_", None) and model.ngram_choice_.to_dict())
     return rows
 
@@ -407,6 +408,9 @@ def main(argv=None) -> None:
                         help="--study train: the calibration's method (default: Calibrated's)")
     parser.add_argument("--ngrams", choices=("auto", "fixed"), default=None,
                         help="--study train: 'fixed' keeps unigrams (default: short documents choose)")
+    parser.add_argument("--unseen", choices=("auto", "keep", "drop"), default=None,
+                        help="--study train: how the calibration's halves score held-out rows "
+                             "(default: short documents score them as unseen ones)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
@@ -428,7 +432,8 @@ def main(argv=None) -> None:
                   f"{len(np.unique(task.y_train))} classes)")
         if args.study == "train":
             rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
-                                                                  ("ngrams", args.ngrams)) if v is not None})
+                                                                  ("ngrams", args.ngrams), ("unseen", args.unseen))
+                                               if v is not None})
             if not args.no_sklearn:
                 rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))
         elif args.study == "calibration":

@@ -30,6 +30,13 @@ since installed versions differ).
   copies of each command left out, a description under two groups dropped, and the
   :data:`TOP_CLASSES` groups with the most descriptions kept (at least
   :data:`MIN_PER_GROUP`). Added after the n-gram choice was designed, as a test of it.
+- ``wordnet-glosses`` (40 classes): the gloss of every WordNet 3.0 synset (its definition,
+  up to the first ``;``: ``a large natural stream of water``), labelled by the synset's
+  lexicographer file (``noun.animal``, ``verb.motion``, ``adj.all``, ...), read from the
+  ``data.noun``/``data.verb``/``data.adj``/``data.adv`` files Debian's ``wordnet-base`` package
+  installs under ``/usr/share/wordnet`` (``apt-get install wordnet-base``); a gloss under two
+  files is dropped; files with at least :data:`MIN_PER_CLASS` glosses are kept. Added after
+  the calibration of short documents was designed, as its test.
 - ``newsgroups-subjects`` (20 classes): the ``Subject:`` header of every message of 20
   Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
   ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
@@ -43,7 +50,7 @@ single-label tasks above):
   program, shared library, documentation, ...) and the ``*::TODO`` placeholders; a description
   given two different tag sets is dropped, one without any kept tag too; split 70/30, seeded.
 
-The first four keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
+The first four and ``wordnet-glosses`` keep at most :data:`MAX_PER_CLASS` documents a class (a seeded sample), so a
 class of libraries does not drown the rest, and are split 70/30, stratified, seeded, after
 sorting, so the split depends on the files' contents only. ``max_per_class`` (and
 ``--max-per-class`` of the benchmark) shrinks every task, the newsgroups one included, for a
@@ -78,6 +85,17 @@ MIN_PER_CLASS = 250
 TOP_CLASSES = 30
 APT_LISTS = Path("/var/lib/apt/lists")
 LOCALE_DIR = Path("/usr/share/locale")
+WORDNET_DIR = Path("/usr/share/wordnet")
+# The lexicographer files of WordNet 3.0 by number (the second field of a data file's line), as
+# its lexnames(5WN) manual page lists them.
+LEXNAMES = (
+    "adj.all adj.pert adv.all noun.Tops noun.act noun.animal noun.artifact noun.attribute noun.body "
+    "noun.cognition noun.communication noun.event noun.feeling noun.food noun.group noun.location "
+    "noun.motive noun.object noun.person noun.phenomenon noun.plant noun.possession noun.process "
+    "noun.quantity noun.relation noun.shape noun.state noun.substance noun.time verb.body verb.change "
+    "verb.cognition verb.communication verb.competition verb.consumption verb.contact verb.creation "
+    "verb.emotion verb.motion verb.perception verb.possession verb.social verb.stative verb.weather "
+    "adj.ppl").split()
 # textcw's own packages (and its editable installs) are not a held-out source of text.
 OWN_PACKAGES = {"textcw", "textcw_example", "textcw_pixels", "textcw_serve"}
 
@@ -257,6 +275,25 @@ def gcloud_groups(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
     return _cap_and_split("gcloud-groups", by_class, f"{len(pages)} manual pages in {MAN_DIR}", max_per_class)
 
 
+def wordnet_glosses(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """WordNet 3.0 glosses by lexicographer file (module docstring)."""
+    files = [WORDNET_DIR / f"data.{pos}" for pos in ("noun", "verb", "adj", "adv")]
+    if not all(path.is_file() for path in files):
+        raise DataError(f"task 'wordnet-glosses' needs WordNet's data files in {WORDNET_DIR}; "
+                        "run `apt-get install wordnet-base`")
+    glosses: dict[str, set[str]] = defaultdict(set)
+    for path in files:
+        for line in path.read_text(encoding="latin-1").splitlines():
+            if line.startswith("  "):  # the licence at the top of each file
+                continue
+            head, _, gloss = line.partition(" | ")
+            definition = gloss.split(";")[0].strip()
+            if definition:
+                glosses[definition].add(LEXNAMES[int(head.split()[1])])
+    by_class = _unambiguous(glosses, MIN_PER_CLASS)
+    return _cap_and_split("wordnet-glosses", by_class, f"WordNet data files in {WORDNET_DIR}", max_per_class)
+
+
 def newsgroups_subjects(max_per_class: int | None = None) -> HeldoutTask:
     """20 Newsgroups subject lines, bydate split (module docstring)."""
     data = Path(os.environ.get("TEXTCW_DATA", "/work/shared/corpora")) / "newsgroups" / "20news-bydate.tar.gz"
@@ -314,4 +351,5 @@ SHORT_TEXT_TASKS: dict[str, Callable[..., HeldoutTask]] = {
     "locale-languages": locale_languages,
     "newsgroups-subjects": newsgroups_subjects,
     "gcloud-groups": gcloud_groups,
+    "wordnet-glosses": wordnet_glosses,
 }

@@ -21,7 +21,7 @@ from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError, did_you_mean
 from textcw.features.text import NotTextError
 from textcw.learners.calibrated import Calibrated
-from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit
+from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit, chosen_calibration
 from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
 from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.online_curve import first_pass_curve
@@ -268,12 +268,15 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
+    chose = "ngram_range" not in featurizer_params and can_choose(feat)
     feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, featurizer_params = \
         _train_features(corpus, featurizer, featurizer_params, feat, report)
 
     check_labels(train_labels, corpus)
     configured = est
-    est, calibration, train_seconds = _fit_learner(est, Xtr, train_labels, learner, calibrated, progress, report)
+    settings = chosen_calibration(Xtr, featurizer_params.get("ngram_range", UNIGRAMS) if chose else None)
+    est, calibration, train_seconds = _fit_learner(est, Xtr, train_labels, learner, calibrated, progress, report,
+                                                   settings)
 
     if mistake_curve:
         mistake_curve = first_pass_curve(configured, est, Xtr, train_labels)
@@ -334,8 +337,9 @@ def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, repo
     return feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, params
 
 
-def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progress, report):
-    """``(fitted learner, temperature scaling or None, seconds)``; too little memory is an InputError."""
+def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progress, report, settings: dict):
+    """``(fitted learner, temperature scaling or None, seconds)``; ``settings`` of the calibration
+    (:func:`~textcw.learners.calibrated_pipeline.chosen_calibration`); too little memory is an InputError."""
     t0 = time.perf_counter()
     fit_kwargs = {}
     if progress is not None and current_registries().learners.get(learner).online:  # declared: fit takes progress
@@ -343,7 +347,7 @@ def _fit_learner(est, Xtr, train_labels, learner: str, calibrated: bool, progres
     calibration = None
     try:
         if calibrated:
-            fitted = Calibrated(est).fit(Xtr, train_labels, progress=fit_kwargs.get("progress"))
+            fitted = Calibrated(est, **settings).fit(Xtr, train_labels, progress=fit_kwargs.get("progress"))
             est, calibration = fitted.estimator_, fitted.scaling_
         else:
             est.fit(Xtr, train_labels, **fit_kwargs)

@@ -91,7 +91,14 @@ def out_of_fold_scores():
 def test_the_default_is_the_temperature_for_the_estimator_and_the_pipeline():
     assert Calibrated(LEARNER).get_params()["method"] == "temperature"
     pipeline = textcw.make_pipeline("binary-bow", "arow")
-    assert isinstance(pipeline, CalibratedPipeline) and pipeline.get_params()["method"] == "temperature"
+    # None: the temperature alone, unless short documents are scored as unseen ones
+    # (tests/learners/test_unseen_features.py)
+    assert isinstance(pipeline, CalibratedPipeline) and pipeline.get_params()["method"] is None
+    docs, labels = make_documents(200, random_state=0)
+    pipeline.fit(docs, labels)
+    assert pipeline.unseen_ == "keep" and pipeline.probability_calibration_.top_bias == 0.0
+    same = textcw.make_pipeline("binary-bow", "arow").set_params(method="temperature", unseen="keep").fit(docs, labels)
+    assert same.probability_calibration_ == pipeline.probability_calibration_
 
 
 def test_the_auto_fit_is_the_reference_offset_and_temperature(fitted):
@@ -141,8 +148,8 @@ def test_the_fitted_offset_round_trips_through_pickle_and_persist(fitted, tmp_pa
 def test_a_pipeline_method_is_checked_when_it_is_fitted():
     docs, labels = make_documents(40, random_state=0)
     pipeline = textcw.make_pipeline("binary-bow", "arow").set_params(method="offset")
-    with pytest.raises(ParameterError, match="method='offset' is invalid; method must be one of 'temperature', "
-                                             "'top-bias', 'auto'"):
+    with pytest.raises(ParameterError, match="method='offset' is invalid; method must be None or one of "
+                                             "'temperature', 'top-bias', 'auto'"):
         pipeline.fit(docs, labels)
 
 

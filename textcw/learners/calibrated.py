@@ -77,9 +77,13 @@ from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names
     temperature_log_loss,
     weight_norm,
 )
+from textcw.learners.unseen_features import as_unseen, unit_length_rows
 
 MARGINS = ("auto", "raw", "standardized", "normalized")
 RECORDS = ("auto", "first", "last", "cross-fit")
+# How a cross-fit half scores the other half's rows: as given, or without the features it never
+# saw (textcw.learners.unseen_features), as the final model sees a test document.
+UNSEEN = ("keep", "drop")
 CROSS_FIT_FOLDS = 2
 # Fewer honest scores than this and the fitted temperature is reported as uncertain
 # (CalibrationWarning): a reliability diagram of 10 bins needs about 10 documents a bin.
@@ -173,6 +177,12 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         offset only where it lowers the held-out log-loss of the recorded scores, on at least
         1,000 of them (``MIN_TOP_BIAS_SCORES``). Every method keeps ``predict``'s label the
         most probable.
+    unseen : {"keep", "drop"}, default "keep"
+        With ``cross-fit``: ``drop`` scores each held-out row without the features its scoring
+        model never saw, rescaled to unit length when the training rows have it, as a test row
+        is featurized (:mod:`textcw.learners.unseen_features`); ``margin="auto"`` then chooses
+        between the raw and standardized scores, since the normalized ones corrected for the
+        length those features took (docs/quality.md "Short documents scored as unseen ones").
 
     Fitted attributes
     -----------------
@@ -206,10 +216,13 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         "probability": Options(("calibrated", "raw")),
         "method": Options(METHODS),
         "folds": Interval(2, 10, closed="both", integer=True),
+        "unseen": Options(UNSEEN),
     }
+    # a Calibrated pickled before ``unseen`` existed scored its held-out rows as given
+    unseen = "keep"
 
     def __init__(self, learner, *, margin="auto", record="auto", chunk_size=256,
-                 probability="calibrated", method="temperature", folds=2):
+                 probability="calibrated", method="temperature", folds=2, unseen="keep"):
         self.learner = learner
         self.margin = margin
         self.record = record
@@ -217,6 +230,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         self.probability = probability
         self.method = method
         self.folds = folds
+        self.unseen = unseen
 
     def fit(self, X, y, progress=None):
         """Fit the learner and the temperature. ``progress(done, total)``, if given, is called
@@ -252,6 +266,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = model.n_features_in_
         self.record_ = record
         target = np.searchsorted(labels, y)
+        if record == "cross-fit" and self.unseen == "drop" and self.margin == "auto":
+            norms = None  # raw or standardized scores (parameter unseen)
         self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
                                         margin=self.margin, record=record, norms=norms, method=self.method)
         self.n_honest_scores_ = informative_scores(scores)
@@ -300,14 +316,17 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         scores, variances, norms = np.zeros(shape), np.zeros(shape), np.zeros(n)
         linear = True
         folds = StratifiedKFold(k, shuffle=True, random_state=params.get("random_state", 0))
+        unit_length = self.unseen == "drop" and unit_length_rows(X)
         for fitted_on, scored in folds.split(np.zeros((n, 1)), np.searchsorted(labels, y)):
             with warnings.catch_warnings():
                 # the final model's fit has reported the pass warnings; its halves would repeat them
                 warnings.simplefilter("ignore")
                 half = fit_one(clone(settings), X[fitted_on], y[fitted_on])
-            scores[scored] = half.decision_function(X[scored])
+            held_out = (as_unseen(X[scored], X[fitted_on], unit_length=unit_length) if self.unseen == "drop"
+                        else X[scored])
+            scores[scored] = half.decision_function(held_out)
             if gaussian:
-                variances[scored] = half.margin_variance(X[scored])
+                variances[scored] = half.margin_variance(held_out)
             length = weight_norm(half)
             linear = linear and length is not None
             norms[scored] = length if length is not None else 0.0

@@ -18,8 +18,8 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
-from textcw.learners.calibrated import RECORDS, Calibrated
-from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
+from textcw.learners.calibrated import RECORDS, UNSEEN, Calibrated
+from textcw.learners.ngram_choice import BIGRAMS, SHORT_TEXT_WORDS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.temperature import METHODS
 
 # What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
@@ -46,6 +46,20 @@ def resolve_probability(probability: str | None, learner: str, est, *, online: b
         raise ParameterError(f"learner {learner!r} has no decision_function, so its probabilities cannot "
                              "be calibrated; use probability 'raw'")
     return probability
+
+
+def chosen_calibration(X, ngram_range) -> dict[str, str]:
+    """Calibrated's ``unseen`` and ``method`` for training rows ``X`` whose documents chose the
+    n-grams ``ngram_range`` (``None``: the featurizer was fitted as given).
+
+    Short documents (uni+bigrams chosen, which only short ones can choose, or a median of at most
+    ``SHORT_TEXT_WORDS`` distinct words) have their held-out rows scored as unseen ones
+    (``unseen="drop"``) and the offset of ``method="auto"`` where it lowers the held-out
+    log-loss; other documents keep the defaults (``keep``, ``temperature``). Measured in
+    docs/quality.md "Short documents scored as unseen ones"."""
+    short = ngram_range is not None and (tuple(ngram_range) == BIGRAMS or (
+        X.shape[0] > 0 and float(np.median(np.diff(X.indptr))) <= SHORT_TEXT_WORDS))
+    return {"unseen": "drop", "method": "auto"} if short else {"unseen": "keep", "method": "temperature"}
 
 
 def calibrate_on_fit(model: Pipeline, *, ngrams: str = "fixed") -> CalibratedPipeline:
@@ -80,10 +94,20 @@ class CalibratedPipeline(Pipeline):
         Where the scores the temperature is fitted to come from
         (:class:`textcw.learners.calibrated.Calibrated`); ``auto``: progressive validation for a
         one-pass online learner, else 2-fold cross-fitting (about twice the training time).
-    method : {"temperature", "top-bias", "auto"}, default "temperature"
-        How the scores become probabilities (:class:`textcw.learners.calibrated.Calibrated`).
+    method : {"temperature", "top-bias", "auto"} or None, default None
+        How the scores become probabilities (:class:`textcw.learners.calibrated.Calibrated`);
+        ``None``: ``auto`` where the held-out rows are scored as unseen ones (``unseen``), else
+        ``temperature``.
     folds : int, default 2
         Folds of the cross-fitting (:class:`textcw.learners.calibrated.Calibrated`).
+    unseen : {"auto", "keep", "drop"}, default "auto"
+        How the cross-fitted halves score the other half's rows
+        (:class:`textcw.learners.calibrated.Calibrated`); ``auto``: ``drop`` (without the
+        features the scoring half never saw, as a test document is featurized) when the
+        documents chose their n-grams (``ngrams="auto"``) and are short (a median of at most
+        ``SHORT_TEXT_WORDS`` distinct words), else ``keep``. Measured in docs/quality.md "Short
+        documents scored as unseen ones": on short documents the kept words made the
+        probabilities 2-5 points over-confident.
     ngrams : {"fixed", "auto"}, default "fixed"
         ``auto``: a first featurizer that takes the choice (``tfidf`` without an
         ``ngram_range``) is fitted with unigrams or with unigrams and bigrams, as short training
@@ -98,16 +122,19 @@ class CalibratedPipeline(Pipeline):
         With ``ngrams="auto"`` and a featurizer that takes the choice: what was chosen and why.
     """
 
-    # a pipeline pickled before ``ngrams`` existed has none: its featurizer was fitted as given
+    # a pipeline pickled before ``ngrams`` (``unseen``) existed has none: its featurizer was fitted
+    # as given (its held-out rows were scored as given)
     ngrams = "fixed"
+    unseen = "keep"
 
-    def __init__(self, steps, *, record="auto", method="temperature", folds=2, ngrams="fixed",
+    def __init__(self, steps, *, record="auto", method=None, folds=2, ngrams="fixed", unseen="auto",
                  transform_input=None, memory=None, verbose=False):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
         self.record = record
         self.method = method
         self.folds = folds
         self.ngrams = ngrams
+        self.unseen = unseen
 
     def fit(self, X, y=None, progress=None, **params):
         """Fit the transformers, then the learner and its temperature on the transformed
@@ -121,9 +148,11 @@ class CalibratedPipeline(Pipeline):
         if self.record not in RECORDS:
             raise ParameterError(f"record={self.record!r} is invalid; record must be one of "
                                  f"{', '.join(repr(r) for r in RECORDS)}")
-        if self.method not in METHODS:
-            raise ParameterError(f"method={self.method!r} is invalid; method must be one of "
+        if self.method is not None and self.method not in METHODS:
+            raise ParameterError(f"method={self.method!r} is invalid; method must be None or one of "
                                  f"{', '.join(repr(m) for m in METHODS)}")
+        if self.unseen not in ("auto", *UNSEEN):
+            raise ParameterError(f"unseen={self.unseen!r} is invalid; unseen must be 'auto', 'keep' or 'drop'")
         if self.ngrams not in NGRAMS:
             raise ParameterError(f"ngrams={self.ngrams!r} is invalid; ngrams must be 'fixed' or 'auto'")
         Xt = X
@@ -158,7 +187,11 @@ class CalibratedPipeline(Pipeline):
     def fit_calibrated(self, Xt, y, *, progress=None):
         """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""
         name, learner = self.steps[-1]
-        calibrated = Calibrated(learner, record=self.record, method=self.method, folds=self.folds).fit(
+        choice = getattr(self, "ngram_choice_", None) if self.ngrams == "auto" else None
+        chosen = chosen_calibration(Xt, None if choice is None else choice.ngram_range)
+        unseen = self.unseen_ = chosen["unseen"] if self.unseen == "auto" else self.unseen
+        method = self.method if self.method is not None else ("auto" if unseen == "drop" else "temperature")
+        calibrated = Calibrated(learner, record=self.record, method=method, folds=self.folds, unseen=unseen).fit(
             Xt, y, progress=progress)
         self.steps = [*self.steps[:-1], (name, calibrated.estimator_)]
         self.probability_calibration_ = calibrated.scaling_
