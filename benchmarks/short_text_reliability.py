@@ -1,18 +1,21 @@
-"""Reliability diagrams of the short-text tasks: ``textcw train``'s probabilities as fitted with
-the n-grams the documents choose and with unigrams only, against the tuned LogisticRegression.
+"""Reliability diagrams of the short-text tasks: ``textcw train``'s probabilities, calibrated on
+held-out rows scored as unseen documents (the default) and with the unseen words kept, against
+the tuned LogisticRegression.
 
 For each task of :mod:`short_text_data`, one figure (``reliability-short-text-TASK.png``): the
 predicted label's probability against how often it is right, in ten bins, with the documents per
 bin below (:func:`textcw.evaluation.plot.plot_reliability`). Rows:
 
-- ``LEARNER, chosen n-grams``: ``make_pipeline("tfidf", LEARNER, train_defaults=True)``, what
-  ``textcw train --learner LEARNER`` fits (textcw.learners.ngram_choice decides the n-grams);
-- ``LEARNER, unigrams``: the same with ``ngrams="fixed"``, the model before the choice;
+- ``LEARNER, textcw train``: ``make_pipeline("tfidf", LEARNER, train_defaults=True)``, what
+  ``textcw train --learner LEARNER`` fits (the documents choose the n-grams; the calibration's
+  halves score held-out rows without the words they never saw: textcw.learners.unseen_features);
+- ``LEARNER, unseen words kept``: the same model with ``unseen="keep"``, the calibration before;
 - ``LogisticRegression tuned``: benchmarks/bench_short_text.py's search (3-fold
   ``GridSearchCV`` over C and uni/bigrams of sublinear TF-IDF), left out with ``--no-logistic``.
 
 Run by hand: ``python benchmarks/short_text_reliability.py [--tasks a,b] [--learner scw1]
-[--out docs/figures] [--no-logistic] [--max-per-class N]``. Results in docs/quality.md "Choosing bigrams".
+[--out docs/figures] [--no-logistic] [--max-per-class N]``. Results in docs/quality.md "Accuracy
+and time" (many classes of short text).
 """
 
 from __future__ import annotations
@@ -45,8 +48,8 @@ def series(task, learner: str, logistic: bool) -> dict:
     from sklearn.pipeline import Pipeline
 
     out = {}
-    for label, ngrams in ((f"{learner}, chosen n-grams", "auto"), (f"{learner}, unigrams", "fixed")):
-        model = textcw.make_pipeline("tfidf", learner, train_defaults=True).set_params(ngrams=ngrams)
+    for label, unseen in ((f"{learner}, textcw train", "auto"), (f"{learner}, unseen words kept", "keep")):
+        model = textcw.make_pipeline("tfidf", learner, train_defaults=True).set_params(unseen=unseen)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out[label] = _points(model.fit(task.X_train, task.y_train), task)
