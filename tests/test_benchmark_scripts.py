@@ -111,6 +111,11 @@ SCRIPTS = {
          "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
         ("### newsgroups-subjects (200 training, 80 test, 20 classes)",
          "| model | accuracy | ECE | confidence | log-loss | seconds |", "| arow textcw train | ")),
+    "bench_unseen.py": Smoke(
+        ("--tasks", "newsgroups-subjects", "--learners", "arow", "--max-per-class", "10",
+         "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
+        ("### newsgroups-subjects, arow (accuracy ", "| calibration | ECE | confidence - accuracy (points) |",
+         "| default (drop, ", "| keep normalized temperature | ", "| drop standardized top-bias | ")),
     "short_text_reliability.py": Smoke(
         ("--tasks", "newsgroups-subjects", "--learner", "arow", "--max-per-class", "10", "--no-logistic",
          "--cache", "{tmp}/short-text", "--out", "{tmp}/figures"),
