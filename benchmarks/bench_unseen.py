@@ -18,8 +18,8 @@ Tasks: the short-text tasks of ``short_text_data.py`` and the project's held-out
 ``newsgroups``, ``newsgroups:sci`` and ``reuters`` (``$TEXTCW_DATA``).
 
 Run by hand: ``python benchmarks/bench_unseen.py [--tasks a,b] [--learners scw1,arow]
-[--max-per-class N] [--json out.json]``; a small run: ``--tasks newsgroups-subjects --max-per-class 10``. Results in docs/quality.md "Short documents scored as
-unseen ones".
+[--max-per-class N] [--json out.json]``; a small run: ``--tasks newsgroups-subjects
+--max-per-class 10``. Results in docs/quality.md "Short documents scored as unseen ones".
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from sklearn.model_selection import StratifiedKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_short_text import CACHE, load_task  # noqa: E402
+from short_text_calibration import score  # noqa: E402
 from short_text_data import SHORT_TEXT_TASKS  # noqa: E402
 
 import textcw  # noqa: E402
@@ -44,18 +45,13 @@ from textcw.learners.temperature import fit_temperature, weight_norm  # noqa: E4
 from textcw.learners.unseen_features import as_unseen, unit_length_rows  # noqa: E402
 
 CORPORA = ("newsgroups", "newsgroups:sci", "reuters")
-BINS = 10
 
 
 def ece_and_gap(proba: np.ndarray, y, classes) -> tuple[float, float]:
-    """Expected calibration error (10 equal-width bins of the predicted label's probability) and
-    mean probability minus accuracy, in points."""
-    top = proba.max(axis=1)
-    correct = classes[np.argmax(proba, axis=1)] == np.asarray(y)
-    which = np.minimum((top * BINS).astype(int), BINS - 1)
-    ece = sum(abs(top[which == b].mean() - correct[which == b].mean()) * np.mean(which == b)
-              for b in range(BINS) if np.any(which == b))
-    return float(ece), float(100 * (top.mean() - correct.mean()))
+    """Expected calibration error and mean probability minus accuracy (points), as the rows of
+    ``bench_short_text.py`` measure them."""
+    row = score(y, classes[np.argmax(proba, axis=1)], proba, classes, 0.0)
+    return float(row["expected_calibration_error"]), float(100 * row["confidence_minus_accuracy"])
 
 
 def _task(name, max_per_class, cache):

@@ -170,6 +170,7 @@ HELPERS = {
     "heldout_data.py": "the held-out tasks of bench_out_of_box.py (data that packages ship)",
     "scale_common.py": "running textcw train in a child process, for the scale benchmarks",
     "short_text_data.py": "the many-class short-text tasks (files already on the machine)",
+    "short_text_calibration.py": "bench_short_text.py's row measures and calibration studies",
 }
 
 
