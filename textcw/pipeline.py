@@ -268,7 +268,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     feat = make_featurizer(featurizer, **featurizer_params)
 
     report = progress or (lambda stage, done, total: None)
-    chose = "ngram_range" not in featurizer_params and can_choose(feat)
+    chose = _chooses_ngrams(featurizer_params, feat)
     feat, Xtr, train_labels, Xte, test_labels, test_set, featurize_seconds, featurizer_params = \
         _train_features(corpus, featurizer, featurizer_params, feat, report)
 
@@ -291,6 +291,12 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
                           featurize_seconds=featurize_seconds, metrics=metrics, mistake_curve=mistake_curve or None)
 
 
+def _chooses_ngrams(featurizer_params: dict, feat) -> bool:
+    """Whether the training documents choose ``feat``'s n-grams: it takes the choice and the user
+    gave no ``ngram_range`` (:mod:`textcw.learners.ngram_choice`)."""
+    return "ngram_range" not in featurizer_params and can_choose(feat)
+
+
 def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, report):
     """``(featurizer, X_train, train labels, X_test, test labels, test split, seconds,
     featurizer parameters)``: from the feature cache on a hit (no test split), else the
@@ -300,7 +306,7 @@ def _train_features(corpus, featurizer: str, featurizer_params: dict, feat, repo
     choose (:mod:`textcw.learners.ngram_choice`); the parameters returned then hold
     ``ngram_range=(1, 2)`` where they chose bigrams. Such a run keeps its own cache entries, one
     per outcome, so the entry it finds says what its documents chose."""
-    choose = "ngram_range" not in featurizer_params and can_choose(feat)
+    choose = _chooses_ngrams(featurizer_params, feat)
     outcomes = [dict(featurizer_params)] if not choose else \
         [chosen_params(featurizer_params, r) for r in (UNIGRAMS, BIGRAMS)]
 

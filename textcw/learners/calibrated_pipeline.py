@@ -48,18 +48,23 @@ def resolve_probability(probability: str | None, learner: str, est, *, online: b
     return probability
 
 
-def chosen_calibration(X, ngram_range) -> dict[str, str]:
+def chosen_calibration(X, ngram_range, *, unseen: str = "auto", method: str | None = None) -> dict[str, str]:
     """Calibrated's ``unseen`` and ``method`` for training rows ``X`` whose documents chose the
-    n-grams ``ngram_range`` (``None``: the featurizer was fitted as given).
+    n-grams ``ngram_range`` (``None``: the featurizer was fitted as given), with ``unseen`` and
+    ``method`` as :class:`CalibratedPipeline` takes them.
 
-    Short documents (uni+bigrams chosen, which only short ones can choose, or a median of at most
-    ``SHORT_TEXT_WORDS`` distinct words) have their held-out rows scored as unseen ones
-    (``unseen="drop"``) and the offset of ``method="auto"`` where it lowers the held-out
-    log-loss; other documents keep the defaults (``keep``, ``temperature``). Measured in
-    docs/quality.md "Short documents scored as unseen ones"."""
-    short = ngram_range is not None and (tuple(ngram_range) == BIGRAMS or (
-        X.shape[0] > 0 and float(np.median(np.diff(X.indptr))) <= SHORT_TEXT_WORDS))
-    return {"unseen": "drop", "method": "auto"} if short else {"unseen": "keep", "method": "temperature"}
+    ``unseen="auto"``: short documents (uni+bigrams chosen, which only short ones can choose, or a
+    median of at most ``SHORT_TEXT_WORDS`` distinct words) have their held-out rows scored as
+    unseen ones (``drop``), other documents as given (``keep``). ``method=None``: ``auto`` (the
+    offset where it lowers the held-out log-loss) for rows scored as unseen, else
+    ``temperature``. Measured in docs/quality.md "Short documents scored as unseen ones"."""
+    if unseen == "auto":
+        short = ngram_range is not None and (tuple(ngram_range) == BIGRAMS or (
+            X.shape[0] > 0 and float(np.median(np.diff(X.indptr))) <= SHORT_TEXT_WORDS))
+        unseen = "drop" if short else "keep"
+    if method is None:
+        method = "auto" if unseen == "drop" else "temperature"
+    return {"unseen": unseen, "method": method}
 
 
 def calibrate_on_fit(model: Pipeline, *, ngrams: str = "fixed") -> CalibratedPipeline:
@@ -188,11 +193,10 @@ class CalibratedPipeline(Pipeline):
         """Fit the learner and its temperature on ``Xt``, the output of the fitted transformers."""
         name, learner = self.steps[-1]
         choice = getattr(self, "ngram_choice_", None) if self.ngrams == "auto" else None
-        chosen = chosen_calibration(Xt, None if choice is None else choice.ngram_range)
-        unseen = self.unseen_ = chosen["unseen"] if self.unseen == "auto" else self.unseen
-        method = self.method if self.method is not None else ("auto" if unseen == "drop" else "temperature")
-        calibrated = Calibrated(learner, record=self.record, method=method, folds=self.folds, unseen=unseen).fit(
-            Xt, y, progress=progress)
+        settings = chosen_calibration(Xt, None if choice is None else choice.ngram_range, unseen=self.unseen,
+                                      method=self.method)
+        self.unseen_ = settings["unseen"]
+        calibrated = Calibrated(learner, record=self.record, folds=self.folds, **settings).fit(Xt, y, progress=progress)
         self.steps = [*self.steps[:-1], (name, calibrated.estimator_)]
         self.probability_calibration_ = calibrated.scaling_
         components = getattr(self, "textcw_components_", None)
