@@ -21,7 +21,8 @@ from textcw.corpus.base import Dataset, split_task_name
 from textcw.errors import InputError, ParameterError, did_you_mean
 from textcw.features.text import NotTextError
 from textcw.learners.calibrated import Calibrated
-from textcw.learners.calibrated_pipeline import PROBABILITIES, CalibratedPipeline, calibrate_on_fit, chosen_calibration
+from textcw.learners.calibrated_pipeline import (PROBABILITIES, CalibratedPipeline, calibrate_on_fit,
+                                                 chosen_calibration, short_documents, with_chosen_intercept)
 from textcw.learners.calibrated_pipeline import resolve_probability as calibrated_probability
 from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.online_curve import first_pass_curve
@@ -196,9 +197,11 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
                          corpus=None)
     if not calibrated:
         return model
-    # as textcw train: short documents choose their n-grams unless the featurizer was given some
+    # as textcw train: short documents choose their n-grams unless the featurizer was given some,
+    # and a Gaussian learner's intercept unless it was given
     choose = train_defaults and "ngram_range" not in featurizer_params
-    return calibrate_on_fit(model, ngrams="auto" if choose else "fixed")
+    intercept = "auto" if train_defaults and "fit_intercept" not in learner_params else "given"
+    return calibrate_on_fit(model, ngrams="auto" if choose else "fixed", intercept=intercept)
 
 
 def learner_train_defaults(learner: str) -> dict[str, str]:
@@ -261,6 +264,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
            probability_metrics, probability, mistake_curve) -> TrainResult:
     """:func:`train`'s work: featurize (or read the features from the cache), fit, then test."""
     featurizer = featurizer or default_featurizer(corpus)
+    chooses_intercept = "fit_intercept" not in (params or {})
     params = {**learner_train_defaults(learner), **(params or {})}
     featurizer_params = dict(featurizer_params or {})
     est = build_learner(learner, params, epochs=epochs, seed=seed)
@@ -273,8 +277,11 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
         _train_features(corpus, featurizer, featurizer_params, feat, report)
 
     check_labels(train_labels, corpus)
+    ngram_range = featurizer_params.get("ngram_range", UNIGRAMS) if chose else None
+    if chooses_intercept:  # as CalibratedPipeline(intercept="auto")
+        est = with_chosen_intercept(est, short_documents(Xtr, ngram_range))
     configured = est
-    settings = chosen_calibration(Xtr, featurizer_params.get("ngram_range", UNIGRAMS) if chose else None)
+    settings = chosen_calibration(Xtr, ngram_range)
     est, calibration, train_seconds = _fit_learner(est, Xtr, train_labels, learner, calibrated, progress, report,
                                                    settings)
 

@@ -154,7 +154,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         What is scaled (:mod:`textcw.learners.temperature`); ``standardized`` needs a Gaussian
         learner (``margin_variance``), ``normalized`` a linear one (``coef_``); ``auto`` scales
         the normalized scores of a linear learner (else the raw ones), or the standardized ones
-        of a Gaussian learner when they fit the recorded scores better.
+        of a Gaussian learner without an intercept when they fit the recorded scores better.
     record : {"auto", "first", "last", "cross-fit"}, default "auto"
         Where the scores the temperature is fitted to come from (module docstring).
     chunk_size : int in [1, 1000000], default 256
@@ -268,7 +268,13 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         target = np.searchsorted(labels, y)
         if record == "cross-fit" and self.unseen == "drop" and self.margin == "auto":
             norms = None  # raw or standardized scores (parameter unseen)
-        self.scaling_ = fit_temperature(scores, variances if gaussian else None, target,
+        # An intercept is the weight of a feature every document has, so its variance shrinks
+        # like 1/n with the training documents: the standardized scores of the smaller models
+        # that recorded the scores come out smaller than the final model's, and a temperature
+        # fitted to them over-states its test probabilities (8 points on a short-text task,
+        # docs/quality.md "An intercept for short documents"). "auto" leaves them out then.
+        standardize = gaussian and not (self.margin == "auto" and getattr(model, "fit_intercept", False) is True)
+        self.scaling_ = fit_temperature(scores, variances if standardize else None, target,
                                         margin=self.margin, record=record, norms=norms, method=self.method)
         self.n_honest_scores_ = informative_scores(scores)
         if self.n_honest_scores_ < MIN_HONEST_SCORES:
