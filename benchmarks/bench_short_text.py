@@ -33,11 +33,14 @@ each of those methods (interleaved, 5 times: best and median) on the same 2-fold
 scores. Both also take the project's held-out tasks of benchmarks/bench_out_of_box.py
 (``--tasks digits,sotu-party,...``): a calibrator must not hurt them. ``--study gap`` trains
 ``scw1`` and ``arow`` (their self-tuned values kept) with one thing changed at a time: epochs,
-averaging, bigrams, the regularisation, the multi-class update.
+averaging, bigrams, the regularisation, the multi-class update, an intercept; and LinearSVC at
+its defaults on the same features with and without its intercept. ``--study train`` also takes
+the project's text tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
+learners without the intercept short documents give them.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
 [--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
-[--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
+[--intercept given] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -156,6 +159,8 @@ def gap_rows(task, learners=("scw1", "arow")) -> dict:
                 value = tuned.get(key, params[key])
                 changes[f"{key} x0.1"] = {key: value * 0.1}
                 changes[f"{key} x10"] = {key: value * 10}
+        if "fit_intercept" in params:
+            changes["intercept"] = {"fit_intercept": True}
         if "multiclass" in params:  # k-best and exact updates (Crammer, Dredze and Kulesza, EMNLP 2009)
             changes["multiclass seq, k=5"] = {"multiclass": "seq", "k": 5}
             changes["multiclass exact, k=5"] = {"multiclass": "exact", "k": 5}
@@ -169,6 +174,13 @@ def gap_rows(task, learners=("scw1", "arow")) -> dict:
         model, t = timed_fit(model, task.X_train, task.y_train)
         rows[f"{name} bigrams"] = {"accuracy": float(np.mean(model.predict(task.X_test) == task.y_test)),
                                    "seconds": t}
+    # the batch model on the same features (textcw's tfidf, unigrams), with and without its intercept
+    featurizer = textcw.make_featurizer("tfidf")
+    X_train, X_test = featurizer.fit_transform(task.X_train), featurizer.transform(task.X_test)
+    for label, intercept in (("LinearSVC default", True), ("LinearSVC without intercept", False)):
+        svc, t = timed_fit(LinearSVC(fit_intercept=intercept), X_train, task.y_train)
+        rows[f"{label} (the same features)"] = {"accuracy": float(np.mean(svc.predict(X_test) == task.y_test)),
+                                                "seconds": t}
     return rows
 
 
@@ -204,6 +216,9 @@ def main(argv=None) -> None:
     parser.add_argument("--unseen", choices=("auto", "keep", "drop"), default=None,
                         help="--study train: how the calibration's halves score held-out rows "
                              "(default: short documents score them as unseen ones)")
+    parser.add_argument("--intercept", choices=("auto", "given"), default=None,
+                        help="--study train: 'given' keeps the learners' fit_intercept (default: short "
+                             "documents give the Gaussian learners an intercept)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
@@ -215,17 +230,20 @@ def main(argv=None) -> None:
     unknown = [t for t in tasks if t not in known]
     if unknown:
         parser.error(f"unknown task(s) {', '.join(unknown)}; choose among {', '.join(known)}")
-    if args.study not in ("calibration", "fit-time") and any(t not in SHORT_TEXT_TASKS for t in tasks):
-        parser.error("the project's held-out tasks are for --study calibration and fit-time; "
+    if args.study == "gap" and any(t not in SHORT_TEXT_TASKS for t in tasks):
+        parser.error("the project's held-out tasks are for --study train (text tasks), calibration and fit-time; "
                      "bench_out_of_box.py measures the rest")
     report = {}
     for name in tasks:
         task = load_task(name, args.max_per_class, args.cache)
+        if args.study == "train" and not isinstance(task.X_train[0], str):
+            parser.error(f"{name} is not a text task; --study train fits textcw train's tfidf pipelines")
         header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
                   f"{len(np.unique(task.y_train))} classes)")
         if args.study == "train":
             rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
-                                                                  ("ngrams", args.ngrams), ("unseen", args.unseen))
+                                                                  ("ngrams", args.ngrams), ("unseen", args.unseen),
+                                                                  ("intercept", args.intercept))
                                                if v is not None})
             if not args.no_sklearn:
                 rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))

@@ -1,6 +1,6 @@
-"""Reliability diagrams of the short-text tasks: ``textcw train``'s probabilities, calibrated on
-held-out rows scored as unseen documents (the default) and with the unseen words kept, against
-the tuned LogisticRegression.
+"""Reliability diagrams of the short-text tasks: ``textcw train``'s probabilities (the learner
+with the intercept short documents give it, calibrated on held-out rows scored as unseen
+documents), the same without the intercept, and the tuned LogisticRegression.
 
 For each task of :mod:`short_text_data`, one figure (``reliability-short-text-TASK.png``): the
 predicted label's probability against how often it is right, in ten bins, with the documents per
@@ -8,8 +8,10 @@ bin below (:func:`textcw.evaluation.plot.plot_reliability`). Rows:
 
 - ``LEARNER, textcw train``: ``make_pipeline("tfidf", LEARNER, train_defaults=True)``, what
   ``textcw train --learner LEARNER`` fits (the documents choose the n-grams; the calibration's
-  halves score held-out rows without the words they never saw: textcw.learners.unseen_features);
-- ``LEARNER, unseen words kept``: the same model with ``unseen="keep"``, the calibration before;
+  halves score held-out rows without the words they never saw: textcw.learners.unseen_features;
+  a Gaussian learner fits an intercept: textcw.learners.calibrated_pipeline.with_chosen_intercept);
+- ``LEARNER, no intercept``: the same pipeline with ``intercept="given"`` (the learner's default,
+  none), as ``textcw train`` fitted it before;
 - ``LogisticRegression tuned``: benchmarks/bench_short_text.py's search (3-fold
   ``GridSearchCV`` over C and uni/bigrams of sublinear TF-IDF), left out with ``--no-logistic``.
 
@@ -48,8 +50,8 @@ def series(task, learner: str, logistic: bool) -> dict:
     from sklearn.pipeline import Pipeline
 
     out = {}
-    for label, unseen in ((f"{learner}, textcw train", "auto"), (f"{learner}, unseen words kept", "keep")):
-        model = textcw.make_pipeline("tfidf", learner, train_defaults=True).set_params(unseen=unseen)
+    for label, intercept in ((f"{learner}, textcw train", "auto"), (f"{learner}, no intercept", "given")):
+        model = textcw.make_pipeline("tfidf", learner, train_defaults=True).set_params(intercept=intercept)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             out[label] = _points(model.fit(task.X_train, task.y_train), task)

@@ -67,12 +67,13 @@ def with_chosen_intercept(learner, short: bool):
 
     Why: a short test document often shares no word, or one, with the training documents; its
     scores are then zero, or one word's, and only a bias can say which labels are likely a
-    priori. The batch models the online passes were measured against fit one: LinearSVC at its
-    defaults without its intercept loses 0.7-6.9 points on such tasks, which is most of its lead
-    there; the Gaussian learners with one gain up to 7.7 points. On longer documents the
-    features carry that evidence, and a bias did not help (``scw1`` on synthetic text lost 2.4
-    points). Measured in docs/quality.md "An intercept for short documents"; the first-order
-    learners (``sgd``, ``pa1``) lost with one on most tasks and keep none."""
+    priori. The batch models the online passes were measured against fit one: without its
+    intercept LinearSVC at its defaults lost 1.0-6.9 points on three of seven short-text tasks,
+    its lead over the online learners there; the Gaussian learners with one gained up to 7.6.
+    On longer documents the words carry that evidence, and a bias did not help (``scw1`` on
+    synthetic text lost 2.4 points). Measured in docs/quality.md "An intercept for short
+    documents"; the first-order learners (``sgd``, ``pa1``) lost with one on most of those tasks
+    and keep none."""
     if not short or not hasattr(learner, "margin_variance") or \
             learner.get_params(deep=False).get("fit_intercept", True) is not False:
         return learner
