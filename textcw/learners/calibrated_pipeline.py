@@ -69,7 +69,7 @@ def with_chosen_intercept(learner, short: bool):
     scores are then zero, or one word's, and only a bias can say which labels are likely a
     priori. The batch models the online passes were measured against fit one: without its
     intercept LinearSVC at its defaults lost 1.0-6.9 points on three of seven short-text tasks,
-    its lead over the online learners there; the Gaussian learners with one gained up to 7.6.
+    its lead over the online learners there; the Gaussian learners with one gained up to 7.7.
     On longer documents the words carry that evidence, and a bias did not help (``scw1`` on
     synthetic text lost 2.4 points). Measured in docs/quality.md "An intercept for short
     documents"; the first-order learners (``sgd``, ``pa1``) lost with one on most of those tasks
