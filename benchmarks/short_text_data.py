@@ -37,6 +37,11 @@ since installed versions differ).
   installs under ``/usr/share/wordnet`` (``apt-get install wordnet-base``); a gloss under two
   files is dropped; files with at least :data:`MIN_PER_CLASS` glosses are kept. Added after
   the calibration of short documents was designed, as its test.
+- ``wordnet-examples``: the usage examples of the same synsets (the quoted sentences of a gloss:
+  ``"the river was navigable for 50 miles"``), each labelled by its synset's lexicographer
+  file, as ``wordnet-glosses`` reads them (an example under two files dropped, files with at
+  least :data:`MIN_PER_CLASS` examples kept). Added after the intercept for short documents
+  was designed, as its test.
 - ``newsgroups-subjects`` (20 classes): the ``Subject:`` header of every message of 20
   Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
   ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
@@ -275,23 +280,36 @@ def gcloud_groups(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
     return _cap_and_split("gcloud-groups", by_class, f"{len(pages)} manual pages in {MAN_DIR}", max_per_class)
 
 
-def wordnet_glosses(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
-    """WordNet 3.0 glosses by lexicographer file (module docstring)."""
+def _wordnet_texts(task: str, texts_of) -> dict:
+    """``{text: {lexicographer file, ...}}`` of every synset, ``texts_of(gloss)`` its texts."""
     files = [WORDNET_DIR / f"data.{pos}" for pos in ("noun", "verb", "adj", "adv")]
     if not all(path.is_file() for path in files):
-        raise DataError(f"task 'wordnet-glosses' needs WordNet's data files in {WORDNET_DIR}; "
+        raise DataError(f"task {task!r} needs WordNet's data files in {WORDNET_DIR}; "
                         "run `apt-get install wordnet-base`")
-    glosses: dict[str, set[str]] = defaultdict(set)
+    texts: dict[str, set[str]] = defaultdict(set)
     for path in files:
         for line in path.read_text(encoding="latin-1").splitlines():
             if line.startswith("  "):  # the licence at the top of each file
                 continue
             head, _, gloss = line.partition(" | ")
-            definition = gloss.split(";")[0].strip()
-            if definition:
-                glosses[definition].add(LEXNAMES[int(head.split()[1])])
+            for text in texts_of(gloss):
+                texts[text].add(LEXNAMES[int(head.split()[1])])
+    return texts
+
+
+def wordnet_glosses(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """WordNet 3.0 glosses by lexicographer file (module docstring)."""
+    glosses = _wordnet_texts("wordnet-glosses", lambda gloss: [d for d in [gloss.split(";")[0].strip()] if d])
     by_class = _unambiguous(glosses, MIN_PER_CLASS)
     return _cap_and_split("wordnet-glosses", by_class, f"WordNet data files in {WORDNET_DIR}", max_per_class)
+
+
+def wordnet_examples(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """WordNet 3.0 usage examples by lexicographer file (module docstring)."""
+    examples = _wordnet_texts("wordnet-examples",
+                              lambda gloss: [e.strip() for e in re.findall(r'"([^"]+)"', gloss) if e.strip()])
+    by_class = _unambiguous(examples, MIN_PER_CLASS)
+    return _cap_and_split("wordnet-examples", by_class, f"WordNet data files in {WORDNET_DIR}", max_per_class)
 
 
 def newsgroups_subjects(max_per_class: int | None = None) -> HeldoutTask:
@@ -352,4 +370,5 @@ SHORT_TEXT_TASKS: dict[str, Callable[..., HeldoutTask]] = {
     "newsgroups-subjects": newsgroups_subjects,
     "gcloud-groups": gcloud_groups,
     "wordnet-glosses": wordnet_glosses,
+    "wordnet-examples": wordnet_examples,
 }
