@@ -119,7 +119,7 @@ SCRIPTS = {
     "short_text_reliability.py": Smoke(
         ("--tasks", "newsgroups-subjects", "--learner", "arow", "--max-per-class", "10", "--no-logistic",
          "--cache", "{tmp}/short-text", "--out", "{tmp}/figures"),
-        ("newsgroups-subjects  arow, textcw train: accuracy ", "newsgroups-subjects  arow, unseen words kept: accuracy ",
+        ("newsgroups-subjects  arow, textcw train: accuracy ", "newsgroups-subjects  arow, no intercept: accuracy ",
          "wrote "), json=None),
     "bench_startup.py": Smoke(
         ("--repeat", "1", "--json", "{tmp}/out.json"),
