@@ -187,8 +187,8 @@ def test_textcw_train_says_when_the_documents_chose_bigrams(tmp_path, capsys):
     corpus = f"csv:{tmp_path / 'train.csv'},{tmp_path / 'test.csv'}"
     code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "arow")
     assert code == 0, err
-    assert " features of unigrams and bigrams, chosen for short documents; " in out
+    assert " features of unigrams and bigrams, chosen for short documents; an intercept, for short documents; " in out
     code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "arow",
-                         "--featurizer-param", "ngram_range=[1,2]")
+                         "--featurizer-param", "ngram_range=[1,2]", "--param", "fit_intercept=false")
     assert code == 0, err
-    assert "chosen for short documents" not in out and " features; " in out
+    assert "chosen for short documents" not in out and "intercept" not in out and " features; featurize " in out
