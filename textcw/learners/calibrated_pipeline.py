@@ -85,9 +85,8 @@ def chosen_calibration(X, ngram_range, *, unseen: str = "auto", method: str | No
     n-grams ``ngram_range`` (``None``: the featurizer was fitted as given), with ``unseen`` and
     ``method`` as :class:`CalibratedPipeline` takes them.
 
-    ``unseen="auto"``: short documents (uni+bigrams chosen, which only short ones can choose, or a
-    median of at most ``SHORT_TEXT_WORDS`` distinct words) have their held-out rows scored as
-    unseen ones (``drop``), other documents as given (``keep``). ``method=None``: ``auto`` (the
+    ``unseen="auto"``: short documents (:func:`short_documents`) have their held-out rows scored
+    as unseen ones (``drop``), other documents as given (``keep``). ``method=None``: ``auto`` (the
     offset where it lowers the held-out log-loss) for rows scored as unseen, else
     ``temperature``. Measured in docs/quality.md "Short documents scored as unseen ones"."""
     if unseen == "auto":
