@@ -48,6 +48,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from textcw.errors import InputError, ParameterError
+from textcw.learners.unknown_documents import no_known_feature
 from textcw.untrusted import safe_text
 
 __all__ = ["Explanation", "Term", "TopK", "class_scores", "explain", "explain_features", "feature_words",
@@ -96,8 +97,9 @@ def top_k(model, docs, k: int) -> TopK:
     probabilities (``predict_proba``, when the model has it).
 
     Labels are ranked by score, ties by the order of ``classes_``, so the first is always
-    ``predict``'s label; with a calibrated model (the default of ``textcw train``) the
-    probabilities keep that order. A model with the Gaussian learners' own multi-class
+    ``predict``'s label; with a calibrated model (the default of ``textcw train``) by
+    probability, which keeps that order but for a document with no known feature, whose label
+    is the calibration's. A model with the Gaussian learners' own multi-class
     probabilities (``probability="raw"``) can rank a label higher by probability than by score
     (docs/guide/probabilities.md). ``k`` must be from 1 to the number of labels
     (:class:`~textcw.errors.ParameterError` otherwise).
@@ -113,7 +115,12 @@ def top_k(model, docs, k: int) -> TopK:
     else:
         raise InputError(f"a {type(model).__name__} has neither decision_function nor predict_proba, so its "
                          "labels cannot be ranked")
-    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    if proba is not None and getattr(model, "probability_calibration_", None) is not None:
+        # calibrated: the probabilities keep the scores' order, but for a document with no
+        # known feature, whose label is the calibration's (ties by score, then by classes_)
+        order = np.lexsort((-scores, -proba), axis=1)[:, :k]
+    else:
+        order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
     rows = np.arange(scores.shape[0])[:, None]
     return TopK(classes[order], scores[rows, order], None if proba is None else proba[rows, order])
 
@@ -158,6 +165,9 @@ class Explanation:
     the largest contributions in absolute value, largest first; ``rest`` is the sum of the
     other ``n_rest`` features' contributions. ``margin_sd`` and ``intercept_sd`` are standard
     deviations under the Gaussian learners' weight distribution (``None`` for other learners).
+    ``unknown``: the document has no feature the model knows, and its label and runner-up are
+    the calibration's two most probable for such a document, not the weights'
+    (:mod:`textcw.learners.unknown_documents`); the margin is then the intercepts' difference.
     """
 
     label: object
@@ -170,6 +180,7 @@ class Explanation:
     n_rest: int
     margin_sd: float | None
     intercept_sd: float | None
+    unknown: bool = False
 
 
 def linear_weights(learner):
@@ -249,13 +260,17 @@ def explain_features(model, X, n: int | None = 10) -> Explanation:
     raw = np.asarray(learner.decision_function(X), dtype=np.float64).reshape(-1)
     cols, vals = X.indices.astype(np.int64), X.data
     binary = raw.shape[0] == 1
+    unknown = getattr(getattr(model, "probability_calibration_", None), "unknown", None)
+    unknown = unknown if unknown is not None and no_known_feature(X)[0] else None  # its label is the calibration's
     if binary:
         s = float(raw[0])
-        sign = 1.0 if s > 0 else -1.0  # predict: classes_[1] when s > 0
-        top, other = (1, 0) if s > 0 else (0, 1)
+        positive = s > 0 if unknown is None else unknown[1] > unknown[0]  # predict: classes_[1] when s > 0
+        sign = 1.0 if positive else -1.0
+        top, other = (1, 0) if positive else (0, 1)
         delta, bias, margin = sign * coef[0, cols], sign * float(intercept[0]), sign * s
     else:
-        order = np.argsort(-raw, kind="stable")  # predict's argmax first, ties by classes_
+        # predict's argmax first, ties by classes_
+        order = np.argsort(-(raw if unknown is None else np.asarray(unknown)), kind="stable")
         top, other = int(order[0]), int(order[1])
         delta = coef[top, cols] - coef[other, cols]
         bias, margin = float(intercept[top] - intercept[other]), float(raw[top] - raw[other])
@@ -272,7 +287,8 @@ def explain_features(model, X, n: int | None = 10) -> Explanation:
                        None if sds is None else float(sds[i])) for i in shown)
     hidden = ranked[len(shown):]
     return Explanation(classes[top], classes[other], binary, margin, bias, terms,
-                       float(contributions[hidden].sum()), int(len(hidden)), margin_sd, intercept_sd)
+                       float(contributions[hidden].sum()), int(len(hidden)), margin_sd, intercept_sd,
+                       unknown is not None)
 
 
 def with_words(e: Explanation, featurizer, doc: str) -> Explanation:
@@ -354,4 +370,7 @@ def format_explanation(e: Explanation, indent: str = "  ") -> list[str]:
         lines.append(f"{indent}  {e.rest:+9.4f}  ({e.n_rest} other word{'s' if e.n_rest != 1 else ''})")
     if e.intercept != 0.0:
         lines.append(f"{indent}  {e.intercept:+9.4f}{sd(e.intercept_sd)}  (intercept)")
+    if e.unknown:
+        lines.append(f"{indent}  no word the model knows: the label most frequent among held-out documents "
+                     "with none, not the scores")
     return lines

@@ -379,7 +379,8 @@ def _test_model(model, est, calibration, Xte, test_set, test_labels, probability
     if len(test_labels) == 0:
         return None, untested_metrics()
     # the model's own predict() featurizes the test documents; a cached Xte is that same matrix
-    predicted = model.predict(test_set.data) if Xte is None else est.predict(Xte)
+    predicted = model.predict(test_set.data) if Xte is None else \
+        (est.predict(Xte) if calibration is None else calibration.predict(est, Xte))
     accuracy = float(np.mean(predicted == test_labels))
     proba = (lambda: model.predict_proba(test_set.data)) if Xte is None else \
         (lambda: est.predict_proba(Xte) if calibration is None else calibration.predict_proba(est, Xte))

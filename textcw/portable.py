@@ -153,7 +153,7 @@ def _build(document: dict, arrays: dict) -> Pipeline:
     else:  # a calibrated model: its temperature travels as plain data in the components
 
         model = CalibratedPipeline(built)
-        model.probability_calibration_ = _calibration(calibration)
+        model.probability_calibration_ = _calibration(calibration, len(built[-1][1].classes_))
         components["probability"] = model.probability_calibration_.to_dict()  # only checked values
     model.textcw_components_ = components
     return model
@@ -277,9 +277,10 @@ def _plain(value):
     return json.loads(json.dumps(value, sort_keys=True, default=lambda v: None))
 
 
-def _calibration(calibration):
+def _calibration(calibration, n_classes: int | None = None):
     """The recorded temperature, checked as fitting bounds it: a finite inverse temperature in
-    ``[0, BETA_MAX]`` and finite, non-negative recorded log-losses."""
+    ``[0, BETA_MAX]``, finite, non-negative recorded log-losses and, for documents with no known
+    feature, one probability per class (of ``n_classes``, when given)."""
     import math
 
 
@@ -292,4 +293,7 @@ def _calibration(calibration):
                              f"{scaling.inverse_temperature!r}, more than the {BETA_MAX:g} fitting can choose")
     if not all(math.isfinite(v) and v >= 0 for v in scaling.recorded_log_loss.values()):
         raise ModelFileError("its probability calibration records a log-loss that is negative or not finite")
+    if scaling.unknown is not None and len(scaling.unknown) != (n_classes or 2):  # a tag's is binary
+        raise ModelFileError(f"its probability calibration gives {len(scaling.unknown)} probabilities for a document "
+                             f"with no known word, for a model of {n_classes} labels")
     return scaling

@@ -24,13 +24,9 @@ Where the honest scores come from (``record=``):
   folds as the rarest label has documents). The scoring models
   were trained as the final one was (same passes, half the data), on documents they never saw.
   Costs two half-size fits: about twice the training time. A self-tuned learner's halves take
-  the values the final fit chose (``tuned_params_``) instead of tuning their own: tuned on half
-  the documents, they chose other values (e.g. SCW-II's ``C`` 1 instead of 10), so their scores
-  were not those of the model being calibrated, and the temperature fitted to them was off (test
-  ECE of SCW-II as ``textcw train`` fits it: 0.101 to 0.057 on sotu-party, 0.143 to 0.079 on
-  synthetic text; docs/quality.md "Calibrating self-tuned learners"). The values were chosen
-  on all the documents, the scored half included: two numbers from a grid of a few, against
-  scores of every document.
+  the values the final fit chose (``tuned_params_``): tuned on half the documents they chose
+  others, and the temperature fitted to their scores was off (docs/quality.md "Calibrating
+  self-tuned learners").
 - ``"auto"`` (default): ``"first"`` for an online learner with one epoch and no ``"auto"``
   hyperparameters (free and honest), else ``"cross-fit"`` (``"first"`` when a label has a
   single document, which a two-fold split cannot place on both sides).
@@ -39,6 +35,9 @@ The temperature is fitted to Platt's regularised targets rather than the 0/1 lab
 (:func:`textcw.learners.temperature.smoothed_targets`), so it stays finite on small or separable
 data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
 were available.
+
+A document with no known feature gets the labels of the recorded documents that had none, where
+they predict those better than the temperature does (:func:`fit_calibration`).
 
 Why one temperature, and an offset only on the predicted label: ``z / T`` with ``T > 0`` keeps
 the order of the scores, so the most probable label is exactly the label ``predict`` returns.
@@ -53,6 +52,7 @@ the argmax is the first class.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -60,7 +60,6 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from textcw.errors import ParameterError
-from textcw.learners.autotune import auto_names
 from textcw.learners.params import Interval, Options, check_params
 from textcw.learners.selftune import check_online_learner, check_training_data, epoch_orders, learner_has
 from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names this module had)
@@ -77,69 +76,44 @@ from textcw.learners.temperature import (  # noqa: F401  (re-exported: the names
     temperature_log_loss,
     weight_norm,
 )
+from textcw.learners.recorded_scores import (  # noqa: F401  (CROSS_FIT_FOLDS re-exported)
+    CROSS_FIT_FOLDS, RECORDS, recorded_chunks, resolve_record)
+from textcw.learners.unknown_documents import chosen_unknown, no_known_feature
 from textcw.learners.unseen_features import as_unseen, unit_length_rows
 
 MARGINS = ("auto", "raw", "standardized", "normalized")
-RECORDS = ("auto", "first", "last", "cross-fit")
 # How a cross-fit half scores the other half's rows: as given, or without the features it never
 # saw (textcw.learners.unseen_features), as the final model sees a test document.
 UNSEEN = ("keep", "drop")
-CROSS_FIT_FOLDS = 2
 # Fewer honest scores than this and the fitted temperature is reported as uncertain
 # (CalibrationWarning): a reliability diagram of 10 bins needs about 10 documents a bin.
 MIN_HONEST_SCORES = 100
 
 
-def resolve_record(record: str, learner, y: np.ndarray, labels: np.ndarray) -> str:
-    """``"first"``, ``"last"`` or ``"cross-fit"``: what ``record`` means for this learner and
-    data (module docstring)."""
-    params = learner.get_params(deep=False)
-    online = hasattr(learner, "partial_fit") and "n_epochs" in params
-    splittable = _every_label_twice(y, labels)
-    if record == "cross-fit" and not splittable:
-        raise ParameterError(
-            f"Calibrated: record='cross-fit' splits the training data in {CROSS_FIT_FOLDS} stratified "
-            f"halves, so every label needs at least {CROSS_FIT_FOLDS} documents; add documents or use "
-            "record='first'"
-        )
-    if record != "auto":
-        return record
-    if online and params["n_epochs"] == 1 and not auto_names(learner):
-        return "first"
-    if splittable:
-        return "cross-fit"
-    if online:
-        return "first"
-    raise ParameterError(
-        f"Calibrated: {type(learner).__name__} learns in one batch, so its scores can only be "
-        f"calibrated by cross-fitting, which needs at least {CROSS_FIT_FOLDS} documents of every "
-        "label; add documents or use the learner's own probabilities"
-    )
+def fit_calibration(scores, variances, norms, target, empty, **settings) -> TemperatureScaling:
+    """:func:`~textcw.learners.temperature.fit_temperature` of the recorded scores, and the
+    probabilities of a document with no known feature where the recorded rows that had none
+    (``empty``) show them better than a temperature fitted without them does
+    (:func:`~textcw.learners.unknown_documents.chosen_unknown`).
 
-
-def recorded_chunks(n: int, chunk_size: int) -> list[tuple[int, int]]:
-    """``(start, stop)`` of the chunks a recorded pass over ``n`` documents learns: 1, 1, 2, 4,
-    ... documents, doubling up to ``chunk_size``, then ``chunk_size`` at a time.
-
-    Why the doubling start: a chunk is scored by the model before it, and the model before the
-    first chunk has learned nothing (every score 0, no information for the temperature). With
-    chunks of ``chunk_size`` from the start, a pass over fewer documents than that would
-    record nothing at all; growing chunks lose only the first document, for a few more
-    ``partial_fit`` calls (the model is the same: the online learners learn one document at a
-    time within a chunk)."""
-    chunks, start, size = [], 0, 1
-    while start < n or not chunks:
-        stop = min(n, start + size)
-        chunks.append((start, stop))
-        start = stop
-        if len(chunks) > 1:
-            size = min(2 * size, chunk_size)
-    return chunks
-
-
-def _every_label_twice(y, labels) -> bool:
-    counts = np.bincount(np.searchsorted(labels, y), minlength=len(labels))
-    return bool(counts.min() >= CROSS_FIT_FOLDS)
+    The temperature is fitted to the rows it will scale: without the empty ones where the
+    estimate is kept, else to every row, exactly as with no empty row. The choice is made with
+    a plain temperature (one number, a quick fit), which the kept calibration reuses unless
+    ``settings`` ask for an offset on the predicted label."""
+    if not np.any(empty) or np.all(empty):
+        return fit_temperature(scores, variances, target, norms=norms, **settings)
+    rows = ~empty
+    without = (scores[rows], None if variances is None else variances[rows], target[rows])
+    plain = fit_temperature(*without, norms=None if norms is None else norms[rows],
+                            **{**settings, "method": "temperature"})
+    proba = plain.recorded_proba(scores[empty], None if variances is None else variances[empty],
+                                 None if norms is None else norms[empty])
+    unknown = chosen_unknown(target, empty, proba, 2 if np.ndim(scores) == 1 else np.shape(scores)[1])
+    if unknown is None:
+        return fit_temperature(scores, variances, target, norms=norms, **settings)
+    if settings.get("method", "temperature") != "temperature":
+        plain = fit_temperature(*without, norms=None if norms is None else norms[rows], **settings)
+    return replace(plain, unknown=unknown)
 
 
 class Calibrated(ClassifierMixin, BaseEstimator):
@@ -255,7 +229,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         if record != "cross-fit":
             check_online_learner(self.learner, "Calibrated")
         fit = self._cross_fit if record == "cross-fit" else self._pass_fit
-        model, scores, variances, norms = fit(X, y, labels, gaussian, record, progress)
+        model, scores, variances, norms, empty = fit(X, y, labels, gaussian, record, progress)
         if self.margin == "normalized" and norms is None:
             raise ParameterError(
                 f"Calibrated: margin='normalized' needs a linear learner with coef_; "
@@ -274,8 +248,8 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         # fitted to them over-states its test probabilities (8 points on a short-text task,
         # docs/quality.md "An intercept for short documents"). "auto" leaves them out then.
         standardize = gaussian and not (self.margin == "auto" and getattr(model, "fit_intercept", False) is True)
-        self.scaling_ = fit_temperature(scores, variances if standardize else None, target,
-                                        margin=self.margin, record=record, norms=norms, method=self.method)
+        self.scaling_ = fit_calibration(scores, variances if standardize else None, norms, target, empty,
+                                        margin=self.margin, record=record, method=self.method)
         self.n_honest_scores_ = informative_scores(scores)
         if self.n_honest_scores_ < MIN_HONEST_SCORES:
             warnings.warn(
@@ -319,7 +293,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         # the halves are trained with the values the final fit chose ("auto" ones included)
         settings = clone(self.learner).set_params(**dict(getattr(model, "tuned_params_", {})))
         shape = (n,) if len(labels) == 2 else (n, len(labels))
-        scores, variances, norms = np.zeros(shape), np.zeros(shape), np.zeros(n)
+        scores, variances, norms, empty = np.zeros(shape), np.zeros(shape), np.zeros(n), np.zeros(n, dtype=bool)
         linear = True
         folds = StratifiedKFold(k, shuffle=True, random_state=params.get("random_state", 0))
         unit_length = self.unseen == "drop" and unit_length_rows(X)
@@ -331,12 +305,13 @@ class Calibrated(ClassifierMixin, BaseEstimator):
             held_out = (as_unseen(X[scored], X[fitted_on], unit_length=unit_length) if self.unseen == "drop"
                         else X[scored])
             scores[scored] = half.decision_function(held_out)
+            empty[scored] = no_known_feature(held_out)
             if gaussian:
                 variances[scored] = half.margin_variance(held_out)
             length = weight_norm(half)
             linear = linear and length is not None
             norms[scored] = length if length is not None else 0.0
-        return model, scores, variances, (norms if linear else None)
+        return model, scores, variances, (norms if linear else None), empty
 
     # ----------------------------------------------------------------- progressive validation
     def _pass_fit(self, X, y, labels, gaussian, record, progress):
@@ -366,7 +341,7 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         if len(getattr(model, "n_updates_", ())) == len(model.mistakes_) + self._n_chunks(X.shape[0]) - 1:
             chunks = slice(recorded, recorded + self._n_chunks(X.shape[0]))
             model.n_updates_[chunks] = [int(sum(model.n_updates_[chunks]))]
-        return model, scores, variances, norms
+        return model, scores, variances, norms, no_known_feature(X)
 
     def _n_chunks(self, n: int) -> int:
         return len(recorded_chunks(n, self.chunk_size))
@@ -399,8 +374,12 @@ class Calibrated(ClassifierMixin, BaseEstimator):
         return self.estimator_.decision_function(X)
 
     def predict(self, X):
+        """The learner's labels; with ``probability="calibrated"``, the calibration's label for a
+        document with no known feature (:mod:`textcw.learners.unknown_documents`)."""
         check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
+        if self.probability == "raw":
+            return self.estimator_.predict(X)
+        return self._scaling().predict(self.estimator_, X)
 
     def _scaling(self) -> TemperatureScaling:
         # a Calibrated pickled before scaling_ existed holds margin_ and inverse_temperature_

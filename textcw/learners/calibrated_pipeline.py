@@ -5,7 +5,8 @@ parameters, ``state_dict``, ``partial_fit`` in a running service, the model file
 sees the learner itself; the pipeline adds a fitted temperature
 (:class:`textcw.learners.temperature.TemperatureScaling`, attribute
 ``probability_calibration_``) that its ``predict_proba`` applies to the learner's scores.
-``predict`` is the learner's, and the most probable label is always ``predict``'s label.
+``predict`` is the learner's (but for a document with no known feature, which gets the
+calibration's label), and the most probable label is always ``predict``'s label.
 The learner's own probabilities stay available as ``pipeline[-1].predict_proba(X_features)``.
 """
 
@@ -258,6 +259,14 @@ class CalibratedPipeline(Pipeline):
             if step is not None and step != "passthrough":
                 X = step.transform(X)
         return X
+
+    def predict(self, X, **params):
+        """The learner's labels, but the calibration's for a document with no known feature
+        (:mod:`textcw.learners.unknown_documents`): always the most probable label."""
+        scaling = getattr(self, "probability_calibration_", None)
+        if scaling is None or getattr(scaling, "unknown", None) is None:
+            return super().predict(X, **params)
+        return scaling.predict(self.steps[-1][1], self._features(X))
 
     @available_if(_scores_available)
     def predict_proba(self, X, **params):

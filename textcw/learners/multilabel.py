@@ -59,7 +59,7 @@ from sklearn.utils.validation import check_is_fitted
 from textcw._csr import as_kernel_csr
 from textcw.errors import InputError, ParameterError
 from textcw.learners.autotune import auto_names
-from textcw.learners.calibrated import recorded_chunks
+from textcw.learners.recorded_scores import recorded_chunks
 from textcw.learners.inputs import check_features
 from textcw.learners.label_threads import LabelGroups, thread_count
 from textcw.learners.multilabel_scores import (HonestScores, LearnedCount, kept_scores, label_scores,

@@ -49,6 +49,7 @@ import scipy.optimize
 from scipy.special import softmax
 
 from textcw.errors import ParameterError
+from textcw.learners.unknown_documents import checked_unknown, unknown_labels, with_unknown
 
 # The inverse temperature is searched in [0, BETA_MAX / scale of the scores]: past that the
 # probabilities of recorded scores that are all on the right side are 0 and 1 in float64 anyway.
@@ -330,7 +331,8 @@ class TemperatureScaling:
     ``"cross-fit"``: :class:`textcw.learners.calibrated.Calibrated`); ``recorded_log_loss`` is
     the log-loss of those scores at the fitted temperature, per margin tried. ``top_bias``
     (``>= 0``, :func:`fit_top_bias`) is added to the predicted label's scaled score: 0 for
-    plain temperature scaling.
+    plain temperature scaling. ``unknown`` (or ``None``): the probabilities, and with them the
+    label, of a document with no known feature (:mod:`textcw.learners.unknown_documents`).
     """
 
     margin: str
@@ -338,6 +340,7 @@ class TemperatureScaling:
     record: str
     recorded_log_loss: dict = field(default_factory=dict)
     top_bias: float = 0.0
+    unknown: tuple[float, ...] | None = None
 
     @property
     def temperature(self) -> float:
@@ -353,12 +356,24 @@ class TemperatureScaling:
             return normalized_scores(scores, np.full(len(scores), weight_norm(learner)))
         return scores
 
+    def recorded_proba(self, scores, variances=None, norms=None) -> np.ndarray:
+        """The probabilities of recorded ``scores`` (with what the margin needs)."""
+        z = (standardized_scores(scores, variances) if self.margin == "standardized" else
+             normalized_scores(scores, norms) if self.margin == "normalized" else scores)
+        return softmax_rows(_top_bias_logits(as_logits(z), self.inverse_temperature, self.top_bias))
+
     def predict_proba(self, learner, X) -> np.ndarray:
         """Columns follow ``learner.classes_``; ``T > 0`` keeps the order of the scores, so the
         argmax is the label ``learner.predict`` returns (binary: a zero margin gives 1/2 and
         ``classes_[0]``, as ``predict`` does)."""
         logits = as_logits(self.scores(learner, X))
-        return softmax_rows(_top_bias_logits(logits, self.inverse_temperature, self.top_bias))
+        return with_unknown(softmax_rows(_top_bias_logits(logits, self.inverse_temperature, self.top_bias)),
+                            X, self.unknown)
+
+    def predict(self, learner, X, predicted=None) -> np.ndarray:
+        """``predicted`` (``learner.predict(X)``), but ``argmax unknown`` for rows with no known feature."""
+        predicted = learner.predict(X) if predicted is None else predicted
+        return unknown_labels(predicted, X, self.unknown, learner.classes_)
 
     def to_dict(self) -> dict:
         """Plain JSON data (reports, model descriptions, exports): ``temperature`` is ``None``
@@ -369,7 +384,8 @@ class TemperatureScaling:
                 "record": self.record,
                 "recorded_log_loss": {k: float(v) for k, v in self.recorded_log_loss.items()},
                 # only when there is one: a plain temperature's data stay as they were
-                **({"top_bias": float(self.top_bias)} if self.top_bias else {})}
+                **({"top_bias": float(self.top_bias)} if self.top_bias else {}),
+                **({"unknown": list(self.unknown)} if self.unknown is not None else {})}
 
     @classmethod
     def from_dict(cls, data) -> TemperatureScaling:
@@ -388,7 +404,8 @@ class TemperatureScaling:
         if isinstance(bias, bool) or not isinstance(bias, (int, float)) or not 0.0 <= bias <= BIAS_MAX:
             raise ParameterError(f"a calibration's top_bias must be a number in [0, {BIAS_MAX:g}]")
         return cls(margin=margin, inverse_temperature=float(beta), record=str(record),
-                   recorded_log_loss={str(k): float(v) for k, v in losses.items()}, top_bias=float(bias))
+                   recorded_log_loss={str(k): float(v) for k, v in losses.items()}, top_bias=float(bias),
+                   unknown=checked_unknown(data.get("unknown")))
 
 
 def fit_temperature(scores: np.ndarray, variances: np.ndarray | None, target: np.ndarray, *,

@@ -358,7 +358,7 @@ def score(model, source: CorpusSource, chunk_size: int = CHUNK_SIZE,
     seen = 0
     for chunk in source.chunks("test", chunk_size=chunk_size):
         X = model[:-1].transform(chunk.data)
-        predicted = learner.predict(X)
+        predicted = learner.predict(X) if calibration is None else calibration.predict(learner, X)
         if scores is not None:
             scores.add(chunk.labels, predicted, probabilities(X))
         truth.append(np.asarray(chunk.labels))

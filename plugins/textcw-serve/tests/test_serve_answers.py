@@ -301,3 +301,27 @@ def test_openapi_and_status_describe_the_options_and_suggest(tmp_path):
     assert all(schemas["SuggestRequest"]["properties"][k].get("description") or k == "strategy"
                for k in ("documents", "n", "seed"))
     assert schemas["SuggestRequest"]["properties"]["strategy"]["enum"] == ["mistake", "margin", "random"]
+
+
+def test_a_document_with_no_known_word_is_labelled_as_the_library_labels_it(tmp_path):
+    # Short sentences of two languages and, a third of them, a token no other document has:
+    # documents with no known word are "zh" by the calibration (textcw.learners.unknown_documents),
+    # though the learner, without an intercept, scores them 0 for every label.
+    rng = np.random.default_rng(0)
+    docs, labels = [], []
+    for i in range(300):
+        label = ("en", "fr", "zh")[i % 3]
+        words = {"en": "the cat sat on a mat", "fr": "le chat est sur un tapis"}.get(label)
+        docs.append(" ".join(rng.choice(words.split(), size=4)) if words else f"x{i}y{rng.integers(10**9)}")
+        labels.append(label)
+    model = textcw.make_pipeline("tfidf", "cw-stdev", train_defaults=True, fit_intercept=False).fit(docs, labels)
+    assert model.probability_calibration_.unknown is not None
+    path = textcw.save(model, tmp_path / "m.textcw-model")
+    asked = ["qqqqqqqq", "the cat sat", "zzzz"]
+    with thread_server(path, learn=False) as server:
+        rows = server.client().predict(asked, top=2, explain=3)["predictions"]
+    assert [row["label"] for row in rows] == list(model.predict(asked)) == ["zh", "en", "zh"]
+    assert [list(row["probabilities"].values()) for row in rows] == model.predict_proba(asked).tolist()
+    assert [[t["label"] for t in row["top"]] for row in rows] == top_k(model, asked, 2).labels.tolist()
+    assert [row["explanation"]["unknown"] for row in rows] == [True, False, True]
+    assert [row["explanation"]["label"] for row in rows] == [explain(model, doc).label for doc in asked]

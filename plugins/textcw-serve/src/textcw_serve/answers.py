@@ -49,18 +49,20 @@ class _Scored:
     (``predict_proba`` and ``decision_function`` exist only when the prediction has them, as on
     the model itself)."""
 
-    def __init__(self, classes, scored):
+    def __init__(self, classes, scored, calibration=None):
         self.classes_ = classes
+        self.probability_calibration_ = calibration  # a calibrated model ranks by probability
         if scored.proba is not None:
             self.predict_proba = lambda docs: scored.proba
         if scored.scores is not None:
             self.decision_function = lambda docs: scored.scores
 
 
-def top_rows(scored, classes, k: int) -> list[list[dict]]:
+def top_rows(scored, classes, k: int, calibration=None) -> list[list[dict]]:
     """Each document's ``k`` best labels: ``[{"label", "probability", "score"}, ...]``, best first
-    (``probability`` ``null`` for a model without probabilities, which are ranked by score)."""
-    ranked = top_k(_Scored(classes, scored), range(len(scored.predicted)), k)
+    (``probability`` ``null`` for a model without probabilities, which are ranked by score);
+    ``calibration``: the model's ``probability_calibration_``, as :func:`textcw.explain.top_k` reads it."""
+    ranked = top_k(_Scored(classes, scored, calibration), range(len(scored.predicted)), k)
     probabilities = ranked.probabilities if ranked.probabilities is not None else [[None] * k] * len(ranked.labels)
     return [[{"label": jsonable_label(label), "probability": _number(p), "score": _number(s)}
              for label, p, s in zip(labels, ps, ss)]
@@ -75,7 +77,7 @@ def explanation_dict(e) -> dict:
             "terms": [{"words": list(t.words), "column": t.column, "value": _number(t.value),
                        "contribution": _number(t.contribution), "sd": _number(t.sd)} for t in e.terms],
             "rest": _number(e.rest), "n_rest": e.n_rest, "intercept": _number(e.intercept),
-            "intercept_sd": _number(e.intercept_sd)}
+            "intercept_sd": _number(e.intercept_sd), "unknown": bool(e.unknown)}
 
 
 def predict_answers(service, documents: list[str], top: int | None, words: int | None) -> tuple[int, list[dict]]:
@@ -99,7 +101,8 @@ def predict_answers(service, documents: list[str], top: int | None, words: int |
         explained = [with_words(e, featurizer, doc) for e, doc in zip(explained, documents)]
     rows = prediction_rows(scored, service.labels)
     if top is not None:
-        for row, ranked in zip(rows, top_rows(scored, learner_of(model).classes_, top)):
+        for row, ranked in zip(rows, top_rows(scored, learner_of(model).classes_, top,
+                                                  getattr(model, "probability_calibration_", None))):
             row["top"] = ranked
     if explained is not None:
         for row, e in zip(rows, explained):

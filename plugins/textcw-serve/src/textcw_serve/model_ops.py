@@ -291,7 +291,9 @@ def score(model: Pipeline, X, *, variances: bool = False) -> Scored:
     else:
         predicted = learner.predict(matrix())
     if isinstance(scaling, TemperatureScaling):
-        # a temperature scales the decision scores (and, standardized, the margin variance)
+        # a temperature scales the decision scores (and, standardized, the margin variance); a
+        # document with no known feature gets the calibration's label and probabilities
+        predicted = scaling.predict(known, X, predicted)
         proba = scaling.predict_proba(known, X)
     elif scaling is not None:
         proba = scaling.predict_proba(learner, matrix())

@@ -148,6 +148,8 @@ class Explanation(_Reply):
     n_rest: int
     intercept: float | None
     intercept_sd: float | None
+    unknown: bool = Field(default=False, description="The document has no word the model knows: the label is the "
+                                                      "most frequent among held-out documents with none.")
 
 
 class AnsweredPrediction(Prediction):
