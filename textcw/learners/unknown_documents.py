@@ -20,11 +20,12 @@ strong as Laplace's add-one rule, centred on the frequencies instead of the unif
 
 :func:`chosen_unknown` keeps it only where it predicts the held-out empty rows better than the
 temperature does: its leave-one-out log-loss on them (each row's label left out of its own
-estimate) against the log-loss the temperature gives their recorded scores (the temperature,
-one or two numbers fitted to thousands of rows, gains next to nothing from having seen them).
-With few empty rows the estimate is about the label frequencies, and a learned intercept can
-know more; then the temperature keeps them. The temperature is not refitted: a document with a
-known feature gets the probabilities it got without the estimate.
+estimate) against the log-loss that a temperature fitted without them gives their recorded
+scores. With few empty rows the estimate is about the label frequencies, and a learned
+intercept can know more; then the temperature keeps them. The temperature is fitted to the rows
+it will scale: without the empty ones where the estimate is kept, else to every row, so that a
+calibration that rejects the estimate is exactly the one fitted before it existed
+(:func:`textcw.learners.calibrated.fit_calibration`).
 
 The rows it applies to are those with no non-zero value (:func:`no_known_feature`). Where it
 is kept, the calibration (:class:`textcw.learners.temperature.TemperatureScaling`, field
