@@ -137,6 +137,12 @@ class HashedTfidf(Hashing):
         state = self._checked_state()
         return self._weigh(self._counts(X), state)
 
+    def kernel_rows(self, X) -> None:
+        """``None``: the kernels make ``hashing``'s raw counts, which this featurizer then
+        weighs, so a caller that scores rows with a kernel (the service) must use
+        :meth:`transform`'s weighted rows."""
+        return None
+
     def _counts(self, X) -> sp.csr_matrix:
         """The hashed counts (or presence, ``binary``) of ``X``, as ``hashing`` computes them."""
         if isinstance(X, native.TextBlock):

@@ -93,3 +93,17 @@ def test_the_service_predicts_from_the_rows(tmp_path):
     assert version == 0
     assert_same_scored(scored, model_ops.score(service.model, featurize(service.model, docs)))
     assert np.array_equal(scored.predicted, service.model.predict(docs))
+
+
+def test_hashed_tfidf_is_scored_on_its_weighted_rows():
+    # hashed-tfidf hashes as hashing does, then weighs each count by its idf and each row to unit
+    # length: the kernel's raw counts would give other scores and probabilities
+    docs, labels = documents(60, list(WORDS))
+    model = textcw.make_pipeline("hashed-tfidf", "cw-stdev", n_epochs=1).fit(docs, labels)
+    asked = documents(10, list(WORDS), seed=4)[0] + EXTRA
+    X = featurize_for_scoring(model, asked)
+    assert not isinstance(X, KernelRows)
+    got = score(model, X)
+    np.testing.assert_allclose(got.proba, model.predict_proba(asked), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got.scores, model.decision_function(asked), rtol=0, atol=1e-12)
+    assert list(got.predicted) == list(model.predict(asked))
