@@ -34,12 +34,14 @@ scores. Both also take the project's held-out tasks of benchmarks/bench_out_of_b
 (``--tasks digits,sotu-party,...``): a calibrator must not hurt them. ``--study gap`` trains
 ``scw1`` and ``arow`` (their self-tuned values kept) with one thing changed at a time: epochs,
 averaging, bigrams, the regularisation, the multi-class update, an intercept; and LinearSVC at
-its defaults on the same features with and without its intercept. ``--study train`` also takes
-the project's text tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
+its defaults on the same features with and without its intercept. ``--study passes``
+(:mod:`short_text_passes`) asks whether choosing the number of passes by the cross-fit halves'
+held-out accuracy would help. ``--study train`` and ``passes`` also take the project's text
+tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
 learners without the intercept short documents give them.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
-[--study train|calibration|gap|fit-time] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
+[--study train|calibration|gap|fit-time|passes] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
 [--intercept given] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
@@ -66,6 +68,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_data import WORD_GRID, text_features  # noqa: E402
 from short_text_calibration import calibration_rows, fit_time_rows, score  # noqa: E402
 from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
+from short_text_passes import passes_rows  # noqa: E402
 
 import textcw  # noqa: E402
 from textcw.atomic import atomic_write_text  # noqa: E402
@@ -200,7 +203,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=",".join(SHORT_TEXT_TASKS))
     parser.add_argument("--learners", default=",".join(LEARNERS))
-    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time"), default="train")
+    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes"), default="train")
     parser.add_argument("--max-per-class", type=int, default=None,
                         help="at most this many documents a class (a quick run); default: the tasks' own caps")
     parser.add_argument("--no-sklearn", action="store_true")
@@ -236,8 +239,8 @@ def main(argv=None) -> None:
     report = {}
     for name in tasks:
         task = load_task(name, args.max_per_class, args.cache)
-        if args.study == "train" and not isinstance(task.X_train[0], str):
-            parser.error(f"{name} is not a text task; --study train fits textcw train's tfidf pipelines")
+        if args.study in ("train", "passes") and not isinstance(task.X_train[0], str):
+            parser.error(f"{name} is not a text task; --study {args.study} fits textcw train's tfidf pipelines")
         header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
                   f"{len(np.unique(task.y_train))} classes)")
         if args.study == "train":
@@ -251,6 +254,8 @@ def main(argv=None) -> None:
             rows = calibration_rows(task, learners, (args.folds,) if args.folds else (2, 3, 5))
         elif args.study == "fit-time":
             rows = fit_time_rows(task, learners)
+        elif args.study == "passes":
+            rows = passes_rows(task, learners)
         else:
             rows = gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
         report[header] = rows

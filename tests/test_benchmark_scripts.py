@@ -171,6 +171,7 @@ HELPERS = {
     "scale_common.py": "running textcw train in a child process, for the scale benchmarks",
     "short_text_data.py": "the many-class short-text tasks (files already on the machine)",
     "short_text_calibration.py": "bench_short_text.py's row measures and calibration studies",
+    "short_text_passes.py": "bench_short_text.py's study of how many passes",
 }
 
 
