@@ -4,13 +4,13 @@
 
 from __future__ import annotations
 
-import csv
 import pickle
 
 import numpy as np
 import pytest
 
 import textcw
+from csv_corpus import csv_corpus
 from textcw.errors import ParameterError
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.calibrated_pipeline import CalibratedPipeline, short_documents, with_chosen_intercept
@@ -92,10 +92,7 @@ def test_a_given_intercept_is_kept():
 def test_textcw_train_chooses_as_the_pipeline_does(tmp_path):
     docs, labels = _task(400, seed=4)
     test_docs, test_labels = _task(150, seed=5)
-    for name, d, y in (("train", docs, labels), ("test", test_docs, test_labels)):
-        with open(tmp_path / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([("text", "label"), *zip(d, y)])
-    corpus = f"csv:{tmp_path / 'train.csv'},{tmp_path / 'test.csv'}"
+    corpus = csv_corpus(tmp_path, (docs, labels), (test_docs, test_labels))
     result = train(corpus, "scw1", cache=False)
     pipeline = textcw.make_pipeline("tfidf", "scw1", train_defaults=True).fit(docs, labels)
     assert result.model[-1].fit_intercept is True

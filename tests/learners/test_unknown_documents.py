@@ -4,7 +4,6 @@ pipeline, ``Calibrated``, ``textcw train``'s test, ``top_k``, ``explain`` and an
 
 from __future__ import annotations
 
-import csv
 import pickle
 from dataclasses import replace
 
@@ -13,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import textcw
+from csv_corpus import csv_corpus
 from textcw.errors import ModelFileError, ParameterError
 from textcw.explain import explain, format_explanation, top_k
 from textcw.features.native import KernelRows
@@ -115,10 +115,7 @@ def test_pipeline_labels_unknown_documents_as_the_held_out_ones_in_every_path(tm
 def test_textcw_train_scores_its_test_split_as_the_model_labels_it(tmp_path):
     docs, labels = _task(500, seed=2)
     test_docs, test_labels = _task(200, seed=3)
-    for name, d, y in (("train", docs, labels), ("test", test_docs, test_labels)):
-        with open(tmp_path / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([("text", "label"), *zip(d, y)])
-    result = train(f"csv:{tmp_path / 'train.csv'},{tmp_path / 'test.csv'}", "cw-stdev",
+    result = train(csv_corpus(tmp_path, (docs, labels), (test_docs, test_labels)), "cw-stdev",
                    params={"fit_intercept": False}, cache=False)
     assert result.model.probability_calibration_.unknown is not None
     predicted = result.model.predict(test_docs)

@@ -3,8 +3,6 @@ calibration uses them: ``Calibrated(unseen="drop")`` and the short documents of 
 
 from __future__ import annotations
 
-import csv
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,6 +11,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.model_selection import StratifiedKFold
 
 import textcw
+from csv_corpus import csv_corpus
 from textcw.errors import ParameterError
 from textcw.learners.calibrated import Calibrated
 from textcw.learners.calibrated_pipeline import chosen_calibration
@@ -105,10 +104,7 @@ def test_short_documents_that_chose_their_ngrams_are_scored_as_unseen():
 def test_textcw_train_and_the_pipeline_score_short_documents_as_unseen_alike(tmp_path):
     docs, labels = _short_task(seed=1)
     test_docs, test_labels = _short_task(200, seed=2)
-    for name, d, y in (("train", docs, labels), ("test", test_docs, test_labels)):
-        with open(tmp_path / f"{name}.csv", "w", newline="", encoding="utf-8") as f:
-            csv.writer(f).writerows([("text", "label"), *zip(d, y)])
-    result = train(f"csv:{tmp_path / 'train.csv'},{tmp_path / 'test.csv'}", "arow", cache=False)
+    result = train(csv_corpus(tmp_path, (docs, labels), (test_docs, test_labels)), "arow", cache=False)
     pipeline = textcw.make_pipeline("tfidf", "arow", train_defaults=True).fit(docs, labels)
     assert pipeline.unseen_ == "drop" and pipeline.ngram_choice_.median_words <= 20
     assert result.model.probability_calibration_ == pipeline.probability_calibration_

@@ -102,18 +102,22 @@ def fit_calibration(scores, variances, norms, target, empty, **settings) -> Temp
     ``settings`` ask for an offset on the predicted label."""
     if not np.any(empty) or np.all(empty):
         return fit_temperature(scores, variances, target, norms=norms, **settings)
-    rows = ~empty
-    without = (scores[rows], None if variances is None else variances[rows], target[rows])
-    plain = fit_temperature(*without, norms=None if norms is None else norms[rows],
-                            **{**settings, "method": "temperature"})
-    proba = plain.recorded_proba(scores[empty], None if variances is None else variances[empty],
-                                 None if norms is None else norms[empty])
+
+    def known(**method):  # the temperature of the rows with a known feature
+        rows = ~empty
+        return fit_temperature(scores[rows], _rows(variances, rows), target[rows], norms=_rows(norms, rows),
+                               **{**settings, **method})
+
+    plain = known(method="temperature")
+    proba = plain.recorded_proba(scores[empty], _rows(variances, empty), _rows(norms, empty))
     unknown = chosen_unknown(target, empty, proba, 2 if np.ndim(scores) == 1 else np.shape(scores)[1])
     if unknown is None:
         return fit_temperature(scores, variances, target, norms=norms, **settings)
-    if settings.get("method", "temperature") != "temperature":
-        plain = fit_temperature(*without, norms=None if norms is None else norms[rows], **settings)
-    return replace(plain, unknown=unknown)
+    return replace(plain if settings.get("method", "temperature") == "temperature" else known(), unknown=unknown)
+
+
+def _rows(values, rows):
+    return None if values is None else values[rows]
 
 
 class Calibrated(ClassifierMixin, BaseEstimator):
