@@ -36,12 +36,15 @@ scores. Both also take the project's held-out tasks of benchmarks/bench_out_of_b
 averaging, bigrams, the regularisation, the multi-class update, an intercept; and LinearSVC at
 its defaults on the same features with and without its intercept. ``--study passes``
 (:mod:`short_text_passes`) asks whether choosing the number of passes by the cross-fit halves'
-held-out accuracy would help. ``--study train`` and ``passes`` also take the project's text
+held-out accuracy would help. ``--study multiclass`` (:mod:`short_text_multiclass`) fits
+``textcw train``'s pipelines with the top-1 and the k-best parallel multi-class updates and asks
+whether online mistakes or the halves could choose between them. ``--study train``, ``passes``
+and ``multiclass`` also take the project's text
 tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
 learners without the intercept short documents give them.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
-[--study train|calibration|gap|fit-time|passes] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
+[--study train|calibration|gap|fit-time|passes|multiclass] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
 [--intercept given] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
@@ -68,6 +71,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from heldout_data import WORD_GRID, text_features  # noqa: E402
 from short_text_calibration import calibration_rows, fit_time_rows, score  # noqa: E402
 from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
+from short_text_multiclass import multiclass_rows  # noqa: E402
 from short_text_passes import passes_rows  # noqa: E402
 
 import textcw  # noqa: E402
@@ -203,7 +207,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=",".join(SHORT_TEXT_TASKS))
     parser.add_argument("--learners", default=",".join(LEARNERS))
-    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes"), default="train")
+    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes", "multiclass"),
+                        default="train")
     parser.add_argument("--max-per-class", type=int, default=None,
                         help="at most this many documents a class (a quick run); default: the tasks' own caps")
     parser.add_argument("--no-sklearn", action="store_true")
@@ -239,7 +244,7 @@ def main(argv=None) -> None:
     report = {}
     for name in tasks:
         task = load_task(name, args.max_per_class, args.cache)
-        if args.study in ("train", "passes") and not isinstance(task.X_train[0], str):
+        if args.study in ("train", "passes", "multiclass") and not isinstance(task.X_train[0], str):
             parser.error(f"{name} is not a text task; --study {args.study} fits textcw train's tfidf pipelines")
         header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
                   f"{len(np.unique(task.y_train))} classes)")
@@ -256,6 +261,8 @@ def main(argv=None) -> None:
             rows = fit_time_rows(task, learners)
         elif args.study == "passes":
             rows = passes_rows(task, learners)
+        elif args.study == "multiclass":
+            rows = multiclass_rows(task, learners)
         else:
             rows = gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
         report[header] = rows

@@ -172,6 +172,7 @@ HELPERS = {
     "short_text_data.py": "the many-class short-text tasks (files already on the machine)",
     "short_text_calibration.py": "bench_short_text.py's row measures and calibration studies",
     "short_text_passes.py": "bench_short_text.py's study of how many passes",
+    "short_text_multiclass.py": "bench_short_text.py's study of the multi-class update",
 }
 
 

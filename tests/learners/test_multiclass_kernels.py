@@ -35,6 +35,7 @@ from textcw.learners.gaussian import covariance_from_factor
 STRATEGIES = [(c.MC_SEQ, ref.SEQ), (c.MC_PAR, ref.PAR), (c.MC_EXACT, ref.EXACT)]
 CW = [(c.CW_VAR, ref.VAR), (c.CW_STDEV, ref.STDEV)]
 AROW = [(c.AROW_SQUARED_HINGE, ref.AROW), (c.AROW_HINGE, ref.AROW_HINGE)]
+SCW = [(c.SCW1, ref.SCW1), (c.SCW2, ref.SCW2)]  # seq and par: SCW has no joint soft problem
 COVARIANCE = [(c.DIAG_KL, "diag-kl"), (c.DIAG_L2, "diag-l2")]
 FIRST_ORDER = [(c.PERCEPTRON, ref.PERCEPTRON), (c.PA, ref.PA), (c.PA1, ref.PA1), (c.PA2, ref.PA2)]
 K = 5
@@ -66,7 +67,7 @@ def combos(rules, strategies=STRATEGIES):
     out = []
     for code, name in rules:
         for scode, sname in strategies:
-            if scode == c.MC_EXACT and code in (c.AROW_HINGE, c.PERCEPTRON):
+            if scode == c.MC_EXACT and code in (c.AROW_HINGE, c.PERCEPTRON, c.SCW1, c.SCW2):
                 continue
             out.append(pytest.param(code, name, scode, sname, id=f"{name}-{sname}"))
     return out
@@ -114,7 +115,7 @@ def test_first_order_seq_with_one_competitor_is_top1_exactly(code):
 
 
 # --------------------------------------------------------------------------- Gaussian, diagonal
-@pytest.mark.parametrize("code,rule,scode,sname", combos(CW + AROW))
+@pytest.mark.parametrize("code,rule,scode,sname", combos(CW + AROW + SCW))
 @pytest.mark.parametrize("cov_code,cov", COVARIANCE)
 def test_gaussian_diag_kbest(code, rule, scode, sname, cov_code, cov):
     X, y, order = problem(23, K=K, n=100)
@@ -132,7 +133,7 @@ def test_gaussian_diag_kbest(code, rule, scode, sname, cov_code, cov):
 
 
 # --------------------------------------------------------------------------- Gaussian, full
-@pytest.mark.parametrize("code,rule,scode,sname", combos(CW + AROW))
+@pytest.mark.parametrize("code,rule,scode,sname", combos(CW + AROW + SCW))
 def test_gaussian_full_kbest(code, rule, scode, sname):
     X, y, order = dense_problem(24, 80, 12, 4)
     d = X.shape[1]

@@ -23,6 +23,8 @@ KBEST += [(name, {"multiclass": strategy, "covariance": cov, "k": 2})
           for cov in ("diag-l2", "full")]
 KBEST += [("cw-stdev", {"multiclass": strategy, "covariance": "exact", "k": 2}) for strategy in ("seq", "par")]
 KBEST += [("arow", {"multiclass": "seq", "loss": "hinge"}), ("pa1", {"multiclass": "seq", "k": 2})]
+KBEST += [(name, {"multiclass": strategy}) for name in ("scw1", "scw2") for strategy in ("seq", "par")]
+KBEST += [("scw1", {"multiclass": "par", "covariance": cov, "k": 2}) for cov in ("diag-l2", "full")]
 IDS = [name + "".join(f"-{v}" for v in params.values()) for name, params in KBEST]
 
 
@@ -90,7 +92,7 @@ def test_more_competitors_means_more_constraints_per_example(multiclass_problem)
 
 
 # --------------------------------------------------------------------------- bad input
-@pytest.mark.parametrize("name", ["cw-var", "cw-stdev", "arow", "pa", "pa1", "pa2", "perceptron"])
+@pytest.mark.parametrize("name", ["cw-var", "cw-stdev", "arow", "scw1", "scw2", "pa", "pa1", "pa2", "perceptron"])
 def test_k_out_of_range_is_refused_at_fit_time(name, multiclass_problem):
     X, y = multiclass_problem  # K = 4 classes
     model = textcw.make_learner(name, multiclass="seq", k=4)  # accepted: K is not known yet
@@ -124,6 +126,9 @@ def test_k_out_of_range_is_refused_at_fit_time(name, multiclass_problem):
         ("cw-stdev", {"multiclass": "exact", "covariance": "exact"}, "multiclass='exact' with covariance='exact' "
                                                                       "is not supported.*use multiclass='seq'"),
         ("cw-var", {"proba": "gibbs"}, "proba must be one of 'quadrature', 'sampling'"),
+        ("scw1", {"multiclass": "exact"}, "SCW1: multiclass='exact' is not defined for SCW: the ICML 2012 "
+                                          "paper's soft constraint is binary.*use multiclass='seq' or 'par'"),
+        ("scw2", {"k": 2}, "k=2 needs multiclass='seq', 'par' or 'exact'; multiclass='top1'"),
     ],
 )
 def test_invalid_multiclass_parameters_are_refused(name, params, fragment):

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from scipy.special import ndtri
 
+from textcw.errors import ParameterError
+from textcw.learners import multiclass as mc
 from textcw.learners import weighting
 from textcw.learners._kernels import constants
 from textcw.learners.averaging import AVERAGE_CONSTRAINTS
@@ -43,6 +45,16 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
     covariance : {"diag-kl", "diag-l2", "full"}, default "diag-kl"
         As for CW: ``diag-kl`` adds ``alpha phi / sqrt(u) x_j^2`` to each precision, ``diag-l2``
         keeps the diagonal of the covariance update, ``full`` the whole matrix (small ``d`` only).
+    multiclass : {"top1", "seq", "par"}, default "top1"
+        The multi-class update (binary problems ignore it), as for CW (EMNLP 2009 section 5):
+        ``top1`` one update against the highest-scoring other label; ``seq`` one update per
+        competitor, in score order, each from the current parameters; ``par`` the ``k`` updates
+        from the same start, averaged. Each is SCW's own binary update on the pair's difference
+        vector. ``exact`` is refused: the ICML 2012 paper gives no joint soft problem.
+    k : int, "all" or None, default None
+        Competitors: the ``k`` highest-scoring labels other than the true one, ``1 <= k <= K-1``
+        (checked at fit time); ``"all"`` is ``K - 1``; ``None`` is 1 for ``top1`` and ``K - 1``
+        otherwise.
     proba : {"quadrature", "sampling"}, default "quadrature"
         How :meth:`predict_proba` computes label probabilities: exactly (closed form or
         quadrature) or by the papers' seeded sampling estimate.
@@ -63,7 +75,8 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
 
     Notes
     -----
-    Multi-class problems use the top-1 update.
+    Weights (``class_weight``), ``average`` and ``dtype="float32"`` need the top-1 update in
+    multi-class problems, as for CW and AROW.
     """
 
     covariances = ("diag-kl", "diag-l2", "full")
@@ -73,15 +86,16 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "C": SCALE,
         "a": SCALE,
         "covariance": Options(covariances),
+        **mc.CONSTRAINTS,
         "proba": PROBA,
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
         "dtype": DTYPE,
     }
 
-    def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", proba="quadrature",
-                 n_epochs=5, shuffle=True, random_state=0, fit_intercept=False, class_weight=None,
-                 average=False, dtype="float64"):
+    def __init__(self, *, eta=0.9, C=1.0, a=1.0, covariance="diag-kl", multiclass="top1", k=None,
+                 proba="quadrature", n_epochs=5, shuffle=True, random_state=0, fit_intercept=False,
+                 class_weight=None, average=False, dtype="float64"):
         self.dtype = dtype
         self.average = average
         self.class_weight = class_weight
@@ -89,11 +103,22 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         self.C = C
         self.a = a
         self.covariance = covariance
+        self.multiclass = multiclass
+        self.k = k
         self.proba = proba
         self.n_epochs = n_epochs
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
+
+    def validate_params(self) -> None:
+        super().validate_params()
+        if self.multiclass == "exact":
+            raise ParameterError(
+                f"{type(self).__name__}: multiclass='exact' is not defined for SCW: the ICML 2012 "
+                "paper's soft constraint is binary, and no joint problem over k soft constraints "
+                "is given; use multiclass='seq' or 'par' (SCW's update for each competitor), or "
+                "CW or AROW with multiclass='exact'")
 
     @property
     def phi(self) -> float:
@@ -111,7 +136,7 @@ class SCW1(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: the mean step ``alpha`` is capped at ``C``.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
+    eta, a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`SoftConfidenceWeighted`.
     """
 
@@ -128,7 +153,7 @@ class SCW2(SoftConfidenceWeighted):
     ----------
     C : float > 0, default 1.0
         Aggressiveness: ``1/(2C)`` is added to the margin variance in the step size.
-    eta, a, covariance, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
+    eta, a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
         As for :class:`SoftConfidenceWeighted`.
     """
 
