@@ -58,8 +58,6 @@ def refusal(name: str, variant: dict) -> str | None:
         return "multiclass='exact' with covariance='exact' is not supported"
     if name == "arow" and multiclass == "exact" and variant["loss"] == "hinge":
         return "multiclass='exact' with loss='hinge' is not defined"
-    if name in ("scw1", "scw2") and multiclass == "exact":
-        return "multiclass='exact' is not defined for SCW"
     return None
 
 
@@ -264,6 +262,5 @@ def test_the_matrix_covers_every_builtin_online_learner_and_variant():
     assert {v["covariance"] for v in variants(learners["cw-var"])} == {"diag-kl", "diag-l2", "exact", "full"}
     refused = {item.id for item in MATRIX if refusal(item.values[0], item.values[1])}
     # on both problems: the perceptron's exact; CW var's and stdev's exact with exact; AROW's
-    # exact with the hinge, for each of its 3 covariance forms; SCW-I's and SCW-II's exact, for
-    # each of their 3 covariance forms
-    assert len(refused) == 2 * (1 + 1 + 1 + 3 + 2 * 3)
+    # exact with the hinge, for each of its 3 covariance forms
+    assert len(refused) == 2 * (1 + 1 + 1 + 3)

@@ -126,8 +126,7 @@ def test_k_out_of_range_is_refused_at_fit_time(name, multiclass_problem):
         ("cw-stdev", {"multiclass": "exact", "covariance": "exact"}, "multiclass='exact' with covariance='exact' "
                                                                       "is not supported.*use multiclass='seq'"),
         ("cw-var", {"proba": "gibbs"}, "proba must be one of 'quadrature', 'sampling'"),
-        ("scw1", {"multiclass": "exact"}, "SCW1: multiclass='exact' is not defined for SCW: the ICML 2012 "
-                                          "paper's soft constraint is binary.*use multiclass='seq' or 'par'"),
+        ("scw1", {"multiclass": "exact"}, "SCW1: multiclass='exact' is invalid; multiclass must be one of 'top1', 'seq', 'par'"),
         ("scw2", {"k": 2}, "k=2 needs multiclass='seq', 'par' or 'exact'; multiclass='top1'"),
     ],
 )

@@ -162,8 +162,8 @@ def test_every_builtin_learner_is_checked():
                 seen = {e.get_params()[param] for e in all_estimators()
                         if type(e) is type(textcw.make_learner(name))}
                 allowed = set(constraints[param].values)
-                if param == "multiclass" and name in ("perceptron", "scw1", "scw2"):
-                    allowed.discard("exact")  # refused: no joint problem (perceptron) or none given (SCW)
+                if param == "multiclass" and name == "perceptron":
+                    allowed.discard("exact")  # refused: the perceptron solves no problem jointly
                 if param == "multiclass" and name in ("pa1", "pa2"):
                     # seq and par run PA's code with another step-size constant (checked with
                     # "pa"); exact solves a different problem per rule, so each is checked

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from scipy.special import ndtri
 
-from textcw.errors import ParameterError
 from textcw.learners import multiclass as mc
 from textcw.learners import weighting
 from textcw.learners._kernels import constants
@@ -50,7 +49,7 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         ``top1`` one update against the highest-scoring other label; ``seq`` one update per
         competitor, in score order, each from the current parameters; ``par`` the ``k`` updates
         from the same start, averaged. Each is SCW's own binary update on the pair's difference
-        vector. ``exact`` is refused: the ICML 2012 paper gives no joint soft problem.
+        vector. There is no ``exact``: the ICML 2012 paper gives no joint soft problem.
     k : int, "all" or None, default None
         Competitors: the ``k`` highest-scoring labels other than the true one, ``1 <= k <= K-1``
         (checked at fit time); ``"all"`` is ``K - 1``; ``None`` is 1 for ``top1`` and ``K - 1``
@@ -86,7 +85,9 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         "C": SCALE,
         "a": SCALE,
         "covariance": Options(covariances),
-        **mc.CONSTRAINTS,
+        # no "exact": the ICML 2012 paper gives no joint problem over k soft constraints
+        "multiclass": Options(("top1", "seq", "par")),
+        "k": mc.K_COMPETITORS,
         "proba": PROBA,
         **weighting.CONSTRAINTS,
         **AVERAGE_CONSTRAINTS,
@@ -110,15 +111,6 @@ class SoftConfidenceWeighted(GaussianLinearClassifier):
         self.shuffle = shuffle
         self.random_state = random_state
         self.fit_intercept = fit_intercept
-
-    def validate_params(self) -> None:
-        super().validate_params()
-        if self.multiclass == "exact":
-            raise ParameterError(
-                f"{type(self).__name__}: multiclass='exact' is not defined for SCW: the ICML 2012 "
-                "paper's soft constraint is binary, and no joint problem over k soft constraints "
-                "is given; use multiclass='seq' or 'par' (SCW's update for each competitor), or "
-                "CW or AROW with multiclass='exact'")
 
     @property
     def phi(self) -> float:
