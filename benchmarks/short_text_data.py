@@ -42,6 +42,17 @@ since installed versions differ).
   file, as ``wordnet-glosses`` reads them (an example under two files dropped, files with at
   least :data:`MIN_PER_CLASS` examples kept). Added after the intercept for short documents
   was designed, as its test.
+- ``locale-domains`` (30 classes): the English originals of the same gettext catalogues (the
+  ``msgid`` of every message), labelled by the catalogue's domain, the program or library that
+  prints them (``git``, ``coreutils``, ``dpkg``, ``gnupg2``, ``bash``, ...); a message found in two
+  domains is dropped; the :data:`TOP_CLASSES` domains with at least :data:`MIN_PER_CLASS`
+  messages are kept. Added after the multi-class update study (docs/quality.md "Which
+  multi-class update"), as a test of what it found.
+- ``python-stdlib`` (20 classes): the first docstring lines of the Python standard library that
+  runs the benchmark (``sysconfig``'s ``stdlib`` folder, its ``test`` packages left out),
+  labelled by top-level module or package (``tkinter``, ``asyncio``, ``email``, ``logging``, ...);
+  a line under two modules is dropped; the :data:`STDLIB_CLASSES` modules with at least
+  :data:`MIN_PER_STDLIB_CLASS` lines are kept. Added with ``locale-domains``, for the same test.
 - ``newsgroups-subjects`` (20 classes): the ``Subject:`` header of every message of 20
   Newsgroups "bydate" (the project's staged corpus, ``$TEXTCW_DATA/newsgroups``), without its
   ``Re:`` prefixes, labelled by newsgroup; the corpus's own by-date train/test split.
@@ -232,11 +243,9 @@ def python_docstrings(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
     return _cap_and_split("python-docstrings", by_class, str(root), max_per_class)
 
 
-def locale_languages(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
-    """Translated gettext messages by language (module docstring)."""
-    if not LOCALE_DIR.is_dir():
-        raise DataError(f"no gettext catalogues under {LOCALE_DIR}")
-    messages: dict[str, set[str]] = defaultdict(set)
+def _catalogues():
+    """Every readable gettext catalogue under :data:`LOCALE_DIR`: ``(language folder, domain,
+    {original: translation})``."""
     for folder in sorted(p for p in LOCALE_DIR.iterdir() if (p / "LC_MESSAGES").is_dir() and "@" not in p.name):
         for path in sorted((folder / "LC_MESSAGES").glob("*.mo")):
             try:
@@ -244,13 +253,59 @@ def locale_languages(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
                     catalog = gettext.GNUTranslations(handle)._catalog
             except (OSError, ValueError, IndexError, struct.error):  # a damaged or non-UTF-8 catalogue
                 continue
-            for key, text in catalog.items():
-                original = key[0] if isinstance(key, tuple) else key
-                text = " ".join(str(text).split())
-                if original and text and text != original and len(text.split()) >= 2:
-                    messages[text].add(folder.name)
+            yield folder.name, path.stem, catalog
+
+
+def locale_languages(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """Translated gettext messages by language (module docstring)."""
+    if not LOCALE_DIR.is_dir():
+        raise DataError(f"no gettext catalogues under {LOCALE_DIR}")
+    messages: dict[str, set[str]] = defaultdict(set)
+    for language, _, catalog in _catalogues():
+        for key, text in catalog.items():
+            original = key[0] if isinstance(key, tuple) else key
+            text = " ".join(str(text).split())
+            if original and text and text != original and len(text.split()) >= 2:
+                messages[text].add(language)
     by_class = _unambiguous(messages, MIN_PER_CLASS, TOP_CLASSES)
     return _cap_and_split("locale-languages", by_class, str(LOCALE_DIR), max_per_class)
+
+
+def locale_domains(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """English gettext messages by catalogue domain (module docstring)."""
+    if not LOCALE_DIR.is_dir():
+        raise DataError(f"no gettext catalogues under {LOCALE_DIR}")
+    domains: dict[str, set[str]] = defaultdict(set)
+    for _, domain, catalog in _catalogues():
+        for key in catalog:
+            original = " ".join(str(key[0] if isinstance(key, tuple) else key).split())
+            if len(original.split()) >= 2:
+                domains[original].add(domain)
+    by_class = _unambiguous(domains, MIN_PER_CLASS, TOP_CLASSES)
+    return _cap_and_split("locale-domains", by_class, str(LOCALE_DIR), max_per_class)
+
+
+STDLIB_CLASSES = 20
+MIN_PER_STDLIB_CLASS = 60
+
+
+def python_stdlib(max_per_class: int = MAX_PER_CLASS) -> HeldoutTask:
+    """First docstring lines of the Python standard library by top-level module (module docstring)."""
+    import sysconfig
+
+    root = Path(sysconfig.get_paths()["stdlib"])
+    lines: dict[str, set[str]] = defaultdict(set)
+    for entry in sorted(root.iterdir()):
+        if entry.name in ("site-packages", "dist-packages", "test") or entry.name.startswith("_"):
+            continue
+        files = sorted(entry.rglob("*.py")) if entry.is_dir() else [entry] if entry.suffix == ".py" else []
+        for path in files:
+            if any(part in ("test", "tests", "idle_test") for part in path.relative_to(root).parts):
+                continue
+            for line in _first_docstring_lines(path):
+                lines[line].add(entry.stem)
+    by_class = _unambiguous(lines, MIN_PER_STDLIB_CLASS, STDLIB_CLASSES)
+    return _cap_and_split("python-stdlib", by_class, str(root), max_per_class)
 
 
 MAN_DIR = Path("/usr/share/man/man1")
@@ -371,4 +426,6 @@ SHORT_TEXT_TASKS: dict[str, Callable[..., HeldoutTask]] = {
     "gcloud-groups": gcloud_groups,
     "wordnet-glosses": wordnet_glosses,
     "wordnet-examples": wordnet_examples,
+    "locale-domains": locale_domains,
+    "python-stdlib": python_stdlib,
 }

@@ -27,6 +27,7 @@ from textcw.learners.calibrated_pipeline import resolve_probability as calibrate
 from textcw.learners.ngram_choice import BIGRAMS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.online_curve import first_pass_curve
 from textcw.learners.selftune import train_defaults
+from textcw.learners.update_choice import with_chosen_update
 from textcw.metrics import classification_metrics, untested_metrics
 from textcw.plugins import current_registries, deprecated_registries, resolve_corpus, use_registries
 from textcw.train_result import TrainResult, jsonable_params
@@ -201,7 +202,8 @@ def make_pipeline(featurizer: str, learner: str, /, *, featurizer_params: dict |
     # and a Gaussian learner's intercept unless it was given
     choose = train_defaults and "ngram_range" not in featurizer_params
     intercept = "auto" if train_defaults and "fit_intercept" not in learner_params else "given"
-    return calibrate_on_fit(model, ngrams="auto" if choose else "fixed", intercept=intercept)
+    update = "auto" if train_defaults and not {"multiclass", "k"} & set(learner_params) else "given"
+    return calibrate_on_fit(model, ngrams="auto" if choose else "fixed", intercept=intercept, multiclass=update)
 
 
 def learner_train_defaults(learner: str) -> dict[str, str]:
@@ -265,6 +267,7 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     """:func:`train`'s work: featurize (or read the features from the cache), fit, then test."""
     featurizer = featurizer or default_featurizer(corpus)
     chooses_intercept = "fit_intercept" not in (params or {})
+    chooses_update = not {"multiclass", "k"} & set(params or {})
     params = {**learner_train_defaults(learner), **(params or {})}
     featurizer_params = dict(featurizer_params or {})
     est = build_learner(learner, params, epochs=epochs, seed=seed)
@@ -280,6 +283,8 @@ def _train(corpus, learner, *, featurizer, params, featurizer_params, epochs, se
     ngram_range = featurizer_params.get("ngram_range", UNIGRAMS) if chose else None
     if chooses_intercept:  # as CalibratedPipeline(intercept="auto")
         est = with_chosen_intercept(est, short_documents(Xtr, ngram_range))
+    if chooses_update:  # as CalibratedPipeline(multiclass="auto")
+        est = with_chosen_update(est, Xtr, train_labels, short_documents(Xtr, ngram_range))
     configured = est
     settings = chosen_calibration(Xtr, ngram_range)
     est, calibration, train_seconds = _fit_learner(est, Xtr, train_labels, learner, calibrated, progress, report,

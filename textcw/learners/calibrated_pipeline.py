@@ -22,6 +22,7 @@ from textcw.errors import ParameterError
 from textcw.learners.calibrated import RECORDS, UNSEEN, Calibrated
 from textcw.learners.ngram_choice import BIGRAMS, SHORT_TEXT_WORDS, UNIGRAMS, can_choose, chosen_params, fit_chosen
 from textcw.learners.temperature import METHODS
+from textcw.learners.update_choice import with_chosen_update
 
 # What a pipeline's predict_proba returns: "calibrated", a temperature fitted to honest scores of
 # the learner (the default for online learners), or "raw", the learner's own probabilities (the
@@ -33,6 +34,9 @@ NGRAMS = ("fixed", "auto")
 # "auto": a Gaussian learner fits an intercept on short training documents (with_chosen_intercept);
 # "given": the learner's fit_intercept as given.
 INTERCEPTS = ("given", "auto")
+# "auto": hard short documents give a Gaussian learner the parallel multi-class update
+# (textcw.learners.update_choice); "given": its multiclass and k as given.
+UPDATES = ("given", "auto")
 
 
 def resolve_probability(probability: str | None, learner: str, est, *, online: bool) -> str:
@@ -97,9 +101,10 @@ def chosen_calibration(X, ngram_range, *, unseen: str = "auto", method: str | No
     return {"unseen": unseen, "method": method}
 
 
-def calibrate_on_fit(model: Pipeline, *, ngrams: str = "fixed", intercept: str = "given") -> CalibratedPipeline:
+def calibrate_on_fit(model: Pipeline, *, ngrams: str = "fixed", intercept: str = "given",
+                     multiclass: str = "given") -> CalibratedPipeline:
     """The unfitted ``model`` as a :class:`CalibratedPipeline` (same steps and registry facts)."""
-    calibrated = CalibratedPipeline(model.steps, ngrams=ngrams, intercept=intercept)
+    calibrated = CalibratedPipeline(model.steps, ngrams=ngrams, intercept=intercept, multiclass=multiclass)
     if hasattr(model, "textcw_components_"):
         calibrated.textcw_components_ = model.textcw_components_
     return calibrated
@@ -153,6 +158,12 @@ class CalibratedPipeline(Pipeline):
         ``fit_intercept`` is ``False`` fits an intercept (:func:`with_chosen_intercept`);
         ``make_pipeline(..., train_defaults=True)`` sets it unless ``fit_intercept`` is given, as
         ``textcw train`` chooses unless ``--param fit_intercept=...`` is given.
+    multiclass : {"given", "auto"}, default "given"
+        ``auto``: on short documents (as for ``unseen``) that a one-pass probe mostly gets wrong,
+        a Gaussian learner with the top-1 update gets the k-best parallel update
+        (:func:`textcw.learners.update_choice.with_chosen_update`); ``make_pipeline(...,
+        train_defaults=True)`` sets it unless ``multiclass`` or ``k`` is given, as ``textcw
+        train`` chooses.
 
     Fitted attributes
     -----------------
@@ -162,6 +173,8 @@ class CalibratedPipeline(Pipeline):
         With ``ngrams="auto"`` and a featurizer that takes the choice: what was chosen and why.
     intercept_chosen_ : bool
         With ``intercept="auto"``: whether the short documents gave the learner its intercept.
+    multiclass_chosen_ : bool
+        With ``multiclass="auto"``: whether the documents gave the learner the parallel update.
     """
 
     # a pipeline pickled before ``ngrams`` (``unseen``) existed has none: its featurizer was fitted
@@ -169,9 +182,10 @@ class CalibratedPipeline(Pipeline):
     ngrams = "fixed"
     unseen = "keep"
     intercept = "given"
+    multiclass = "given"
 
     def __init__(self, steps, *, record="auto", method=None, folds=2, ngrams="fixed", unseen="auto",
-                 intercept="given", transform_input=None, memory=None, verbose=False):
+                 intercept="given", multiclass="given", transform_input=None, memory=None, verbose=False):
         super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
         self.record = record
         self.method = method
@@ -179,6 +193,7 @@ class CalibratedPipeline(Pipeline):
         self.ngrams = ngrams
         self.unseen = unseen
         self.intercept = intercept
+        self.multiclass = multiclass
 
     def fit(self, X, y=None, progress=None, **params):
         """Fit the transformers, then the learner and its temperature on the transformed
@@ -201,6 +216,8 @@ class CalibratedPipeline(Pipeline):
             raise ParameterError(f"ngrams={self.ngrams!r} is invalid; ngrams must be 'fixed' or 'auto'")
         if self.intercept not in INTERCEPTS:
             raise ParameterError(f"intercept={self.intercept!r} is invalid; intercept must be 'given' or 'auto'")
+        if self.multiclass not in UPDATES:
+            raise ParameterError(f"multiclass={self.multiclass!r} is invalid; multiclass must be 'given' or 'auto'")
         Xt = X
         for i, (name, step) in enumerate(self.steps[:-1]):
             if step is None or step == "passthrough":
@@ -242,6 +259,12 @@ class CalibratedPipeline(Pipeline):
             given = learner
             learner = with_chosen_intercept(learner, short_documents(Xt, ngram_range))
             self.intercept_chosen_ = learner is not given
+        if self.multiclass == "auto":
+            if getattr(self, "multiclass_chosen_", False):  # a refit: the new documents choose again
+                learner = clone(learner).set_params(multiclass="top1", k=None)
+            given = learner
+            learner = with_chosen_update(learner, Xt, y, short_documents(Xt, ngram_range))
+            self.multiclass_chosen_ = learner is not given
         self.unseen_ = settings["unseen"]
         calibrated = Calibrated(learner, record=self.record, folds=self.folds, **settings).fit(Xt, y, progress=progress)
         self.steps = [*self.steps[:-1], (name, calibrated.estimator_)]
@@ -252,6 +275,9 @@ class CalibratedPipeline(Pipeline):
             facts = components.get("learner")
             if self.intercept == "auto" and isinstance(facts, dict) and isinstance(facts.get("params"), dict):
                 facts["params"]["fit_intercept"] = bool(calibrated.estimator_.fit_intercept)  # as fitted
+            if self.multiclass == "auto" and isinstance(facts, dict) and isinstance(facts.get("params"), dict) \
+                    and "multiclass" in facts["params"]:
+                facts["params"].update(multiclass=calibrated.estimator_.multiclass, k=calibrated.estimator_.k)
         return self
 
     def _features(self, X):
