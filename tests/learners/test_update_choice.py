@@ -137,3 +137,16 @@ def test_a_pipeline_pickled_before_the_choice_existed_keeps_its_update_as_given(
     again = pickle.loads(pickle.dumps(pipeline))
     assert isinstance(again, CalibratedPipeline) and again.get_params()["multiclass"] == "given"
     assert again.fit(docs, labels)[-1].multiclass == "top1"
+
+
+def test_textcw_train_says_when_the_documents_chose_the_parallel_update(tmp_path, capsys):
+    from cli_run import run
+
+    corpus = csv_corpus(tmp_path, _task(400, seed=10, **HARD), _task(100, seed=11, **HARD))
+    code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "scw1")
+    assert code == 0, err
+    assert f"; the parallel update (k={PARALLEL_K}), for hard short documents; featurize " in out
+    code, out, err = run(capsys, "train", "--corpus", corpus, "--learner", "scw1", "--param", "k=2",
+                         "--param", "multiclass=par")
+    assert code == 0, err
+    assert "parallel update" not in out

@@ -139,11 +139,14 @@ def _train_single_label(corpus: str, corpus_featurizer: str, learner: str | None
         list(result.featurizer_params.get("ngram_range") or ()) == [1, 2]
     # an intercept short documents gave the learner (textcw.learners.calibrated_pipeline), not one the user did
     biased = "fit_intercept" not in common["params"] and getattr(result.model[-1], "fit_intercept", False) is True
+    # the parallel update hard short documents gave it (textcw.learners.update_choice)
+    parallel = not {"multiclass", "k"} & set(common["params"]) and getattr(result.model[-1], "multiclass", None) == "par"
     typer.echo(
         f"{result.corpus}  {result.learner}{' (the default)' if defaulted else ''}  {scores}  "
         f"(train {result.n_train} docs, test {result.n_test}, {result.n_features} features"
         f"{' of unigrams and bigrams, chosen for short documents' if chosen else ''}; "
         f"{'an intercept, for short documents; ' if biased else ''}"
+        f"{f'the parallel update (k={result.model[-1].k}), for hard short documents; ' if parallel else ''}"
         f"featurize {result.featurize_seconds:.1f} s, train {result.train_seconds:.2f} s)"
     )
     if shards is not None or stream:
