@@ -2,8 +2,10 @@
 with the calibration of its probabilities bin by bin, and where the accuracy gap comes from.
 
 Tasks: :mod:`short_text_data` (``debian-sections``, ``python-docstrings``, ``locale-languages``,
-``newsgroups-subjects``, ``gcloud-groups``, ``wordnet-glosses``: 20-40 classes, a median of 4-7
-distinct words a document). No learner default was chosen on them; the first four informed the n-gram choice.
+``newsgroups-subjects``, ``gcloud-groups``, ``wordnet-glosses``, ``wordnet-examples``,
+``locale-domains``, ``python-stdlib``: 20-40 classes, a median of 4-8 distinct words a document).
+No learner default was chosen on them; the first four informed the n-gram choice, and the
+multi-class update study the rule of :mod:`textcw.learners.update_choice`.
 
 Rows (``--study train``, the default):
 
