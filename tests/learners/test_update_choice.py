@@ -63,6 +63,12 @@ def test_hard_short_documents_choose_the_parallel_update(name):
     assert with_chosen_update(learner, _features(few_docs), few_labels, short=True).k == 3
 
 
+def _own_kernels():
+    learner = textcw.make_learner("arow")
+    learner.step_kernels = object()  # as a plugin variant built on the diagonal loop declares them
+    return learner
+
+
 def test_the_update_is_kept_where_the_rule_does_not_apply():
     docs, labels = _task(300, seed=2, **HARD)
     X = _features(docs)
@@ -78,6 +84,8 @@ def test_the_update_is_kept_where_the_rule_does_not_apply():
         (textcw.make_learner("scw1", class_weight="balanced"), X, labels, True),  # needs top-1
         (textcw.make_learner("arow", average=True), X, labels, True),
         (textcw.make_learner("cw-stdev", dtype="float32"), X, labels, True),
+        (textcw.make_learner("scw1", k=1), X, labels, True),
+        (_own_kernels(), X, labels, True),  # a variant's step kernels run top-1 only
     ]
     for learner, rows, y, short in cases:
         assert with_chosen_update(learner, rows, y, short=short) is learner, learner
