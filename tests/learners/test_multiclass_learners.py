@@ -235,3 +235,15 @@ def test_kbest_kernels_are_chosen_by_strategy_and_form(multiclass_problem):
         model = textcw.make_learner("cw-var", covariance=cov, multiclass="seq", k=2).fit(X, y)
         assert model.epoch_call(False).kernel.py_func.__module__.endswith(module)
         assert model.kernel_values()["strategy"] == c.MC_SEQ
+
+
+def test_a_variant_with_its_own_step_kernels_refuses_the_k_best_updates(multiclass_problem):
+    from textcw.learners.arow import AROW
+
+    class OwnKernels(AROW):
+        step_kernels = object()  # a variant built on the diagonal loop: a top-1 kernel only
+
+    X, y = multiclass_problem
+    with pytest.raises(ParameterError, match=r"OwnKernels: its own step kernels run the top-1 update, not "
+                                             r"multiclass='par'.*use multiclass='top1'"):
+        OwnKernels(multiclass="par", k=2).fit(X, y)

@@ -328,6 +328,12 @@ class GaussianLinearClassifier(PairedState, GaussianViews, AveragedMean, OnlineL
     def check_classes(self, n_classes):
         if hasattr(self, "multiclass"):
             mc.competitors(self, n_classes)
+            if self.step_kernels is not None and self.strategy(n_classes == 2) != MC_TOP1:
+                # a variant's own loop (textcw.learners._kernels.diagonal_loop) has a top-1 kernel only
+                raise ParameterError(
+                    f"{type(self).__name__}: its own step kernels run the top-1 update, not "
+                    f"multiclass={self.multiclass!r}, which needs the built-in rules' kernels; use "
+                    "multiclass='top1'")
         self.check_average_support(n_classes)
         if self.dtype == "float32" and self.strategy(n_classes == 2) != MC_TOP1:
             raise ParameterError(

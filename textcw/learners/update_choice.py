@@ -28,15 +28,18 @@ The threshold was read off those tasks and then tested on two built afterwards: 
 locale-domains (probe error above 0.5) the parallel update gained 0.8-1.2 points for all four
 learners; on python-stdlib (0.40) the rule keeps top-1, where ``k = 5`` would have gained 0.4-0.8.
 
-Weighted examples, ``average=True`` and a 32-bit state need the top-1 update, so a learner
-given any of them keeps it, as does a variant with its own step kernels (a plugin's), which
-run top-1 only.
+Weighted examples, ``average=True``, a 32-bit state and a variant's own step kernels (a
+plugin's) need the top-1 update, so a learner with any of them keeps it: the learner's own
+checks decide (:func:`_accepts`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn.base import clone
+
+from textcw.errors import ParameterError
+from textcw.learners.ngram_choice import probe_mistakes
 
 # A first-pass error rate above this marks the documents as hard for top-1 (module docstring).
 HARD_ERROR = 0.5
@@ -45,32 +48,37 @@ HARD_ERROR = 0.5
 PARALLEL_K = 5
 
 
-def _keeps_top1(params: dict) -> bool:
-    """Whether the learner's parameters rule the parallel update out, or already choose one."""
-    return (params.get("multiclass") != "top1" or params.get("k") is not None
-            or params.get("class_weight") is not None or bool(params.get("average", False))
-            or params.get("dtype", "float64") != "float64")
+def _accepts(candidate, n_labels: int) -> bool:
+    """Whether the learner takes ``candidate``'s update for ``n_labels`` labels, by its own checks:
+    weights, ``average=True``, a 32-bit state and a variant's own step kernels need top-1."""
+    try:
+        candidate.validate_params()
+        candidate.check_classes(n_labels)
+        if getattr(candidate, "class_weight", None) is not None:
+            candidate.check_weight_support(False)
+    except ParameterError:
+        return False
+    return True
 
 
 def probe_error(X, y) -> float:
     """The share of documents the probe of :mod:`.ngram_choice` gets wrong in its one pass."""
-    from textcw.learners.ngram_choice import probe_mistakes
-
     return probe_mistakes(X, y) / max(X.shape[0], 1)
 
 
 def with_chosen_update(learner, X, y, short: bool):
     """``learner``, or a copy of it with the parallel update where the rule of the module
     docstring chooses it for training rows ``X`` and labels ``y``."""
-    # the built-in kernels run the parallel update; a variant's own step kernels (a plugin's)
-    # run top-1 only
-    if not short or not hasattr(learner, "margin_variance") or getattr(learner, "step_kernels", None) is not None:
+    if not short or not hasattr(learner, "margin_variance"):
         return learner
     params = learner.get_params(deep=False)
-    if "multiclass" not in params or _keeps_top1(params):
+    if params.get("multiclass") != "top1" or params.get("k") is not None:  # none to choose, or given
         return learner
     labels = np.asarray(y)
     n_labels = len(set(labels.tolist())) if labels.ndim == 1 else 0  # labels of any type, unsorted
-    if n_labels < 3 or probe_error(X, labels) <= HARD_ERROR:
+    if n_labels < 3:
         return learner
-    return clone(learner).set_params(multiclass="par", k=min(PARALLEL_K, n_labels - 1))
+    candidate = clone(learner).set_params(multiclass="par", k=min(PARALLEL_K, n_labels - 1))
+    if not _accepts(candidate, n_labels) or probe_error(X, labels) <= HARD_ERROR:
+        return learner
+    return candidate
