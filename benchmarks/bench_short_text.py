@@ -28,7 +28,9 @@ candidate, on honest scores of the training documents (:mod:`short_text_calibrat
 calibrators on the scores of 2-, 3- and 5-fold cross-fitting (``--folds K``: only K); "vector"
 scaling (a temperature and a
 per-class bias) and an "extrapolated" temperature (fitted at two model sizes, extrapolated to
-the full one) on the 2-fold ones. Test accuracy is the final model's, except for "vector",
+the full one) on the 2-fold ones; each calibrator's row also gives its mean probability minus
+the accuracy on the recorded scores it was fitted to (``recorded_confidence_minus_accuracy``).
+Test accuracy is the final model's, except for "vector",
 whose biases can change the most probable label; a row's seconds are its calibration's (the
 clones' fits and the calibrator's fit). ``--study fit-time`` times the calibrator's own fit of
 each of those methods (interleaved, 5 times: best and median) on the same 2-fold
@@ -43,11 +45,14 @@ held-out accuracy would help. ``--study multiclass`` (:mod:`short_text_multiclas
 whether online mistakes or the halves could choose between them. ``--study train``, ``passes``
 and ``multiclass`` also take the project's text
 tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
-learners without the intercept short documents give them.
+learners without the intercept short documents give them. ``--splits 0,1,2`` runs a study on the
+task's own split (0) and on fresh stratified splits of its documents, and for ``train`` and
+``calibration`` sums up each row over the splits (:mod:`short_text_splits`): whether a
+calibration gap repeats or is the split's.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
 [--study train|calibration|gap|fit-time|passes|multiclass] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
-[--intercept given] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
+[--intercept given] [--splits 0,1,2] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -75,6 +80,7 @@ from short_text_calibration import calibration_rows, fit_time_rows, score  # noq
 from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
 from short_text_multiclass import multiclass_rows  # noqa: E402
 from short_text_passes import passes_rows  # noqa: E402
+from short_text_splits import accuracy_goals, resplit, summary_markdown, summary_rows  # noqa: E402
 
 import textcw  # noqa: E402
 from textcw.atomic import atomic_write_text  # noqa: E402
@@ -229,6 +235,9 @@ def main(argv=None) -> None:
     parser.add_argument("--intercept", choices=("auto", "given"), default=None,
                         help="--study train: 'given' keeps the learners' fit_intercept (default: short "
                              "documents give the Gaussian learners an intercept)")
+    parser.add_argument("--splits", default="0",
+                        help="comma-separated seeds: 0 is the task's own split, any other a fresh stratified "
+                             "split of its pooled documents; with more than one, a summary over the splits")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
@@ -243,37 +252,62 @@ def main(argv=None) -> None:
     if args.study == "gap" and any(t not in SHORT_TEXT_TASKS for t in tasks):
         parser.error("the project's held-out tasks are for --study train (text tasks), calibration and fit-time; "
                      "bench_out_of_box.py measures the rest")
+    try:
+        seeds = [int(s) for s in args.splits.split(",") if s.strip()]
+    except ValueError:
+        parser.error(f"--splits takes comma-separated whole numbers (seeds), not {args.splits!r}")
+    if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        parser.error(f"--splits takes distinct seeds of 0 or more, not {args.splits!r}")
     report = {}
     for name in tasks:
-        task = load_task(name, args.max_per_class, args.cache)
-        if args.study in ("train", "passes", "multiclass") and not isinstance(task.X_train[0], str):
-            parser.error(f"{name} is not a text task; --study {args.study} fits textcw train's tfidf pipelines")
-        header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
-                  f"{len(np.unique(task.y_train))} classes)")
-        if args.study == "train":
-            rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
-                                                                  ("ngrams", args.ngrams), ("unseen", args.unseen),
-                                                                  ("intercept", args.intercept))
-                                               if v is not None})
-            if not args.no_sklearn:
-                rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))
-        elif args.study == "calibration":
-            rows = calibration_rows(task, learners, (args.folds,) if args.folds else (2, 3, 5))
-        elif args.study == "fit-time":
-            rows = fit_time_rows(task, learners)
-        elif args.study == "passes":
-            rows = passes_rows(task, learners)
-        elif args.study == "multiclass":
-            rows = multiclass_rows(task, learners)
-        else:
-            rows = gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
-        report[header] = rows
-        print(markdown(header, rows) if args.study != "fit-time" else "\n".join(
-            [f"### {header}", "", "| learner and method | fit best (s) | fit median (s) | half-size fits (s) |",
-             "|---|---|---|---|"] + [f"| {k} | {r['best']:.3f} | {r['median']:.3f} | {r['half_fits']:.2f} |"
-                                     for k, r in rows.items()]), flush=True)
-        if args.json:
-            atomic_write_text(args.json, json.dumps(report, indent=1))
+        per_split = []
+        for seed in seeds:
+            task = resplit(load_task(name, args.max_per_class, args.cache), seed)
+            rows = study_rows(task, args, learners, parser)
+            per_split.append(rows)
+            header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
+                      f"{len(np.unique(task.y_train))} classes)") + (f", split {seed}" if seeds != [0] else "")
+            report[header] = rows
+            print(table(header, rows, args.study), flush=True)
+            if args.json:
+                atomic_write_text(args.json, json.dumps(report, indent=1))
+        if len(seeds) > 1 and args.study in ("train", "calibration"):
+            summary, goals = summary_rows(per_split), accuracy_goals(per_split)
+            report[f"{name}: over splits {args.splits}"] = {**summary, "goals": goals}
+            print(summary_markdown(name, summary, goals), flush=True)
+            if args.json:
+                atomic_write_text(args.json, json.dumps(report, indent=1))
+
+
+def study_rows(task, args, learners, parser) -> dict:
+    """The rows of ``args.study`` on one split of a task."""
+    if args.study in ("train", "passes", "multiclass") and not isinstance(task.X_train[0], str):
+        parser.error(f"{task.name} is not a text task; --study {args.study} fits textcw train's tfidf pipelines")
+    if args.study == "train":
+        rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
+                                                              ("ngrams", args.ngrams), ("unseen", args.unseen),
+                                                              ("intercept", args.intercept))
+                                           if v is not None})
+        if not args.no_sklearn:
+            rows.update(sklearn_rows(task, ("LogisticRegression tuned",) if args.no_logistic else ()))
+        return rows
+    if args.study == "calibration":
+        return calibration_rows(task, learners, (args.folds,) if args.folds else (2, 3, 5))
+    if args.study == "fit-time":
+        return fit_time_rows(task, learners)
+    if args.study == "passes":
+        return passes_rows(task, learners)
+    if args.study == "multiclass":
+        return multiclass_rows(task, learners)
+    return gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
+
+
+def table(header: str, rows: dict, study: str) -> str:
+    if study != "fit-time":
+        return markdown(header, rows)
+    return "\n".join([f"### {header}", "", "| learner and method | fit best (s) | fit median (s) | half-size fits (s) |",
+                      "|---|---|---|---|"] + [f"| {k} | {r['best']:.3f} | {r['median']:.3f} | {r['half_fits']:.2f} |"
+                                              for k, r in rows.items()])
 
 
 if __name__ == "__main__":

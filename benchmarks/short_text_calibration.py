@@ -38,6 +38,9 @@ def score(y, predicted, proba, classes, seconds, **extra) -> dict:
         correct = classes[np.argmax(proba, axis=1)] == np.asarray(y)
         out["confidence"] = float(proba.max(axis=1).mean())
         out["confidence_minus_accuracy"] = out["confidence"] - out["accuracy"]
+        # its standard error if every probability were exact (a sum of independent Bernoulli draws)
+        top = proba.max(axis=1)
+        out["confidence_standard_error"] = float(np.sqrt(np.sum(top * (1.0 - top))) / len(top))
         out["reliability"] = reliability(proba, correct)
     return {**out, "seconds": seconds, **extra}
 
@@ -140,6 +143,14 @@ def _self_tuned(name, X, y):
     return learner, model, clone(learner).set_params(**dict(getattr(model, "tuned_params_", {})))
 
 
+def recorded_gap(scaling, scores, variances, norms, target) -> float:
+    """The calibrator's mean probability of the predicted label minus the accuracy on the very
+    recorded scores it was fitted to: what it gets wrong before any model-size or test shift."""
+    proba = scaling.recorded_proba(scores, variances, norms)
+    top = np.argmax(proba, axis=1)
+    return float(proba[np.arange(len(top)), top].mean() - np.mean(top == target))
+
+
 def calibration_rows(task, learners, folds=(2, 3, 5)) -> dict:
     """Each calibrator fitted to honest scores of the learner ``textcw train`` fits and applied
     to that same final model's test scores: :data:`CALIBRATORS` on the scores of ``k``-fold
@@ -167,9 +178,12 @@ def calibration_rows(task, learners, folds=(2, 3, 5)) -> dict:
                 start = time.perf_counter()
                 scaling = fit_temperature(scores, variances if gaussian else None, target, margin="auto",
                                           record="cross-fit", norms=norms, method=method)
-                rows[f"{name} {method} k={k}"] = _calibrated(scaling.predict_proba(model, Xte), model.classes_,
-                                                             task.y_test, fits + time.perf_counter() - start,
-                                                             calibration=scaling.to_dict())
+                seconds = fits + time.perf_counter() - start
+                rows[f"{name} {method} k={k}"] = _calibrated(
+                    scaling.predict_proba(model, Xte), model.classes_, task.y_test, seconds,
+                    calibration=scaling.to_dict(),
+                    recorded_confidence_minus_accuracy=recorded_gap(scaling, scores, variances if gaussian else None,
+                                                                    norms, target))
         # the 2-fold temperature's margin, for the candidates that rescale its scores
         start = time.perf_counter()
         base = fit_temperature(recorded[2][0], recorded[2][1] if gaussian else None, target, margin="auto",

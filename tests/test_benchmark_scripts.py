@@ -108,9 +108,11 @@ SCRIPTS = {
     # parses every installed scikit-learn module first (over a minute of CPU)
     "bench_short_text.py": Smoke(
         ("--tasks", "newsgroups-subjects", "--learners", "arow", "--max-per-class", "10", "--no-sklearn",
-         "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
-        ("### newsgroups-subjects (200 training, 80 test, 20 classes)",
-         "| model | accuracy | ECE | confidence | log-loss | seconds |", "| arow textcw train | ")),
+         "--splits", "0,1", "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
+        ("### newsgroups-subjects (200 training, 80 test, 20 classes), split 0",
+         "### newsgroups-subjects (200 training, 80 test, 20 classes), split 1",
+         "| model | accuracy | ECE | confidence | log-loss | seconds |", "| arow textcw train | ",
+         "### newsgroups-subjects: over 2 splits", "| arow textcw train | 0.")),
     "bench_unseen.py": Smoke(
         ("--tasks", "newsgroups-subjects", "--learners", "arow", "--max-per-class", "10",
          "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
@@ -173,6 +175,7 @@ HELPERS = {
     "short_text_calibration.py": "bench_short_text.py's row measures and calibration studies",
     "short_text_passes.py": "bench_short_text.py's study of how many passes",
     "short_text_multiclass.py": "bench_short_text.py's study of the multi-class update",
+    "short_text_splits.py": "bench_short_text.py's fresh splits of a task and their summary",
 }
 
 

@@ -94,14 +94,18 @@ def _recorded_by_hand(name, X, y, chunk, standardized):
 
 
 def _platt_loss(logits, target):
-    """Cross-entropy against Platt's targets, written out: a document of class k targets
-    (N_k + 1) / (N_k + 2) on k and 1 / (N_k + 2) shared by the other labels."""
+    """Cross-entropy against Platt's targets, written out: a document of class c targets
+    1 - eps on c and shares eps = 2 / (k (N_c + 2)) among the other labels; for two labels,
+    (N_c + 1) / (N_c + 2) and 1 / (N_c + 2), Platt's own."""
     n, k = logits.shape
     counts = np.bincount(target, minlength=k)
     weights = np.empty((n, k))
     for i, c in enumerate(target):
-        weights[i] = 1.0 / (counts[c] + 2) / (k - 1)
-        weights[i, c] = (counts[c] + 1) / (counts[c] + 2)
+        eps = 2.0 / (k * (counts[c] + 2))
+        weights[i] = eps / (k - 1)
+        weights[i, c] = 1.0 - eps
+        if k == 2:
+            assert weights[i, c] == pytest.approx((counts[c] + 1) / (counts[c] + 2), rel=1e-15)
 
     def loss(log_t):
         return -np.mean((weights * np.log(softmax(logits / np.exp(log_t), axis=1))).sum(axis=1))

@@ -51,11 +51,11 @@ def fitted():
 
 
 def platt_targets(y, k):
-    """Platt's targets written out: 1 - 1/(N_c + 2) on the class, the rest spread evenly."""
+    """Platt's targets written out: 1 - 2/(k (N_c + 2)) on the class, the rest spread evenly."""
     counts = np.bincount(y, minlength=k)
     t = np.empty((len(y), k))
     for i, c in enumerate(y):
-        eps = 1.0 / (counts[c] + 2.0)
+        eps = 2.0 / (k * (counts[c] + 2.0))
         t[i] = eps / (k - 1)
         t[i, c] = 1.0 - eps
     return t

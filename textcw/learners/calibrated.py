@@ -31,9 +31,9 @@ Where the honest scores come from (``record=``):
   hyperparameters (free and honest), else ``"cross-fit"`` (``"first"`` when a label has a
   single document, which a two-fold split cannot place on both sides).
 
-The temperature is fitted to Platt's regularised targets rather than the 0/1 labels
-(:func:`textcw.learners.temperature.smoothed_targets`), so it stays finite on small or separable
-data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
+The temperature is fitted to Platt's regularised targets rather than the 0/1 labels, as strong
+for many labels as for two (:func:`textcw.learners.temperature.smoothed_targets`), so it stays
+finite on small or separable data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
 were available.
 
 A document with no known feature gets the labels of the recorded documents that had none, where

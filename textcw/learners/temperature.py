@@ -139,21 +139,20 @@ def as_logits(z: np.ndarray) -> np.ndarray:
 
 
 def smoothed_targets(target: np.ndarray, n_classes: int) -> np.ndarray:
-    """``(n, K)`` target probabilities: Platt's regularised targets, one class at a time.
-
-    Platt, "Probabilistic outputs for support vector machines and comparisons to regularized
-    likelihood methods" (1999), section 2.2: fitting 0/1 targets lets the sigmoid grow without
-    bound when the scores separate the classes, so a positive document's target is
-    ``(N+ + 1) / (N+ + 2)`` and a negative one's ``1 / (N- + 2)`` (a uniform prior on the
-    probability, as in Laplace's rule of succession). For ``K`` labels a document of class ``k``
-    keeps ``1 - 1 / (N_k + 2)`` on ``k`` and spreads ``1 / (N_k + 2)`` evenly over the others;
-    with ``K = 2`` this is Platt's rule exactly. The targets tend to 0/1 as the data grow, so on
-    large data the fit is the plain maximum likelihood; on small or separable data it keeps the
-    temperature finite (a probability no smaller than about ``1 / (N + 2)`` at the typical score).
+    """``(n, K)`` target probabilities: Platt's regularised targets, as strong for ``K`` labels as
+    for two. Platt, "Probabilistic outputs for support vector machines and comparisons to
+    regularized likelihood methods" (1999), section 2.2: 0/1 targets let the sigmoid grow without
+    bound on separable scores, so a positive document's target is ``(N+ + 1) / (N+ + 2)`` and a
+    negative one's ``1 / (N- + 2)``. A document of class ``k`` keeps ``1 - eps`` on ``k`` and
+    spreads ``eps = 2 / (K (N_k + 2))`` evenly over the others: Platt's rule for ``K = 2``, and
+    about ``2 / N`` on ``N`` balanced documents whatever ``K``. ``1 / (N_k + 2)`` (Platt's rule
+    per label) is ``K / 2`` times as strong: on 2,000 documents of 30 labels it kept 1.5% of
+    every target off its label, and the fitted probabilities 2-3 points under the accuracy of
+    the very scores they were fitted to (docs/quality.md "Platt's targets for many labels").
     """
     target = np.asarray(target, dtype=np.intp)
     counts = np.bincount(target, minlength=n_classes).astype(float)
-    eps = 1.0 / (counts[target] + 2.0)
+    eps = 2.0 / (max(n_classes, 2) * (counts[target] + 2.0))
     out = np.repeat((eps / max(n_classes - 1, 1))[:, None], n_classes, axis=1)
     out[np.arange(target.size), target] = 1.0 - eps
     return out
@@ -294,7 +293,8 @@ def fit_top_bias(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = Tr
                                 np.mean((p * top).sum(axis=1)) - target_top])
 
     found = scipy.optimize.minimize(loss, np.array([beta0, 0.0]), jac=True, method="L-BFGS-B",
-                                    bounds=[(0.0, BETA_MAX / spread), (0.0, BIAS_MAX)])
+                                    bounds=[(0.0, BETA_MAX / spread), (0.0, BIAS_MAX)],
+                                    options={"ftol": 1e-14, "gtol": 1e-10})  # scipy's ftol stopped 4e-9 short
     beta, bias = (float(v) for v in found.x)
     if loss(found.x)[0] > loss(np.array([beta0, 0.0]))[0]:  # never worse than the temperature alone
         return beta0, 0.0
