@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import scipy.sparse
 from sklearn.model_selection import train_test_split
 
 LOGISTIC = "LogisticRegression tuned"
@@ -29,7 +30,12 @@ def resplit(task, seed: int):
     split again (stratified, ``random_state=seed``) with the same number of test documents."""
     if seed == 0:
         return task
-    X = list(task.X_train) + list(task.X_test)
+    if isinstance(task.X_train, list):  # documents
+        X = task.X_train + list(task.X_test)
+    elif scipy.sparse.issparse(task.X_train):
+        X = scipy.sparse.vstack([task.X_train, task.X_test]).tocsr()
+    else:
+        X = np.vstack([task.X_train, task.X_test])
     y = np.concatenate([np.asarray(task.y_train), np.asarray(task.y_test)])
     X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=len(task.y_test), stratify=y,
                                                         random_state=seed)
