@@ -115,8 +115,12 @@ def test_the_auto_fit_is_the_reference_offset_and_temperature(fitted):
         losses["top-bias"] += cross_entropy(b, c, z[scored], hard) / 2
     assert losses["top-bias"] < losses["temperature"]  # so the offset is kept: the test is not vacuous
     assert fitted.margin_ == "normalized"
-    assert fitted.scaling_.top_bias == pytest.approx(bias, rel=1e-4) and bias > 0.05
-    assert fitted.inverse_temperature_ == pytest.approx(beta, rel=1e-5)
+    # the same minimum: L-BFGS-B stops where the loss changes by less than its ftol (2.2e-9
+    # relative), so on a flat valley the point can differ in the 4th digit while the loss agrees
+    found = cross_entropy(fitted.inverse_temperature_, fitted.scaling_.top_bias, z, platt_targets(Y, 16))
+    assert found == pytest.approx(cross_entropy(beta, bias, z, platt_targets(Y, 16)), rel=1e-8)
+    assert fitted.scaling_.top_bias == pytest.approx(bias, rel=5e-3) and bias > 0.05
+    assert fitted.inverse_temperature_ == pytest.approx(beta, rel=1e-3)
     plain = Calibrated(LEARNER, method="temperature").fit(X, Y)
     assert plain.scaling_.top_bias == 0.0 and plain.inverse_temperature_ == pytest.approx(alone, rel=1e-6)
 

@@ -293,8 +293,7 @@ def fit_top_bias(logits: np.ndarray, target: np.ndarray, *, smoothing: bool = Tr
                                 np.mean((p * top).sum(axis=1)) - target_top])
 
     found = scipy.optimize.minimize(loss, np.array([beta0, 0.0]), jac=True, method="L-BFGS-B",
-                                    bounds=[(0.0, BETA_MAX / spread), (0.0, BIAS_MAX)],
-                                    options={"ftol": 1e-14, "gtol": 1e-10})  # scipy's ftol stopped 4e-9 short
+                                    bounds=[(0.0, BETA_MAX / spread), (0.0, BIAS_MAX)])
     beta, bias = (float(v) for v in found.x)
     if loss(found.x)[0] > loss(np.array([beta0, 0.0]))[0]:  # never worse than the temperature alone
         return beta0, 0.0
