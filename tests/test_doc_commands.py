@@ -10,7 +10,8 @@ their output (white space aside: pages wrap lines and align columns, commands pr
 
 A plain ``textcw ARGS`` line (no pipe, redirection, ``$``, ``&&``, glob or variable assignment:
 the shell would only split its words) runs in-process instead, through :func:`textcw.cli.main`
-with the page's folder as the working directory, the same environment, empty stdin, and its
+with the page's folder as the working directory, the same environment, empty stdin, the
+registries a new process would build (not those another test left in use), and its
 stdout, stderr and exit code checked as a process's are: a process start there would prove
 nothing but the start, and costs a second or more of CPU per line (importing scikit-learn and
 SciPy, loading plugins and kernels). The start itself stays covered by every other line here that
@@ -57,7 +58,9 @@ from pathlib import Path
 
 import pytest
 
+import textcw
 from tests.test_doc_examples import python_blocks
+from textcw.plugins import build_registries, get_plugin_manager, use_registries
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND_SECONDS = 600
@@ -154,8 +157,11 @@ def run_in_process(argv: list[str], work: Path, env: dict, monkeypatch, capfd) -
     with ``env`` as the environment and empty stdin; ``(exit code, stdout + stderr)``. The
     environment, folder and stdin are restored after it."""
     from textcw.cli import main
+    from textcw.plugins import default_registries, use_registries
 
-    with monkeypatch.context() as patch:
+    # the registries a new process has: not those another test of this process left in use
+    # (tests/evaluation keeps a superset with a toy corpus, whose name error messages would list)
+    with monkeypatch.context() as patch, use_registries(default_registries()):
         patch.chdir(work)
         for name in set(os.environ) - set(env):
             patch.delenv(name)
@@ -484,6 +490,12 @@ def test_which_lines_run_in_process():
         assert plain_textcw(line) is None, line
 
 
+class _ExtraCorpus:
+    @textcw.hookimpl
+    def register_corpora(self, register):
+        register("extra", lambda task=None, split="train", **options: None, summary="a test's own corpus")
+
+
 def test_a_plain_line_runs_in_process_as_it_runs_in_a_shell(tmp_path, monkeypatch, capfd):
     page = ("```sh\ntextcw train --help\ntextcw train --corpus toy:x --learner nope  # exits with 2\n"
             "textcw train --help | tail -2\n```\n")
@@ -497,7 +509,11 @@ def test_a_plain_line_runs_in_process_as_it_runs_in_a_shell(tmp_path, monkeypatc
             return real(cmd, **kwargs)
 
     monkeypatch.setitem(run_page.__globals__, "subprocess", Counting)
-    in_process = run_markdown(page, tmp_path / "a", monkeypatch, capfd)
+    # registries another test left in use (a corpus more, which the refusal would list) do not
+    # reach the in-process line: it sees what the shell's new process sees
+    extra = build_registries(get_plugin_manager(entry_points=True, extra=[_ExtraCorpus()]))
+    with use_registries(extra):
+        in_process = run_markdown(page, tmp_path / "a", monkeypatch, capfd)
     assert started == ["textcw train --help | tail -2"]  # the pipe is the shell's: a process
     in_shell = run_markdown(page, tmp_path / "b", monkeypatch)
     assert len(started) == 4
