@@ -75,7 +75,7 @@ class AROW(GaussianLinearClassifier):
     dtype : {"float64", "float32"}, default "float64"
         The floating-point type of the state; ``"float32"`` halves its memory (diagonal
         covariances, without ``average``): as for
-        :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
+        :class:`~textcw.learners.confidence_weighted.ConfidenceWeighted`.
     """
 
     covariances = ("diag-kl", "diag-l2", "full")

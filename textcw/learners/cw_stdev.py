@@ -9,7 +9,7 @@ scale ``a`` (NIPS 2008, Lemma 3).
 from __future__ import annotations
 
 from textcw.learners._kernels.constants import CW_STDEV
-from textcw.learners.gaussian import ConfidenceWeighted
+from textcw.learners.confidence_weighted import ConfidenceWeighted
 from textcw.learners.selftune import ETA, PHI, QUICK_ETA, Axis
 
 
@@ -23,7 +23,7 @@ class CWStdev(ConfidenceWeighted):
         least ``eta`` under ``w ~ N(mu, Sigma)``: ``y mu'x >= phi sqrt(x' Sigma x)`` with
         ``phi = Phi^{-1}(eta)`` (JMLR 2012 equation 19).
     a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
-        As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`; mistakes do not depend on
+        As for :class:`~textcw.learners.confidence_weighted.ConfidenceWeighted`; mistakes do not depend on
         ``a`` (NIPS 2008, Lemma 3).
     """
 

@@ -8,7 +8,7 @@ in :mod:`textcw.learners._kernels.gaussian_exact`.
 from __future__ import annotations
 
 from textcw.learners._kernels.constants import CW_VAR
-from textcw.learners.gaussian import ConfidenceWeighted
+from textcw.learners.confidence_weighted import ConfidenceWeighted
 from textcw.learners.selftune import ETA, PHI, QUICK_ETA, Axis
 
 
@@ -22,7 +22,7 @@ class CWVar(ConfidenceWeighted):
         its variance (the linearised form of "correct with probability ``eta``", JMLR 2012
         equation 10: ``y mu'x >= phi x' Sigma x``).
     a, covariance, multiclass, k, proba, n_epochs, shuffle, random_state, fit_intercept, average, dtype
-        As for :class:`~textcw.learners.gaussian.ConfidenceWeighted`.
+        As for :class:`~textcw.learners.confidence_weighted.ConfidenceWeighted`.
     """
 
     rule = CW_VAR
