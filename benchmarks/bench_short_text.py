@@ -260,9 +260,9 @@ def main(argv=None) -> None:
         parser.error(f"--splits takes distinct seeds of 0 or more, not {args.splits!r}")
     report = {}
     for name in tasks:
-        per_split = []
+        per_split, own = [], load_task(name, args.max_per_class, args.cache)
         for seed in seeds:
-            task = resplit(load_task(name, args.max_per_class, args.cache), seed)
+            task = resplit(own, seed)
             rows = study_rows(task, args, learners, parser)
             per_split.append(rows)
             header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "

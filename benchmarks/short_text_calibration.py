@@ -36,10 +36,10 @@ def score(y, predicted, proba, classes, seconds, **extra) -> dict:
     out = {k: metrics[k] for k in ("accuracy", "macro_f1", "expected_calibration_error", "log_loss")}
     if proba is not None:
         correct = classes[np.argmax(proba, axis=1)] == np.asarray(y)
-        out["confidence"] = float(proba.max(axis=1).mean())
+        top = proba.max(axis=1)
+        out["confidence"] = float(top.mean())
         out["confidence_minus_accuracy"] = out["confidence"] - out["accuracy"]
         # its standard error if every probability were exact (a sum of independent Bernoulli draws)
-        top = proba.max(axis=1)
         out["confidence_standard_error"] = float(np.sqrt(np.sum(top * (1.0 - top))) / len(top))
         out["reliability"] = reliability(proba, correct)
     return {**out, "seconds": seconds, **extra}
