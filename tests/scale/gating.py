@@ -57,8 +57,22 @@ def run_in_thread(fn, **kwargs) -> tuple[threading.Thread, dict]:
 
 
 def kill_and_wait(pid: int) -> None:
-    """SIGKILL ``pid`` and wait until it is gone, so it cannot pass the gate afterwards."""
+    """SIGKILL ``pid`` and wait until it has stopped, so it cannot pass the gate afterwards.
+
+    The process is left for its parent to reap. A forked worker is a child of this very process,
+    and reaping it here (``psutil.Process.wait`` calls ``waitpid`` on a child) would take its exit
+    status from the pool that started it: the pool's ``waitpid`` then fails with ``ECHILD``, which
+    ``multiprocessing`` reads as "not started yet", so the worker looks alive forever and the
+    broken pool's shutdown waits for it without end."""
     psutil = pytest.importorskip("psutil")
     process = psutil.Process(pid)
     process.kill()
-    process.wait(timeout=WAIT)
+    deadline = time.monotonic() + WAIT
+    while True:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return
+        except psutil.NoSuchProcess:  # already reaped by its parent
+            return
+        assert time.monotonic() < deadline, f"process {pid} still runs after SIGKILL"
+        time.sleep(0.01)

@@ -120,7 +120,10 @@ def test_every_command_line_of_the_readme_runs_as_written(tmp_path):
                 continue
             if service is not None:
                 command = re.sub(r"(localhost|127\.0\.0\.1):8000", rf"\g<1>:{service.port}", command)
-            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", command], cwd=work, env=env,
+            # The trailing ":" keeps bash as the command's parent instead of letting it exec the
+            # line: `textcw --install-completion` finds its shell among its parent processes, and
+            # an exec'ed line has none when the tests were not started from a shell.
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", f"{command}\n:"], cwd=work, env=env,
                                   capture_output=True, text=True, timeout=COMMAND_SECONDS)
             assert done.returncode == 0, f"README: `{command}` exited with {done.returncode}:\n" \
                                          f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
