@@ -42,8 +42,10 @@ its defaults on the same features with and without its intercept. ``--study pass
 (:mod:`short_text_passes`) asks whether choosing the number of passes by the cross-fit halves'
 held-out accuracy would help. ``--study multiclass`` (:mod:`short_text_multiclass`) fits
 ``textcw train``'s pipelines with the top-1 and the k-best parallel multi-class updates and asks
-whether online mistakes or the halves could choose between them. ``--study train``, ``passes``
-and ``multiclass`` also take the project's text
+whether online mistakes or the halves could choose between them. ``--study regularisation``
+(:mod:`short_text_regularisation`) asks what choosing the regularisation by a grid search over
+all the passes, instead of self-tuning's first pass, would give. ``--study train``, ``passes``,
+``multiclass`` and ``regularisation`` also take the project's text
 tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
 learners without the intercept short documents give them. ``--splits 0,1,2`` runs a study on the
 task's own split (0) and on fresh stratified splits of its documents, and for ``train`` and
@@ -51,8 +53,8 @@ task's own split (0) and on fresh stratified splits of its documents, and for ``
 calibration gap repeats or is the split's.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
-[--study train|calibration|gap|fit-time|passes|multiclass] [--folds K] [--method auto] [--ngrams fixed] [--unseen keep]
-[--intercept given] [--splits 0,1,2] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
+[--study train|calibration|gap|fit-time|passes|multiclass|regularisation] [--folds K] [--method auto]
+[--ngrams fixed] [--unseen keep] [--intercept given] [--splits 0,1,2] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -80,6 +82,7 @@ from short_text_calibration import calibration_rows, fit_time_rows, score  # noq
 from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
 from short_text_multiclass import multiclass_rows  # noqa: E402
 from short_text_passes import passes_rows  # noqa: E402
+from short_text_regularisation import regularisation_rows  # noqa: E402
 from short_text_splits import accuracy_goals, resplit, summary_markdown, summary_rows  # noqa: E402
 
 import textcw  # noqa: E402
@@ -106,6 +109,8 @@ def _warm(build, task):
 
 
 CACHE = Path(__file__).resolve().parent.parent / "build" / "short-text"
+# The studies that fit textcw train's tfidf pipelines: text tasks only.
+TEXT_STUDIES = ("train", "passes", "multiclass", "regularisation")
 
 
 def load_task(name, max_per_class=None, cache=CACHE):
@@ -215,7 +220,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=",".join(SHORT_TEXT_TASKS))
     parser.add_argument("--learners", default=",".join(LEARNERS))
-    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes", "multiclass"),
+    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes", "multiclass",
+                                                    "regularisation"),
                         default="train")
     parser.add_argument("--max-per-class", type=int, default=None,
                         help="at most this many documents a class (a quick run); default: the tasks' own caps")
@@ -281,7 +287,7 @@ def main(argv=None) -> None:
 
 def study_rows(task, args, learners, parser) -> dict:
     """The rows of ``args.study`` on one split of a task."""
-    if args.study in ("train", "passes", "multiclass") and not isinstance(task.X_train[0], str):
+    if args.study in TEXT_STUDIES and not isinstance(task.X_train[0], str):
         parser.error(f"{task.name} is not a text task; --study {args.study} fits textcw train's tfidf pipelines")
     if args.study == "train":
         rows = train_rows(task, learners, {k: v for k, v in (("folds", args.folds), ("method", args.method),
@@ -299,6 +305,8 @@ def study_rows(task, args, learners, parser) -> dict:
         return passes_rows(task, learners)
     if args.study == "multiclass":
         return multiclass_rows(task, learners)
+    if args.study == "regularisation":
+        return regularisation_rows(task, learners)
     return gap_rows(task, [n for n in learners if n in ("scw1", "scw2", "arow", "cw-stdev")])
 
 

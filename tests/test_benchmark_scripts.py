@@ -176,6 +176,16 @@ HELPERS = {
     "short_text_passes.py": "bench_short_text.py's study of how many passes",
     "short_text_multiclass.py": "bench_short_text.py's study of the multi-class update",
     "short_text_splits.py": "bench_short_text.py's fresh splits of a task and their summary",
+    "short_text_regularisation.py": "bench_short_text.py's study of the regularisation's choice",
+}
+
+# The studies of bench_short_text.py that SCRIPTS' run of it leaves out, each run small.
+STUDIES = {
+    "regularisation": Smoke(
+        ("--study", "regularisation", "--tasks", "newsgroups-subjects", "--learners", "arow,scw1,cw-stdev",
+         "--max-per-class", "10", "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
+        ("### newsgroups-subjects (200 training, 80 test, 20 classes)", "| arow self-tuned | 0.",
+         "| arow grid search of r (chose x", "| scw1 self-tuned | 0.", "| scw1 grid search of C (chose x")),
 }
 
 
@@ -229,7 +239,19 @@ def test_every_benchmark_script_is_smoke_run():
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if s.slow else [])
                                   for n, s in sorted(SCRIPTS.items())])
 def test_benchmark_script_runs_small(name, tmp_path):
-    smoke = SCRIPTS[name]
+    check_small_run(name, SCRIPTS[name], tmp_path)
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_short_text_study_runs_small(study, tmp_path):
+    check_small_run("bench_short_text.py", STUDIES[study], tmp_path)
+    written = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
+    labels = [label for rows in written.values() for label in rows]
+    assert labels and not [label for label in labels if label.startswith("cw-stdev")], \
+        "a learner without a regularisation parameter got rows"
+
+
+def check_small_run(name: str, smoke: Smoke, tmp_path: Path) -> None:
     before = repository_names()
     done = run_script(BENCHMARKS / name, smoke, tmp_path)
     assert done.returncode == 0, f"{name} exited with {done.returncode}:\n{done.stderr[-3000:]}"
