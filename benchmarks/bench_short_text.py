@@ -54,7 +54,8 @@ calibration gap repeats or is the split's.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
 [--study train|calibration|gap|fit-time|passes|multiclass|regularisation] [--folds K] [--method auto]
-[--ngrams fixed] [--unseen keep] [--intercept given] [--splits 0,1,2] [--max-per-class N] [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
+[--ngrams fixed] [--unseen keep] [--intercept given] [--splits 0,1,2] [--max-per-class N]
+[--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
 "Many classes of short text".
@@ -220,9 +221,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", default=",".join(SHORT_TEXT_TASKS))
     parser.add_argument("--learners", default=",".join(LEARNERS))
-    parser.add_argument("--study", choices=("train", "calibration", "gap", "fit-time", "passes", "multiclass",
-                                                    "regularisation"),
-                        default="train")
+    parser.add_argument("--study", default="train", choices=("train", "calibration", "gap", "fit-time", "passes",
+                                                             "multiclass", "regularisation"))
     parser.add_argument("--max-per-class", type=int, default=None,
                         help="at most this many documents a class (a quick run); default: the tasks' own caps")
     parser.add_argument("--no-sklearn", action="store_true")

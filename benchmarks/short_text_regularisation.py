@@ -8,8 +8,8 @@ every pass would give. For each learner with a regularisation parameter (:data:`
 features and settings ``textcw train`` fits are kept (``make_pipeline("tfidf", NAME,
 train_defaults=True)``: the chosen n-grams, the intercept of short documents, the self-tuned
 values), and scikit-learn's ``GridSearchCV`` (3 stratified folds, accuracy, every fit with the
-learner's five passes) chooses that parameter among the self-tuned value times
-:data:`AXES`' factors, the other values kept.
+learner's five passes) chooses that parameter among ``textcw train``'s value of it (self-tuned
+for SCW, the class default for AROW and PA) times :data:`AXES`' factors, the other values kept.
 
 Rows, each with the test accuracy of the learner alone (its ``predict``, without the pipeline's
 labels for documents with no known word, so that both rows are the same kind of prediction):
@@ -27,7 +27,7 @@ from sklearn.model_selection import GridSearchCV
 
 import textcw
 
-# The regularisation parameter of each learner and the factors searched around its self-tuned
+# The regularisation parameter of each learner and the factors searched around textcw train's
 # value, from the strongest regularisation to the weakest: SCW's and PA's C caps the step
 # (smaller is stronger), AROW's r is added to the margin variance (larger is stronger).
 AXES = {"scw1": ("C", (0.01, 0.1, 1.0, 10.0)), "scw2": ("C", (0.01, 0.1, 1.0, 10.0)),
