@@ -50,11 +50,13 @@ tasks (``--tasks chatterbot-languages``); ``--intercept given`` keeps the
 learners without the intercept short documents give them. ``--splits 0,1,2`` runs a study on the
 task's own split (0) and on fresh stratified splits of its documents, and for ``train`` and
 ``calibration`` sums up each row over the splits (:mod:`short_text_splits`): whether a
-calibration gap repeats or is the split's.
+calibration gap repeats or is the split's. ``--label-noise 0.2`` replaces a fifth of the training
+labels (each with that probability) by other labels, the test labels kept clean: how a choice
+fares where labels are noisy.
 
 Run by hand: ``python benchmarks/bench_short_text.py [--tasks a,b] [--learners scw1,arow]
 [--study train|calibration|gap|fit-time|passes|multiclass|regularisation] [--folds K] [--method auto]
-[--ngrams fixed] [--unseen keep] [--intercept given] [--splits 0,1,2] [--max-per-class N]
+[--ngrams fixed] [--unseen keep] [--intercept given] [--splits 0,1,2] [--label-noise P] [--max-per-class N]
 [--no-sklearn | --no-logistic] [--json out.json]``; a small run:
 ``--max-per-class 40 --no-sklearn``. The tasks
 are kept as JSON under ``build/short-text`` after their first build. Results in docs/quality.md
@@ -84,7 +86,7 @@ from short_text_data import SHORT_TEXT_TASKS, cached  # noqa: E402
 from short_text_multiclass import multiclass_rows  # noqa: E402
 from short_text_passes import passes_rows  # noqa: E402
 from short_text_regularisation import regularisation_rows  # noqa: E402
-from short_text_splits import accuracy_goals, resplit, summary_markdown, summary_rows  # noqa: E402
+from short_text_splits import accuracy_goals, resplit, summary_markdown, summary_rows, with_label_noise  # noqa: E402
 
 import textcw  # noqa: E402
 from textcw.atomic import atomic_write_text  # noqa: E402
@@ -244,6 +246,9 @@ def main(argv=None) -> None:
     parser.add_argument("--splits", default="0",
                         help="comma-separated seeds: 0 is the task's own split, any other a fresh stratified "
                              "split of its pooled documents; with more than one, a summary over the splits")
+    parser.add_argument("--label-noise", type=float, default=0.0,
+                        help="replace each training label with this probability by another one (the test labels "
+                             "stay clean)")
     parser.add_argument("--json", help="write every number here")
     parser.add_argument("--cache", type=Path, default=CACHE, help="folder for the built tasks (JSON)")
     args = parser.parse_args(argv)
@@ -264,15 +269,18 @@ def main(argv=None) -> None:
         parser.error(f"--splits takes comma-separated whole numbers (seeds), not {args.splits!r}")
     if not seeds or any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
         parser.error(f"--splits takes distinct seeds of 0 or more, not {args.splits!r}")
+    if not 0.0 <= args.label_noise < 1.0:
+        parser.error(f"--label-noise takes a rate in [0, 1), not {args.label_noise!r}")
     report = {}
     for name in tasks:
         per_split, own = [], load_task(name, args.max_per_class, args.cache)
         for seed in seeds:
-            task = resplit(own, seed)
+            task = with_label_noise(resplit(own, seed), args.label_noise, seed)
             rows = study_rows(task, args, learners, parser)
             per_split.append(rows)
             header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
-                      f"{len(np.unique(task.y_train))} classes)") + (f", split {seed}" if seeds != [0] else "")
+                      f"{len(np.unique(task.y_train))} classes)") + (f", split {seed}" if seeds != [0] else "") + (
+                f", {args.label_noise:g} label noise" if args.label_noise else "")
             report[header] = rows
             print(table(header, rows, args.study), flush=True)
             if args.json:

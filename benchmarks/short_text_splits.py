@@ -42,6 +42,20 @@ def resplit(task, seed: int):
     return dataclasses.replace(task, X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test)
 
 
+def with_label_noise(task, rate: float, seed: int):
+    """The task with each training label replaced, with probability ``rate``, by another label
+    drawn uniformly (``textcw.evaluation.noise.corrupt_labels``, the noise of AROW's experiments:
+    Crammer, Kulesza and Dredze, MLJ 2013, sections 5.3-5.4); the test labels stay clean, so
+    the measured accuracy is the true one. ``rate`` 0 gives the task as it is."""
+    if rate == 0:
+        return task
+    from textcw.evaluation.noise import corrupt_labels
+
+    y = np.asarray(task.y_train)
+    noisy, _ = corrupt_labels(y, rate, np.unique(y), np.random.RandomState(seed))
+    return dataclasses.replace(task, y_train=noisy)
+
+
 def _spread(values) -> tuple[float, float]:
     values = np.asarray(values, dtype=float)
     return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
