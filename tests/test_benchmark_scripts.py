@@ -185,7 +185,8 @@ STUDIES = {
         ("--study", "regularisation", "--tasks", "newsgroups-subjects", "--learners", "arow,scw1,cw-stdev",
          "--max-per-class", "10", "--label-noise", "0.2", "--cache", "{tmp}/short-text", "--json", "{tmp}/out.json"),
         ("### newsgroups-subjects (200 training, 80 test, 20 classes), 0.2 label noise", "| arow self-tuned | 0.",
-         "| arow grid search of r (chose x", "| scw1 self-tuned | 0.", "| scw1 grid search of C (chose x")),
+         "| arow grid search of r (chose x", "| arow halves' check (", "| scw1 self-tuned | 0.",
+         "| scw1 grid search of C (chose x", "| scw1 halves' check (")),
 }
 
 
