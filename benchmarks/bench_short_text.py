@@ -272,6 +272,13 @@ def main(argv=None) -> None:
     if not 0.0 <= args.label_noise < 1.0:
         parser.error(f"--label-noise takes a rate in [0, 1), not {args.label_noise!r}")
     report = {}
+
+    def add(header, rows, printed):  # every number so far is in the JSON file after each table
+        report[header] = rows
+        print(printed, flush=True)
+        if args.json:
+            atomic_write_text(args.json, json.dumps(report, indent=1))
+
     for name in tasks:
         per_split, own = [], load_task(name, args.max_per_class, args.cache)
         for seed in seeds:
@@ -279,18 +286,14 @@ def main(argv=None) -> None:
             rows = study_rows(task, args, learners, parser)
             per_split.append(rows)
             header = (f"{name} ({len(task.y_train)} training, {len(task.y_test)} test, "
-                      f"{len(np.unique(task.y_train))} classes)") + (f", split {seed}" if seeds != [0] else "") + (
+                      f"{len(np.unique(task.y_train))} classes)")
+            header += (f", split {seed}" if seeds != [0] else "") + (
                 f", {args.label_noise:g} label noise" if args.label_noise else "")
-            report[header] = rows
-            print(table(header, rows, args.study), flush=True)
-            if args.json:
-                atomic_write_text(args.json, json.dumps(report, indent=1))
+            add(header, rows, table(header, rows, args.study))
         if len(seeds) > 1 and args.study in ("train", "calibration"):
             summary, goals = summary_rows(per_split), accuracy_goals(per_split)
-            report[f"{name}: over splits {args.splits}"] = {**summary, "goals": goals}
-            print(summary_markdown(name, summary, goals), flush=True)
-            if args.json:
-                atomic_write_text(args.json, json.dumps(report, indent=1))
+            add(f"{name}: over splits {args.splits}", {**summary, "goals": goals},
+                summary_markdown(name, summary, goals))
 
 
 def study_rows(task, args, learners, parser) -> dict:

@@ -15,9 +15,9 @@ A cheaper choice is measured beside it, ``halves' check``: the two half-size mod
 stratified 2-fold split (the split ``textcw train``'s calibration fits its halves on, each
 scoring the other half's rows without the features it never saw) are fitted with ``textcw
 train``'s value and with a value ten times stronger (:data:`AXES`), and the stronger value is
-kept only when its held-out mistakes are fewer by more than :data:`CHECK_Z` standard errors of
-the paired difference (a one-sided test on the same documents, as McNemar's), so that a tie
-on clean labels keeps the value as it is. It costs two more half-size fits, and a refit of the
+kept only when it makes fewer held-out mistakes and McNemar's test on the same documents
+(:func:`textcw.evaluation.mcnemar.mcnemar_test`, the papers' significance test) puts the
+difference below ``p =`` :data:`CHECK_P`, so that a tie on clean labels keeps the value as it is. It costs two more half-size fits, and a refit of the
 final model when the stronger value is kept.
 
 Rows, each with the test accuracy of the learner alone (its ``predict``, without the pipeline's
@@ -36,6 +36,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import textcw
+from textcw.evaluation.mcnemar import mcnemar_test
 from textcw.learners.unseen_features import as_unseen, unit_length_rows
 
 # The regularisation parameter of each learner, the factors the grid search tries around textcw
@@ -45,27 +46,26 @@ from textcw.learners.unseen_features import as_unseen, unit_length_rows
 _C = ("C", (0.01, 0.1, 1.0, 10.0), 0.1)
 AXES = {"scw1": _C, "scw2": _C, "pa1": _C, "pa2": _C, "arow": ("r", (100.0, 10.0, 1.0, 0.1), 10.0)}
 FOLDS = 3
-CHECK_Z = 2.0  # the halves' check keeps the stronger value above this many standard errors
+CHECK_P = 0.05  # the halves' check keeps the stronger value below this McNemar p-value
 
 
 def halves_check(learner, param: str, value: float, stronger: float, X, y, seed: int) -> tuple[bool, dict]:
     """Whether the half-size models with ``param=stronger`` make fewer held-out mistakes than
-    with ``value`` by more than ``CHECK_Z`` standard errors of the paired difference; with the
-    two held-out accuracies and the test statistic."""
+    with ``value``, significantly (McNemar's test, ``p <`` :data:`CHECK_P`); with the two
+    held-out accuracies and the p-value."""
     labels = np.unique(y)
     unit_length = unit_length_rows(X)
-    correct = {value: np.zeros(len(y)), stronger: np.zeros(len(y))}
+    correct = {value: np.zeros(len(y), dtype=bool), stronger: np.zeros(len(y), dtype=bool)}
     folds = StratifiedKFold(2, shuffle=True, random_state=seed)
     for fit_on, scored in folds.split(np.zeros((len(y), 1)), np.searchsorted(labels, y)):
         held_out = as_unseen(X[scored], X[fit_on], unit_length=unit_length)
         for v in correct:
             half = clone(learner).set_params(**{param: v}).fit(X[fit_on], y[fit_on])
             correct[v][scored] = half.predict(held_out) == y[scored]
-    gain = correct[stronger] - correct[value]  # +1 where only the stronger value is right
-    spread = gain.std(ddof=1) / np.sqrt(len(gain)) if len(gain) > 1 else 0.0
-    z = float(gain.mean() / spread) if spread > 0 else 0.0
-    return z > CHECK_Z, {"held_out_accuracy": float(correct[value].mean()),
-                         "held_out_accuracy_stronger": float(correct[stronger].mean()), "z": z}
+    test = mcnemar_test(correct[value], correct[stronger])  # c: documents only the stronger value gets right
+    return test.c > test.b and test.p_value < CHECK_P, {
+        "held_out_accuracy": float(correct[value].mean()),
+        "held_out_accuracy_stronger": float(correct[stronger].mean()), "p_value": test.p_value}
 
 
 def regularisation_rows(task, learners) -> dict:
@@ -81,9 +81,9 @@ def regularisation_rows(task, learners) -> dict:
         value = tuned.get(param, learner.get_params()[param])
         X, X_test = fitted[:-1].transform(task.X_train), fitted[:-1].transform(task.X_test)
         y, y_test = np.asarray(task.y_train), np.asarray(task.y_test)
+        settings = clone(learner).set_params(**tuned)  # textcw train's values, fixed
         start = time.perf_counter()
-        search = GridSearchCV(clone(learner).set_params(**tuned), {param: [value * f for f in factors]},
-                              cv=FOLDS).fit(X, y)
+        search = GridSearchCV(settings, {param: [value * f for f in factors]}, cv=FOLDS).fit(X, y)
         seconds = time.perf_counter() - start
         chosen = search.best_params_[param]
         rows[f"{name} self-tuned"] = {"accuracy": float(np.mean(learner.predict(X_test) == y_test)),
@@ -92,7 +92,6 @@ def regularisation_rows(task, learners) -> dict:
             "accuracy": float(np.mean(search.predict(X_test) == y_test)), param: float(chosen),
             "factor": float(chosen / value), "cv_accuracy": float(search.best_score_), "seconds": seconds}
         stronger = value * stronger_by
-        settings = clone(learner).set_params(**tuned)
         start = time.perf_counter()
         seed = learner.get_params().get("random_state") or 0
         keep, check = halves_check(settings, param, value, stronger, X, y, seed)

@@ -33,8 +33,8 @@ Where the honest scores come from (``record=``):
 
 The temperature is fitted to Platt's regularised targets rather than the 0/1 labels, as strong
 for many labels as for two (:func:`textcw.learners.temperature.smoothed_targets`), so it stays
-finite on small or separable data; ``fit`` warns (``CalibrationWarning``) when fewer than ``MIN_HONEST_SCORES`` honest scores
-were available.
+finite on small or separable data; ``fit`` warns (``CalibrationWarning``) when fewer than
+``MIN_HONEST_SCORES`` honest scores were available.
 
 A document with no known feature gets the labels of the recorded documents that had none, where
 they predict those better than the temperature does (:func:`fit_calibration`).
